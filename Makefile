@@ -1,0 +1,48 @@
+# Two entry points: `make run` (the whole stack on this machine, no Docker)
+# and `make test` (every test). Both install what is missing first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test deps venv dashboards docs clean bench
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo ">>> installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	  for svc in prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics; do \
+	    $(SUDO) systemctl disable --now $$svc >/dev/null 2>&1 || true; done; \
+	else echo ">>> Debian packages present"; fi
+
+$(VENV)/.installed: pyproject.toml
+	@echo ">>> creating virtualenv $(VENV) and installing the project"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e '.[test,dashboards]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+test: deps venv
+	$(PY) -m pytest -q tests
+
+run: deps venv
+	$(PY) -m stack.run
+
+dashboards: venv
+	$(PY) dashboards/generate.py
+
+docs: venv
+	$(PY) alerts/generate.py
+
+bench: venv
+	$(PY) -m bench.run
+
+clean:
+	rm -rf $(VENV) .state

@@ -1,0 +1,100 @@
+"""Command-line plumbing shared by both exporters: common flags, logging,
+``--once``, serving, and turning configuration errors into exit status 2."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import time
+from typing import Callable
+
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import CollectorRegistry
+
+from .config import ConfigError
+from .web import Handler, Response, load_web_config, make_server
+
+log = logging.getLogger(__name__)
+
+
+class LogfmtFormatter(logging.Formatter):
+    """``ts=... level=info caller=module msg="..."`` like the Go exporters."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+        msg = record.getMessage().replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        line = f'ts={ts} level={record.levelname.lower()} caller={record.name} msg="{msg}"'
+        if record.exc_info:
+            exc = self.formatException(record.exc_info).replace("\n", "\\n").replace('"', '\\"')
+            line += f' err="{exc}"'
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps({"ts": record.created, "level": record.levelname.lower(),
+                           "caller": record.name, "msg": record.getMessage()})
+
+
+def setup_logging(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else LogfmtFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
+def base_parser(prog: str, description: str, default_port: int) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--web.listen-address", dest="listen_address", default=f":{default_port}",
+                   help=f"address to listen on for HTTP (default :{default_port})")
+    p.add_argument("--web.config.file", dest="web_config_file", default=None,
+                   help="exporter-toolkit web config file (TLS, basic auth)")
+    p.add_argument("--web.telemetry-path", dest="telemetry_path", default="/metrics",
+                   help="path under which to expose metrics (default /metrics)")
+    p.add_argument("--log.level", dest="log_level", default="info",
+                   choices=["debug", "info", "warn", "error"], help="log level")
+    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=["logfmt", "json"])
+    p.add_argument("--once", action="store_true",
+                   help="print one exposition to stdout and exit")
+    return p
+
+
+def exposition(registry: CollectorRegistry, headers: dict[str, str] | None = None) -> Response:
+    accept = (headers or {}).get("Accept", "") or (headers or {}).get("accept", "")
+    encoder, content_type = choose_encoder(accept)
+    return Response(200, encoder(registry), content_type)
+
+
+def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], name: str) -> int:
+    web = load_web_config(web_config_file)
+    server = make_server(listen, routes, web)
+    scheme = "https" if web.ssl_context else "http"
+    log.info("%s listening on %s://%s (TLS %s, basic auth %s)", name, scheme, listen,
+             "on" if web.ssl_context else "off", "on" if web.users else "off")
+
+    def stop(signum, frame):
+        log.info("received signal %d, shutting down", signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def run_main(body: Callable[[], int]) -> int:
+    """Run an exporter's main body; configuration errors exit 2 with one line."""
+    try:
+        return body()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,154 @@
+"""Configuration errors and small YAML helpers shared by both exporters.
+
+A bad configuration must end the program with exit status 2 and one line that
+names the file, the field and what is wrong -- never a traceback.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import yaml
+
+
+class ConfigError(Exception):
+    """A problem with a configuration file or a command-line value."""
+
+    def __init__(self, source: str, field: str | None, message: str):
+        self.source = source
+        self.field = field
+        self.message = message
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {message}")
+
+
+def load_yaml(path: str) -> Any:
+    """Read a YAML file; any problem becomes a ConfigError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise ConfigError(path, None, "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(path, None, "is a directory, expected a YAML file") from None
+    except PermissionError:
+        raise ConfigError(path, None, "permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, None, f"not UTF-8 text ({exc.reason})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(path, None, f"invalid YAML{where}: {problem}") from None
+
+
+class Fields:
+    """Typed access to one mapping of a config file, with the field path in errors.
+
+    >>> f = Fields("x.yml", "databases[0]", {"name": "a"})
+    >>> f.str("name")
+    'a'
+    """
+
+    def __init__(self, source: str, path: str, data: Any):
+        self.source = source
+        self.path = path
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(source, path or None, f"expected a mapping, got {type(data).__name__}")
+        self.data = data
+        self._used: set[str] = set()
+
+    def _field(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(self.source, self._field(key), message)
+
+    def _get(self, key: str, default: Any, required: bool) -> Any:
+        self._used.add(key)
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise self.error(key, "is required")
+            return default
+        return self.data[key]
+
+    def str(self, key: str, default: str | None = None, required: bool = False) -> str | None:
+        value = self._get(key, default, required)
+        if value is default and not required:
+            return value
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.error(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float | None = None, minimum: float | None = None,
+               required: bool = False) -> float | None:
+        value = self._get(key, default, required)
+        if value is default and not required:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"expected a number, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be >= {minimum}, got {value!r}")
+        return value
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        value = self._get(key, default, False)
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {value!r}")
+        return value
+
+    def str_list(self, key: str, default: list[str] | None = None) -> list[str]:
+        value = self._get(key, default if default is not None else [], False)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(key, f"expected a list of strings, got {value!r}")
+        return list(value)
+
+    def str_map(self, key: str) -> dict[str, str]:
+        value = self._get(key, {}, False)
+        if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
+            raise self.error(key, f"expected a mapping of strings, got {value!r}")
+        return {k: str(v) for k, v in value.items()}
+
+    def sub(self, key: str) -> "Fields":
+        value = self._get(key, {}, False)
+        return Fields(self.source, self._field(key), value)
+
+    def list_of(self, key: str, required: bool = False) -> list["Fields"]:
+        value = self._get(key, [], required)
+        if not isinstance(value, list):
+            raise self.error(key, f"expected a list, got {type(value).__name__}")
+        return [Fields(self.source, f"{self._field(key)}[{i}]", item) for i, item in enumerate(value)]
+
+    def reject_unknown(self) -> None:
+        """Fail on keys nobody asked for: a typo must not be silently ignored."""
+        unknown = sorted(set(self.data) - self._used)
+        if unknown:
+            raise self.error(unknown[0], "unknown field")
+
+
+def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:
+    """Read a secret from a file or an environment variable named in the config."""
+    path = fields.str(file_key)
+    env = fields.str(env_key)
+    if path and env:
+        raise fields.error(file_key, f"give either {file_key} or {env_key}, not both")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                value = fh.read().strip()
+        except OSError as exc:
+            raise fields.error(file_key, f"cannot read {what} file {path!r}: {exc.strerror}") from None
+        if not value:
+            raise fields.error(file_key, f"{what} file {path!r} is empty")
+        return value
+    if env:
+        value = os.environ.get(env)
+        if value is None:
+            raise fields.error(env_key, f"environment variable {env} is not set")
+        return value
+    raise fields.error(file_key, f"a {what} is required: set {file_key} or {env_key}")

@@ -1,0 +1,76 @@
+"""A snapshot: the rows of every GV$ view fetched for one database at one time.
+
+This is the only thing collectors see. A live fetch and a replayed recording
+produce the same object, so they produce the same metrics. The JSON Lines
+recording format (docs/recording-format.md, contract) is::
+
+    {"time": "<RFC3339>", "database": "<name>",
+     "views": {"GV$SYSTEM_EVENT": [{"INST_ID": 1, "EVENT": "...", ...}], ...}}
+
+plus the optional key ``"errors": {"<VIEW>": "ORA-00942: ..."}`` for views
+that failed in that fetch (the contract allows additions around its names).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Snapshot:
+    database: str
+    time: str
+    views: dict[str, list[dict[str, Any]]]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def rows(self, view: str) -> list[dict[str, Any]]:
+        """Rows of a view (empty when the view was not fetched)."""
+        return self.views.get(view.upper(), [])
+
+    def has(self, view: str) -> bool:
+        return view.upper() in self.views
+
+    def to_json(self) -> str:
+        obj: dict[str, Any] = {"time": self.time, "database": self.database, "views": self.views}
+        if self.errors:
+            obj["errors"] = self.errors
+        return json.dumps(obj, separators=(",", ":"), default=_json_default, ensure_ascii=False)
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> "Snapshot":
+        """Validate one decoded JSON object; raise ValueError naming what is wrong."""
+        if not isinstance(obj, dict):
+            raise ValueError("expected a JSON object")
+        for key, kind in (("time", str), ("database", str), ("views", dict)):
+            if not isinstance(obj.get(key), kind):
+                raise ValueError(f'field "{key}" missing or not a {kind.__name__}')
+        views: dict[str, list[dict[str, Any]]] = {}
+        for name, rows in obj["views"].items():
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                raise ValueError(f'views["{name}"] must be a list of row objects')
+            views[name.upper()] = [{str(k).upper(): v for k, v in r.items()} for r in rows]
+        errors = obj.get("errors") or {}
+        if not isinstance(errors, dict):
+            raise ValueError('field "errors" must be an object')
+        return cls(obj["database"], obj["time"], views, {str(k).upper(): str(v) for k, v in errors.items()})
+
+
+def _json_default(value: Any) -> Any:
+    """Values as Oracle returns them: dates/timestamps as ISO 8601, Decimals as numbers."""
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    try:
+        from decimal import Decimal
+        if isinstance(value, Decimal):
+            return int(value) if value == value.to_integral_value() else float(value)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot record value of type {type(value).__name__}")
+
+
+def now_rfc3339() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
