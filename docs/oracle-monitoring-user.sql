@@ -1,0 +1,31 @@
+-- Least-privilege monitoring user for oracle-exporter.
+--
+-- Run as SYS (or a user holding these objects WITH GRANT OPTION). The exporter only
+-- SELECTs from the dynamic performance views below (one view per statement, see
+-- exporters/oracle_exporter/queries.py); it needs no SELECT ANY DICTIONARY, no
+-- SELECT_CATALOG_ROLE and no access to any table. The public synonyms GV$X / V$X
+-- point to the SYS views GV_$X / V_$X, which is what the grants must name.
+-- tests/oracle/test_sql_catalog.py keeps this grant list equal to the views the
+-- exporter queries.
+--
+-- Multitenant: create a common user (C##ORAMON) in CDB$ROOT and add CONTAINER=ALL
+-- to every statement, or create a local user in one PDB as written here.
+-- Releases before 12.1.0.2 have no GV_$EVENT_HISTOGRAM_MICRO: skip that grant there
+-- (the exporter falls back to GV$EVENT_HISTOGRAM).
+-- Replace the password; the exporter reads it from a file or an environment variable.
+
+CREATE USER oramon IDENTIFIED BY "change-me-Str0ng";
+GRANT CREATE SESSION TO oramon;
+
+GRANT SELECT ON SYS.GV_$SYSTEM_EVENT TO oramon;
+GRANT SELECT ON SYS.GV_$EVENT_HISTOGRAM TO oramon;
+GRANT SELECT ON SYS.GV_$EVENT_HISTOGRAM_MICRO TO oramon;
+GRANT SELECT ON SYS.GV_$SYSSTAT TO oramon;
+GRANT SELECT ON SYS.GV_$LOG TO oramon;
+GRANT SELECT ON SYS.GV_$PARAMETER TO oramon;
+GRANT SELECT ON SYS.GV_$PGASTAT TO oramon;
+GRANT SELECT ON SYS.GV_$LATCH TO oramon;
+GRANT SELECT ON SYS.GV_$SYSMETRIC TO oramon;
+GRANT SELECT ON SYS.GV_$INSTANCE TO oramon;
+GRANT SELECT ON SYS.V_$DATABASE TO oramon;
+GRANT SELECT ON SYS.GV_$PROCESS TO oramon;

@@ -1,0 +1,77 @@
+"""``dbhost-exporter``: host metrics for Oracle database servers (default port 19162).
+
+    dbhost-exporter [--path.procfs /proc] [--path.sysfs /sys] [--config.file FILE]
+                    [--web.listen-address :19162] [--web.config.file FILE] [--once]
+"""
+from __future__ import annotations
+
+import logging
+import sys
+
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
+from exporter_common.web import landing_page
+
+from . import __version__
+from .collectors.lun import LunCollector
+from .collectors.zfs import ZfsCollector
+from .config import DbhostConfig, load_config
+from .scrape import DbhostExporter
+
+log = logging.getLogger("dbhost_exporter")
+DEFAULT_PORT = 19162
+
+
+def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list:
+    collectors: list = []
+    if cfg.collectors.get("lun", True):
+        collectors.append(LunCollector(procfs, sysfs, cfg.lun))
+    if cfg.collectors.get("zfs", True):
+        collectors.append(ZfsCollector(procfs, kstat_file=cfg.zfs_kstat_file))
+    if cfg.collectors.get("process", True):
+        try:  # written separately; tolerate its absence
+            from .collectors.process import ProcessCollector
+        except Exception as exc:  # ImportError, or a broken module: the other collectors still run
+            log.warning("process collector unavailable, running without it: %s: %s", type(exc).__name__, exc)
+        else:
+            collectors.append(ProcessCollector(procfs, cfg.extra_groups, cfg.max_series))
+    return collectors
+
+
+def make_registry(cfg: DbhostConfig, procfs: str, sysfs: str) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DbhostExporter(build_collectors(cfg, procfs, sysfs), cfg.max_series))
+    return registry
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = base_parser("dbhost-exporter", "Prometheus exporter for Oracle database hosts: LUN queues, "
+                         "Oracle process scheduling, ZFS ARC/L2ARC.", DEFAULT_PORT)
+    parser.add_argument("--path.procfs", dest="procfs", default="/proc", help="procfs mount point (default /proc)")
+    parser.add_argument("--path.sysfs", dest="sysfs", default="/sys", help="sysfs mount point (default /sys)")
+    parser.add_argument("--config.file", dest="config_file", default=None,
+                        help="YAML config: LUN roles, extra process groups, zfs kstat file, max_series, collectors")
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level, args.log_format)
+
+    def body() -> int:
+        cfg = load_config(args.config_file)
+        registry = make_registry(cfg, args.procfs, args.sysfs)
+        if args.once:
+            sys.stdout.buffer.write(generate_latest(registry))
+            sys.stdout.flush()
+            return 0
+        telemetry = args.telemetry_path
+        routes = {
+            "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry, "Metrics")]),
+            telemetry: lambda q, h: exposition(registry, h),
+        }
+        return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter")
+
+    return run_main(body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""ZFS ARC / L2ARC collector (field notes Z1-Z5).
+
+Sources, first one that applies:
+
+1. ``zfs.kstat_file`` from the config: illumos/Solaris ``kstat -p zfs:0:arcstats``
+   text saved to a file (``zfs:0:arcstats:hits<TAB>123`` per line).
+2. Linux OpenZFS ``<procfs>/spl/kstat/zfs/arcstats``: a kstat header line, the
+   column line ``name type data``, then one ``<name> <type> <value>`` row per
+   statistic. OpenZFS 2.2 added ``iohits`` and ``<kind>_iohits`` and the
+   ``uncached`` state; 2.1 has neither (their metrics are then simply absent).
+3. Not on Linux and a ``kstat`` binary on PATH: run ``kstat -p zfs:0:arcstats``.
+   Never on Linux, so the hot path there never forks.
+
+No ZFS on the host: nothing is yielded (one debug log line the first time).
+Truncated or malformed rows are skipped, never raised.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from typing import Iterable
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+
+from ..sysfs import read_text
+
+log = logging.getLogger(__name__)
+
+ARC_KINDS = ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata")
+ARC_STATES = ("mru", "mfu", "mru_ghost", "mfu_ghost", "uncached")
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text, 10)
+    except ValueError:
+        return None
+
+
+def parse_linux_arcstats(text: str) -> dict[str, int]:
+    """Rows of /proc/spl/kstat/zfs/arcstats as name -> integer value.
+
+    The kstat header (7 numbers) and the ``name type data`` line are skipped; a
+    row needs exactly three fields and a numeric type and value (types 1-4 are
+    the integer kstat types; others are ignored)."""
+    stats: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or parts[0] == "name":
+            continue
+        kstat_type = _int(parts[1])
+        value = _int(parts[2])
+        if kstat_type is None or kstat_type not in (1, 2, 3, 4) or value is None:
+            continue
+        stats[parts[0]] = value
+    return stats
+
+
+def parse_kstat_p(text: str) -> dict[str, int]:
+    """``kstat -p zfs:0:arcstats`` output: ``zfs:0:arcstats:<name>\\t<value>``.
+    ``class`` (a string) and ``crtime``/``snaptime`` (fractional seconds) are skipped."""
+    stats: dict[str, int] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("\t")
+        if not sep:
+            parts = line.split(None, 1)
+            if len(parts) != 2:
+                continue
+            key, value = parts
+        fields = key.strip().split(":")
+        if len(fields) != 4 or fields[0] != "zfs" or fields[2] != "arcstats":
+            continue
+        number = _int(value.strip())
+        if number is not None:
+            stats[fields[3]] = number
+    return stats
+
+
+class ZfsCollector:
+    name = "zfs"
+
+    def __init__(self, procfs: str, kstat_file: str | None = None, allow_command: bool | None = None,
+                 kstat_timeout: float = 5.0):
+        self.procfs = procfs
+        self.kstat_file = kstat_file
+        self.allow_command = (not sys.platform.startswith("linux")) if allow_command is None else allow_command
+        self.kstat_timeout = kstat_timeout
+        self._said_absent = False
+
+    def _read(self) -> dict[str, int] | None:
+        if self.kstat_file:
+            text = read_text(self.kstat_file)
+            if text is None:
+                raise OSError(f"cannot read zfs.kstat_file {self.kstat_file}")
+            return parse_kstat_p(text)
+        path = os.path.join(self.procfs, "spl", "kstat", "zfs", "arcstats")
+        if os.path.exists(path):
+            text = read_text(path)
+            if text is None:   # ZFS is there but we may not read it: a failure, not "no ZFS"
+                raise OSError(f"cannot read {path}")
+            return parse_linux_arcstats(text)
+        if self.allow_command and shutil.which("kstat"):
+            out = subprocess.run(["kstat", "-p", "zfs:0:arcstats"], capture_output=True, text=True,
+                                 timeout=self.kstat_timeout, check=False)
+            return parse_kstat_p(out.stdout) if out.returncode == 0 else None
+        return None
+
+    def collect(self) -> Iterable[Metric]:
+        stats = self._read()
+        if not stats:
+            if not self._said_absent:
+                log.debug("no ZFS arcstats found (procfs %s); the zfs collector yields nothing", self.procfs)
+                self._said_absent = True
+            return
+        yield from self.families(stats)
+
+    @staticmethod
+    def families(s: dict[str, int]) -> Iterable[Metric]:
+        def by_kind(suffix: str, name: str, doc: str) -> CounterMetricFamily | None:
+            fam = CounterMetricFamily(name, doc, labels=["kind"])
+            for kind in ARC_KINDS:
+                if f"{kind}_{suffix}" in s:
+                    fam.add_metric([kind], s[f"{kind}_{suffix}"])
+            return fam if fam.samples else None
+
+        def gauge(name: str, key: str, doc: str) -> GaugeMetricFamily | None:
+            return GaugeMetricFamily(name, doc, value=s[key]) if key in s else None
+
+        def counter(name: str, key: str, doc: str) -> CounterMetricFamily | None:
+            return CounterMetricFamily(name, doc, value=s[key]) if key in s else None
+
+        states = CounterMetricFamily("dbhost_zfs_arc_state_hits", "ARC hits by list: MRU, MFU, their ghost lists "
+                                     "(a ghost hit is a miss the ARC would have had with more memory), uncached "
+                                     "(OpenZFS 2.2+).", labels=["state"])
+        for state in ARC_STATES:
+            if f"{state}_hits" in s:
+                states.add_metric([state], s[f"{state}_hits"])
+        errors = CounterMetricFamily("dbhost_zfs_l2arc_errors", "L2ARC read errors by kind (io: l2_io_error, "
+                                     "checksum: l2_cksum_bad); the read falls back to the pool (Z4).", labels=["kind"])
+        for kind, key in (("io", "l2_io_error"), ("checksum", "l2_cksum_bad")):
+            if key in s:
+                errors.add_metric([kind], s[key])
+        families = [
+            by_kind("hits", "dbhost_zfs_arc_hits", "ARC requests served from memory without I/O, by kind."),
+            by_kind("misses", "dbhost_zfs_arc_misses", "ARC requests that needed new I/O, by kind."),
+            by_kind("iohits", "dbhost_zfs_arc_iohits", "ARC requests that found their I/O already in progress, "
+                    "by kind (OpenZFS 2.2+)."),
+            states if states.samples else None,
+            gauge("dbhost_zfs_arc_size_bytes", "size", "Current ARC size."),
+            gauge("dbhost_zfs_arc_target_bytes", "c", "ARC target size (c)."),
+            gauge("dbhost_zfs_arc_min_bytes", "c_min", "ARC minimum target size (c_min)."),
+            gauge("dbhost_zfs_arc_max_bytes", "c_max", "ARC maximum target size (c_max)."),
+            counter("dbhost_zfs_l2arc_hits", "l2_hits", "L2ARC read hits."),
+            counter("dbhost_zfs_l2arc_misses", "l2_misses", "L2ARC read misses."),
+            gauge("dbhost_zfs_l2arc_size_bytes", "l2_size", "Data held in L2ARC (uncompressed, l2_size)."),
+            gauge("dbhost_zfs_l2arc_allocated_bytes", "l2_asize", "Space allocated on the L2ARC devices (l2_asize)."),
+            counter("dbhost_zfs_l2arc_read_bytes", "l2_read_bytes", "Bytes read from L2ARC devices."),
+            counter("dbhost_zfs_l2arc_written_bytes", "l2_write_bytes", "Bytes written to L2ARC devices (the feed)."),
+            counter("dbhost_zfs_l2arc_feeds", "l2_feeds", "L2ARC feed thread runs."),
+            errors if errors.samples else None,
+            counter("dbhost_zfs_l2arc_write_errors", "l2_writes_error", "L2ARC writes that failed (l2_writes_error)."),
+        ]
+        for fam in families:
+            if fam is not None:
+                yield fam

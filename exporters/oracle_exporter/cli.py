@@ -1,0 +1,153 @@
+"""``oracle-exporter`` command line.
+
+    oracle-exporter --config.file oracle-exporter.yml           # live databases
+    oracle-exporter --replay demo.jsonl [--replay-loop]         # a recording, no database needed
+    oracle-exporter --config.file f.yml --record rec.jsonl      # live, and record every snapshot
+    oracle-exporter --replay demo.jsonl --once                  # one exposition on stdout
+
+With both --config.file and --replay, the databases come from the recording and
+the config file contributes settings (histogram events, latches, collectors,
+timeouts) and the extra labels of databases with the same name.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import logging
+import sys
+from urllib.parse import quote
+
+from prometheus_client.exposition import generate_latest
+
+from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
+from exporter_common.config import ConfigError
+from exporter_common.web import Response, landing_page
+
+from . import __version__
+from .config import DEFAULT_TIMEOUT_SECONDS, Config, Settings, load_config
+from .exporter import OracleExporter, Target, load_collectors
+from .sources.recorder import Recorder, RecordingSource
+from .sources.replay import replay_sources
+
+log = logging.getLogger("oracle_exporter")
+
+DEFAULT_PORT = 19161
+SCRAPE_TIMEOUT_HEADER = "x-prometheus-scrape-timeout-seconds"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = base_parser("oracle-exporter",
+                    "Prometheus exporter for Oracle Database: wait events with latency histograms, "
+                    "redo/LGWR, PGA, latches, load profile (python-oracledb thin mode).", DEFAULT_PORT)
+    p.add_argument("--config.file", dest="config_file", default=None,
+                   help="YAML file listing the databases (see docs/oracle-exporter.md)")
+    p.add_argument("--replay", dest="replay", default=None, metavar="FILE",
+                   help="serve snapshots recorded in FILE (JSON Lines) instead of live databases")
+    p.add_argument("--replay-loop", dest="replay_loop", action="store_true",
+                   help="with --replay: start over after the last snapshot, keeping counters monotonic")
+    p.add_argument("--record", dest="record", default=None, metavar="FILE",
+                   help="append every fetched snapshot to FILE (JSON Lines, the --replay format)")
+    p.add_argument("--version", action="version", version=f"oracle-exporter {__version__}")
+    return p
+
+
+def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
+    """Exporter for the parsed arguments and a word for the mode; ConfigError on bad input."""
+    if args.replay_loop and not args.replay:
+        raise ConfigError("--replay-loop", None, "needs --replay FILE")
+    if not args.config_file and not args.replay:
+        raise ConfigError("oracle-exporter", None,
+                          "nothing to monitor: give --config.file FILE (databases, see "
+                          "docs/oracle-exporter.md and examples/oracle-exporter.yml) or --replay FILE "
+                          "(serve a recording, no database needed)")
+    collectors = load_collectors()
+    config: Config | None = load_config(args.config_file, collectors) if args.config_file else None
+    settings = config.settings if config else Settings()
+    recorder = Recorder(args.record) if args.record else None
+    targets: list[Target] = []
+    if args.replay:
+        by_name = {d.name: d for d in config.databases} if config else {}
+        default_timeout = config.timeout_seconds if config else DEFAULT_TIMEOUT_SECONDS
+        for src in replay_sources(args.replay, loop=args.replay_loop):
+            db = by_name.get(src.name)
+            targets.append(Target(src.name, src, dict(db.labels) if db else {},
+                                  db.timeout_seconds if db else default_timeout))
+        mode = "replay" + (" (loop)" if args.replay_loop else "") + f" of {args.replay}"
+    else:
+        assert config is not None
+        from .sources.live import LiveSource
+        for db in config.databases:
+            src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
+                             connect_timeout=config.connect_timeout_seconds)
+            targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds))
+        mode = f"live ({args.config_file})"
+    if recorder:
+        for t in targets:
+            t.source = RecordingSource(t.source, recorder)
+        mode += f", recording to {args.record}"
+    return OracleExporter(targets, settings, collectors), mode
+
+
+def _header(headers: dict[str, str], name: str) -> str | None:
+    for k, v in headers.items():
+        if k.lower() == name:
+            return v
+    return None
+
+
+def _scrape_timeout(headers: dict[str, str]) -> float | None:
+    """Prometheus announces its scrape timeout; answer a little before it."""
+    value = _header(headers, SCRAPE_TIMEOUT_HEADER)
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    if seconds is None or seconds <= 0:
+        return None
+    return max(0.1, seconds - 0.5)
+
+
+def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode: str = "") -> dict:
+    def metrics(query, headers):
+        return exposition(exporter.registry(None, _scrape_timeout(headers)), headers)
+
+    def probe(query, headers):
+        target = (query.get("target") or [""])[0]
+        if not target:
+            return Response(400, b"missing parameter: /probe?target=<database name>\n")
+        if target not in exporter.targets:
+            known = ", ".join(sorted(exporter.targets))
+            return Response(404, f"unknown target {target!r}; configured databases: {known}\n".encode())
+        return exposition(exporter.registry([target], _scrape_timeout(headers)), headers)
+
+    def index(query, headers):
+        links = [(telemetry_path, f"Metrics of all databases ({telemetry_path})")]
+        links += [(f"/probe?target={quote(name)}", f"Probe {name}") for name in exporter.targets]
+        extra = (f"<p>oracle-exporter {html.escape(__version__)}: {html.escape(mode)}; "
+                 f"{len(exporter.targets)} database(s).</p>")
+        return landing_page("Oracle exporter", links, extra)
+
+    def healthy(query, headers):
+        return Response(200, b"OK\n")
+
+    return {"/": index, telemetry_path: metrics, "/probe": probe, "/-/healthy": healthy}
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(args.log_level, args.log_format)
+    exporter, mode = build_exporter(args)
+    try:
+        if args.once:
+            sys.stdout.buffer.write(generate_latest(exporter.registry()))
+            sys.stdout.flush()
+            return 0
+        log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
+        return serve(args.listen_address, args.web_config_file,
+                     make_routes(exporter, args.telemetry_path, mode), "oracle-exporter")
+    finally:
+        exporter.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_main(lambda: _main(argv))

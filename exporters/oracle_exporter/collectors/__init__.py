@@ -1,0 +1,23 @@
+"""oracle-exporter collectors: pure functions from a Snapshot to metric families.
+
+Each module has ``NAME``, ``VIEWS`` (the snapshot keys it reads; all are
+built by oracle_exporter.queries.build_queries) and
+``collect(snapshot, settings)`` yielding prometheus_client metric families
+without the ``database`` label (the core adds it and any extra labels).
+``settings`` needs only ``histogram_events`` and ``latches``; missing
+attributes fall back to DEFAULT_HISTOGRAM_EVENTS / DEFAULT_LATCHES.
+A view absent from the snapshot yields nothing; NULL values are skipped.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import host_load, instance, latches, load_profile, pga, redo, wait_events
+from .defaults import DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES
+
+COLLECTORS: dict[str, ModuleType] = {
+    module.NAME: module
+    for module in (wait_events, redo, pga, latches, load_profile, host_load, instance)
+}
+
+__all__ = ["COLLECTORS", "DEFAULT_HISTOGRAM_EVENTS", "DEFAULT_LATCHES"]

@@ -1,0 +1,151 @@
+"""Helpers shared by the collectors: tolerant number parsing and row grouping.
+
+Rows come from a live fetch or a JSON Lines recording, so a number may be an
+int, a float, a Decimal, a numeric string (GV$PARAMETER.VALUE is VARCHAR2) or
+NULL (None). Nothing here raises on a NULL: the value is simply skipped.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any, Iterable
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+
+def num(value: Any) -> float | None:
+    """A finite float, or None for NULL / non-numeric / NaN values."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float, Decimal)):
+        out = float(value)
+    elif isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return out if math.isfinite(out) else None
+
+
+def inst(row: dict[str, Any]) -> str | None:
+    """INST_ID as a label value ("1", "2", ...); None when missing."""
+    value = num(row.get("INST_ID"))
+    if value is None:
+        return None
+    return str(int(value))
+
+
+def text(value: Any) -> str:
+    """A label value from a VARCHAR2 column; NULL becomes the empty string."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def by_inst_name(rows: Iterable[dict[str, Any]], name_col: str = "NAME",
+                 value_col: str = "VALUE") -> dict[str, dict[str, float]]:
+    """{inst_id: {name: value}} for NAME/VALUE views (GV$SYSSTAT, GV$PGASTAT, ...).
+
+    Duplicate (inst, name) rows are summed (a CDB root may return one row per
+    container); NULL values are skipped.
+    """
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        i = inst(row)
+        name = row.get(name_col)
+        value = num(row.get(value_col))
+        if i is None or name is None or value is None:
+            continue
+        out[i][str(name)] = out[i].get(str(name), 0.0) + value
+    return dict(out)
+
+
+def parse_time(value: Any) -> float | None:
+    """Unix seconds from an ISO 8601 DATE/TIMESTAMP as recorded.
+
+    Oracle DATE carries no time zone: naive values are taken as UTC.
+    """
+    if isinstance(value, _dt.datetime):
+        moment = value
+    elif isinstance(value, str) and value.strip():
+        try:
+            moment = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    return moment.timestamp()
+
+
+def sorted_inst(keys: Iterable[str]) -> list[str]:
+    return sorted(keys, key=lambda k: (len(k), k))
+
+
+def emit(families: Iterable[Metric]) -> Iterable[Metric]:
+    """Yield only families that carry at least one sample."""
+    for family in families:
+        if family.samples:
+            yield family
+
+
+def counter(name: str, doc: str, labels: list[str]) -> CounterMetricFamily:
+    return CounterMetricFamily(name, doc, labels=labels)
+
+
+def gauge(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, labels=labels)
+
+
+def thread_owners(snapshot: Any) -> dict[int, str]:
+    """{THREAD#: inst_id} from GV$INSTANCE (the instance that opened each redo thread).
+
+    Without GV$INSTANCE, a snapshot whose GV$LOG rows come from exactly one
+    instance maps every thread to that instance (single-instance database).
+    """
+    owners: dict[int, str] = {}
+    for row in snapshot.rows("GV$INSTANCE"):
+        i = inst(row)
+        thread = num(row.get("THREAD#"))
+        if i is not None and thread is not None:
+            owners[int(thread)] = i
+    if owners:
+        return owners
+    instances = {inst(r) for r in snapshot.rows("GV$LOG")} - {None}
+    threads = {int(t) for t in (num(r.get("THREAD#")) for r in snapshot.rows("GV$LOG")) if t is not None}
+    if len(instances) == 1 and len(threads) == 1:
+        return {threads.pop(): instances.pop()}
+    return {}
+
+
+def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
+    """{inst_id: {parameter name (lower case): numeric value}} from GV$PARAMETER.
+
+    VALUE is VARCHAR2; non-numeric values are skipped. When a name appears
+    twice for one instance (a CDB may list it per container) the first row wins.
+    """
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in snapshot.rows("GV$PARAMETER"):
+        i = inst(row)
+        name = row.get("NAME")
+        value = num(row.get("VALUE"))
+        if i is None or name is None or value is None:
+            continue
+        out[i].setdefault(str(name).lower(), value)
+    return dict(out)
+
+
+def parameter_gauge(snapshot: Any, parameter: str, name: str, doc: str) -> GaugeMetricFamily:
+    family = gauge(name, doc, ["inst_id"])
+    params = parameters(snapshot)
+    for i in sorted_inst(params):
+        if parameter in params[i]:
+            family.add_metric([i], params[i][parameter])
+    return family

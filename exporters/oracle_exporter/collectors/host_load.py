@@ -1,0 +1,50 @@
+"""Host load as Oracle sees it (field-notes C6): GV$SYSMETRIC, 60-second group
+(GROUP_ID 2, "System Metrics Long Duration"), and cpu_count (GV$PARAMETER).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import emit, gauge, inst, num, parameter_gauge, sorted_inst
+
+NAME = "host_load"
+VIEWS = ("GV$SYSMETRIC", "GV$PARAMETER")
+GROUP_ID = 2
+
+# metric, help, METRIC_NAME, scale
+METRICS: tuple[tuple[str, str, str, float], ...] = (
+    ("oracle_host_os_load", "Host run queue as Oracle sees it ('Current OS Load', GV$SYSMETRIC 60 s group).",
+     "Current OS Load", 1.0),
+    ("oracle_host_cpu_utilization_ratio", "Host CPU utilisation 0..1 ('Host CPU Utilization (%)'/100).",
+     "Host CPU Utilization (%)", 0.01),
+    ("oracle_average_active_sessions", "Average active sessions over the last 60 s ('Average Active Sessions').",
+     "Average Active Sessions", 1.0),
+    ("oracle_database_cpu_time_ratio", "Share of DB time spent on CPU 0..1 ('Database CPU Time Ratio'/100).",
+     "Database CPU Time Ratio", 0.01),
+    ("oracle_database_wait_time_ratio", "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).",
+     "Database Wait Time Ratio", 0.01),
+)
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    values: dict[str, dict[str, float]] = {}
+    for row in snapshot.rows("GV$SYSMETRIC"):
+        i = inst(row)
+        group = num(row.get("GROUP_ID"))
+        value = num(row.get("VALUE"))
+        name = row.get("METRIC_NAME")
+        if i is None or name is None or value is None or (group is not None and int(group) != GROUP_ID):
+            continue
+        values.setdefault(i, {}).setdefault(str(name), value)
+    families = []
+    for metric, doc, name, scale in METRICS:
+        family = gauge(metric, doc, ["inst_id"])
+        for i in sorted_inst(values):
+            if name in values[i]:
+                family.add_metric([i], values[i][name] * scale)
+        families.append(family)
+    families.append(parameter_gauge(snapshot, "cpu_count", "oracle_cpus",
+                                    "CPUs the instance may use (GV$PARAMETER cpu_count)."))
+    yield from emit(families)

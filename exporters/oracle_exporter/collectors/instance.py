@@ -1,0 +1,72 @@
+"""Instance and database identity, start time, background processes.
+
+oracle_instance_info joins Oracle metrics with host metrics: its
+``instance_name`` equals dbhost-exporter's ``sid``. V$DATABASE (one row)
+gives the database names and role; a recording may carry GV$DATABASE
+instead, which is accepted too. oracle_background_process_info maps each
+background process (PNAME) to its OS pid (SPID) for the join with
+per-process host metrics.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import emit, gauge, inst, num, parameter_gauge, parse_time, text
+
+NAME = "instance"
+VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$PARAMETER")
+
+INFO_LABELS = ["inst_id", "instance_name", "host_name", "version", "db_name", "db_unique_name", "database_role"]
+
+
+def _database(snapshot: Any) -> dict[str, Any]:
+    for view in ("V$DATABASE", "GV$DATABASE"):
+        rows = snapshot.rows(view)
+        if rows:
+            return rows[0]
+    return {}
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    db = _database(snapshot)
+    info = gauge("oracle_instance_info", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS)
+    started = gauge("oracle_instance_start_time_seconds",
+                    "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a DATE taken as UTC).", ["inst_id"])
+    for row in sorted(snapshot.rows("GV$INSTANCE"), key=lambda r: num(r.get("INST_ID")) or 0):
+        i = inst(row)
+        if i is None:
+            continue
+        info.add_metric([i, text(row.get("INSTANCE_NAME")), text(row.get("HOST_NAME")), text(row.get("VERSION")),
+                         text(db.get("NAME")), text(db.get("DB_UNIQUE_NAME")), text(db.get("DATABASE_ROLE"))], 1.0)
+        ts = parse_time(row.get("STARTUP_TIME"))
+        if ts is not None:
+            started.add_metric([i], ts)
+
+    database = gauge("oracle_database_info", "Database identity and modes, value 1 (V$DATABASE).",
+                     ["dbid", "db_name", "db_unique_name", "database_role", "log_mode", "open_mode"])
+    if db:
+        database.add_metric([text(db.get("DBID")), text(db.get("NAME")), text(db.get("DB_UNIQUE_NAME")),
+                             text(db.get("DATABASE_ROLE")), text(db.get("LOG_MODE")), text(db.get("OPEN_MODE"))], 1.0)
+
+    procs = gauge("oracle_background_process_info",
+                  "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set).",
+                  ["inst_id", "pname", "spid"])
+    seen: set[tuple[str, str, str]] = set()
+    for row in snapshot.rows("GV$PROCESS"):
+        i, pname = inst(row), row.get("PNAME")
+        if i is None or not pname:
+            continue
+        key = (i, str(pname), text(row.get("SPID")))
+        if key not in seen:
+            seen.add(key)
+    for key in sorted(seen, key=lambda k: (len(k[0]), k)):
+        procs.add_metric(list(key), 1.0)
+
+    families = [info, started, database, procs,
+                parameter_gauge(snapshot, "sga_target", "oracle_sga_target_bytes",
+                                "SGA_TARGET, bytes (GV$PARAMETER; 0 when SGA is sized manually)."),
+                parameter_gauge(snapshot, "db_block_size", "oracle_db_block_size_bytes",
+                                "Database block size, bytes (GV$PARAMETER db_block_size).")]
+    yield from emit(families)

@@ -1,0 +1,153 @@
+"""Redo / LGWR profile (field-notes section 1): GV$SYSSTAT, GV$LOG, GV$PARAMETER.
+
+Units: 'redo write time', 'redo synch time' and 'redo log space wait time'
+are in centiseconds ("10s of milliseconds"); 'redo synch time (usec)'
+(11.2+) and 'redo write time (usec)' (12.2+) are in microseconds and are
+preferred when present. Everything is exposed in seconds.
+
+Log switches: GV$LOG describes the database's redo groups and is returned
+once per instance by GV$ (every instance reads the same control file), so
+rows are deduplicated on (THREAD#, GROUP#). The switch counter of a thread
+is the SEQUENCE# of its CURRENT group (it grows by one per switch); it is
+labelled with the instance that opened that thread (GV$INSTANCE.THREAD#).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import by_inst_name, counter, emit, gauge, num, parameter_gauge, sorted_inst, text, thread_owners
+
+NAME = "redo"
+VIEWS = ("GV$SYSSTAT", "GV$LOG", "GV$INSTANCE", "GV$PARAMETER")
+
+# metric, help, statistic, scale to base unit
+COUNTERS: tuple[tuple[str, str, str, float], ...] = (
+    ("oracle_redo_size_bytes_total", "Redo generated, bytes ('redo size').", "redo size", 1.0),
+    ("oracle_redo_entries_total", "Redo entries copied into the log buffer ('redo entries').", "redo entries", 1.0),
+    ("oracle_redo_writes_total", "LGWR writes to the redo log ('redo writes').", "redo writes", 1.0),
+    ("oracle_redo_synch_writes_total", "Redo writes requested by commits ('redo synch writes').",
+     "redo synch writes", 1.0),
+    ("oracle_redo_buffer_allocation_retries_total",
+     "Retries to allocate space in the log buffer ('redo buffer allocation retries'; R10).",
+     "redo buffer allocation retries", 1.0),
+    ("oracle_redo_log_space_requests_total",
+     "Waits for space in the redo log file, i.e. for a log switch ('redo log space requests'; R11).",
+     "redo log space requests", 1.0),
+    ("oracle_redo_log_space_wait_time_seconds_total",
+     "Time waited for redo log space, seconds ('redo log space wait time' is centiseconds; R12).",
+     "redo log space wait time", 0.01),
+    ("oracle_redo_wastage_bytes_total", "Unused bytes in redo blocks written before they were full ('redo wastage').",
+     "redo wastage", 1.0),
+    ("oracle_redo_blocks_written_total",
+     "Redo blocks written by LGWR ('redo blocks written'; blocks of the log's block size, usually 512 bytes).",
+     "redo blocks written", 1.0),
+    ("oracle_user_commits_total", "User commits ('user commits').", "user commits", 1.0),
+    ("oracle_commit_wait_requested_total", "Commits that requested to wait for redo ('commit wait requested').",
+     "commit wait requested", 1.0),
+    ("oracle_commit_wait_performed_total", "Commits that waited for redo ('commit wait performed').",
+     "commit wait performed", 1.0),
+)
+
+# metric, help, preferred (usec) statistic, fallback (centisecond) statistic
+TIMES: tuple[tuple[str, str, str, str], ...] = (
+    ("oracle_redo_write_time_seconds_total",
+     "Elapsed time of LGWR redo writes, seconds ('redo write time (usec)' when present, else 'redo write time' "
+     "centiseconds; R9).", "redo write time (usec)", "redo write time"),
+    ("oracle_redo_synch_time_seconds_total",
+     "Time commits spent in redo synch writes, seconds ('redo synch time (usec)' when present, else "
+     "'redo synch time' centiseconds; R8).", "redo synch time (usec)", "redo synch time"),
+)
+
+LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
+
+
+def _log_groups(snapshot: Any) -> dict[tuple[int, int], dict[str, Any]]:
+    """Deduplicated GV$LOG rows keyed by (THREAD#, GROUP#); the highest SEQUENCE# wins."""
+    groups: dict[tuple[int, int], dict[str, Any]] = {}
+    for row in snapshot.rows("GV$LOG"):
+        thread, group = num(row.get("THREAD#")), num(row.get("GROUP#"))
+        if thread is None or group is None:
+            continue
+        key = (int(thread), int(group))
+        seen = groups.get(key)
+        if seen is None or (num(row.get("SEQUENCE#")) or 0) > (num(seen.get("SEQUENCE#")) or 0):
+            groups[key] = row
+    return groups
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+    families = []
+    for name, doc, stat, scale in COUNTERS:
+        family = counter(name, doc, ["inst_id"])
+        for i in sorted_inst(stats):
+            if stat in stats[i]:
+                family.add_metric([i], stats[i][stat] * scale)
+        families.append(family)
+    for name, doc, usec, csec in TIMES:
+        family = counter(name, doc, ["inst_id"])
+        for i in sorted_inst(stats):
+            if usec in stats[i]:
+                family.add_metric([i], stats[i][usec] / 1e6)
+            elif csec in stats[i]:
+                family.add_metric([i], stats[i][csec] / 100.0)
+        families.append(family)
+
+    owners = thread_owners(snapshot)
+    groups = _log_groups(snapshot)
+    switches = counter("oracle_redo_log_switches_total",
+                       "Log switches of the redo thread opened by this instance: SEQUENCE# of the CURRENT log "
+                       "(GV$LOG; R15).", ["inst_id"])
+    current: dict[int, float] = {}
+    highest: dict[int, float] = {}
+    for (thread, _group), row in groups.items():
+        seq = num(row.get("SEQUENCE#"))
+        if seq is None:
+            continue
+        highest[thread] = max(highest.get(thread, seq), seq)
+        if text(row.get("STATUS")).upper() == "CURRENT":
+            current[thread] = max(current.get(thread, seq), seq)
+    for thread in sorted(highest):
+        owner = owners.get(thread)
+        if owner is not None:
+            switches.add_metric([owner], current.get(thread, highest[thread]))
+    families.append(switches)
+
+    labels = ["inst_id", "group", "thread"]
+    size = gauge("oracle_redo_log_group_size_bytes", "Size of each member of the redo log group, bytes (GV$LOG.BYTES).",
+                 labels)
+    members = gauge("oracle_redo_log_group_members", "Members (multiplexed copies) of the redo log group (GV$LOG.MEMBERS).",
+                    labels)
+    archived = gauge("oracle_redo_log_group_archived", "1 if the redo log group has been archived (GV$LOG.ARCHIVED).",
+                     labels)
+    status = gauge("oracle_redo_log_group_status",
+                   "1 for the current status of the redo log group, 0 for the others (GV$LOG.STATUS: "
+                   + ", ".join(LOG_STATUSES) + ").", labels + ["status"])
+    for (thread, group) in sorted(groups):
+        owner = owners.get(thread)
+        if owner is None:
+            continue
+        row = groups[(thread, group)]
+        lv = [owner, str(group), str(thread)]
+        if (b := num(row.get("BYTES"))) is not None:
+            size.add_metric(lv, b)
+        if (m := num(row.get("MEMBERS"))) is not None:
+            members.add_metric(lv, m)
+        arch = text(row.get("ARCHIVED")).upper()
+        if arch in ("YES", "NO"):
+            archived.add_metric(lv, 1.0 if arch == "YES" else 0.0)
+        state = text(row.get("STATUS")).upper()
+        if state:
+            # Unknown states are folded into "OTHER" to keep the label bounded.
+            states = LOG_STATUSES if state in LOG_STATUSES else LOG_STATUSES + ("OTHER",)
+            state = state if state in LOG_STATUSES else "OTHER"
+            for s in states:
+                status.add_metric(lv + [s], 1.0 if s == state else 0.0)
+    families += [size, members, archived, status]
+
+    log_buffer = parameter_gauge(snapshot, "log_buffer", "oracle_log_buffer_bytes",
+                                 "Size of the redo log buffer, bytes (GV$PARAMETER log_buffer; R16).")
+    families.append(log_buffer)
+    yield from emit(families)

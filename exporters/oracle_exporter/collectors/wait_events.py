@@ -1,0 +1,124 @@
+"""Wait events (GV$SYSTEM_EVENT) and latency histograms for key events.
+
+Histograms come from GV$EVENT_HISTOGRAM_MICRO (12.1.0.2+, buckets in
+microseconds) when the snapshot has it, else from GV$EVENT_HISTOGRAM
+(buckets in milliseconds). Oracle's rows are per-bucket counts: a row with
+WAIT_TIME_MICRO = n counts waits of duration < n that fall in no smaller
+bucket (Oracle Database Reference, V$EVENT_HISTOGRAM_MICRO). Prometheus
+buckets are cumulative with ``le`` in seconds, so the bucket ``le=n/1e6``
+is the sum of all rows whose bound is <= n. (Oracle's bound is exclusive,
+Prometheus' ``le`` inclusive; a wait of exactly n us cannot be told apart.)
+
+Every histogram series uses one fixed ladder of bounds (the powers of two
+Oracle documents: 1 us .. 2^32 us, or 1 ms .. 2^22 ms), so the set of
+``le`` values never changes as new buckets fill; a row beyond the ladder
+only counts in ``+Inf``. ``+Inf`` = ``_count`` = sum of all bucket rows;
+``_sum`` is TIME_WAITED_MICRO of the event from GV$SYSTEM_EVENT (so
+``_sum/_count`` may differ slightly from the GV$SYSTEM_EVENT average, as
+the two views are read a few milliseconds apart).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
+
+from . import defaults
+from ._common import counter, emit, inst, num, text
+
+NAME = "wait_events"
+VIEWS = ("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM")
+
+# (view, bound column, seconds per unit, ladder of bounds in that unit)
+MICRO = ("GV$EVENT_HISTOGRAM_MICRO", "WAIT_TIME_MICRO", 1e-6, tuple(2 ** i for i in range(0, 33)))
+MILLI = ("GV$EVENT_HISTOGRAM", "WAIT_TIME_MILLI", 1e-3, tuple(2 ** i for i in range(0, 23)))
+
+
+def histogram_source(snapshot: Any) -> tuple[str, str, float, tuple[int, ...]] | None:
+    if snapshot.has(MICRO[0]):
+        return MICRO
+    if snapshot.has(MILLI[0]):
+        return MILLI
+    return None
+
+
+def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, ...],
+                       scale: float) -> list[tuple[str, float]]:
+    """Per-bucket (bound, count) pairs -> cumulative [(le, count)...] ending in +Inf."""
+    pairs = sorted(rows)
+    total = sum(count for _, count in pairs)
+    out: list[tuple[str, float]] = []
+    acc = 0.0
+    k = 0
+    for bound in ladder:
+        while k < len(pairs) and pairs[k][0] <= bound:
+            acc += pairs[k][1]
+            k += 1
+        out.append((floatToGoString(bound * scale), acc))
+    out.append(("+Inf", total))
+    return out
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    labels = ["inst_id", "event", "wait_class"]
+    waits = counter("oracle_wait_event_waits_total",
+                    "Waits per event since instance start (GV$SYSTEM_EVENT.TOTAL_WAITS).", labels)
+    times = counter("oracle_wait_event_time_seconds_total",
+                    "Time waited per event since instance start, seconds (GV$SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
+                    labels)
+    timeouts = counter("oracle_wait_event_timeouts_total",
+                       "Wait timeouts per event since instance start (GV$SYSTEM_EVENT.TOTAL_TIMEOUTS).", labels)
+
+    # Sum duplicate (inst, event, class) rows so no series is emitted twice.
+    agg: dict[tuple[str, str, str], list[float | None]] = {}
+    time_by_event: dict[tuple[str, str], float] = defaultdict(float)
+    for row in snapshot.rows("GV$SYSTEM_EVENT"):
+        i = inst(row)
+        event = row.get("EVENT")
+        if i is None or event is None:
+            continue
+        key = (i, str(event), text(row.get("WAIT_CLASS")))
+        slot = agg.setdefault(key, [None, None, None])
+        for n, col in enumerate(("TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS")):
+            value = num(row.get(col))
+            if value is not None:
+                slot[n] = (slot[n] or 0.0) + value
+        micro = num(row.get("TIME_WAITED_MICRO"))
+        if micro is not None:
+            time_by_event[(i, str(event))] += micro
+    for key in sorted(agg):
+        total_waits, micro, total_timeouts = agg[key]
+        if total_waits is not None:
+            waits.add_metric(list(key), total_waits)
+        if micro is not None:
+            times.add_metric(list(key), micro / 1e6)
+        if total_timeouts is not None:
+            timeouts.add_metric(list(key), total_timeouts)
+
+    hist = HistogramMetricFamily(
+        "oracle_wait_event_latency_seconds",
+        "Wait latency histogram of key events, seconds (GV$EVENT_HISTOGRAM_MICRO, else GV$EVENT_HISTOGRAM, "
+        "made cumulative); _sum from GV$SYSTEM_EVENT.TIME_WAITED_MICRO.",
+        labels=["inst_id", "event"])
+    source = histogram_source(snapshot)
+    if source is not None:
+        view, column, scale, ladder = source
+        wanted = set(defaults.histogram_events(settings))
+        per_event: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+        for row in snapshot.rows(view):
+            i = inst(row)
+            event = row.get("EVENT")
+            bound = num(row.get(column))
+            count = num(row.get("WAIT_COUNT"))
+            if i is None or event is None or str(event) not in wanted or bound is None or count is None:
+                continue
+            per_event[(i, str(event))].append((bound, count))
+        for (i, event) in sorted(per_event):
+            if (i, event) not in time_by_event:
+                continue  # no TIME_WAITED_MICRO: a histogram without _sum would have no _count either
+            buckets = cumulative_buckets(per_event[(i, event)], ladder, scale)
+            hist.add_metric([i, event], buckets, time_by_event[(i, event)] / 1e6)
+
+    yield from emit([waits, times, timeouts, hist])

@@ -1,0 +1,156 @@
+"""oracle-exporter configuration (YAML).
+
+::
+
+    timeout_seconds: 10            # call timeout and per-database scrape deadline
+    connect_timeout_seconds: 5     # TCP connect timeout of a (re)connect
+    histogram_events: [...]        # events exposed as latency histograms
+    latches: [...]                 # latches exposed one by one (all latches are also summed)
+    collectors: {latch: false}     # switch collectors off by NAME (all are on by default)
+    databases:
+      - name: prod1                # becomes label database="prod1"
+        dsn: db1.example.com:1521/PROD1
+        user: c##monitor
+        password_file: /etc/oracle-exporter/prod1.pw   # or password_env: PROD1_PASSWORD
+        labels: {env: prod}        # extra labels on every sample of this database
+        timeout_seconds: 5         # overrides the global timeout for this database
+
+A bad file raises ConfigError("file", "field.path", "what is wrong"), which the
+CLI turns into exit status 2. The password is never part of any repr/str.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from exporter_common.config import ConfigError, Fields, load_yaml, secret_from
+
+from .collectors.defaults import DEFAULT_HISTOGRAM_EVENTS as _DEFAULT_EVENTS, DEFAULT_LATCHES as _DEFAULT_LATCHES
+
+# One list each, owned by the collectors (they also fall back to them).
+DEFAULT_HISTOGRAM_EVENTS: tuple[str, ...] = tuple(_DEFAULT_EVENTS)
+DEFAULT_LATCHES: tuple[str, ...] = tuple(_DEFAULT_LATCHES)
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 5.0
+
+# Labels the exporter or the collectors set themselves; an extra label with one
+# of these names would clash with (or silently replace) a real dimension.
+RESERVED_LABELS = frozenset({
+    "database", "inst_id", "event", "wait_class", "latch", "collector", "version", "le",
+    "quantile", "instance", "job", "pname", "spid", "instance_name", "host_name", "db_name",
+    "db_unique_name", "database_role", "statistic", "metric", "name", "group", "thread",
+    "status", "kind", "stat", "parameter", "process",
+})
+_LABEL_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+@dataclass
+class Settings:
+    """What the collectors need to know; pure data, no database handles."""
+
+    histogram_events: list[str] = field(default_factory=lambda: list(DEFAULT_HISTOGRAM_EVENTS))
+    latches: list[str] = field(default_factory=lambda: list(DEFAULT_LATCHES))
+    collectors: dict[str, bool] = field(default_factory=dict)
+
+    def enabled(self, name: str) -> bool:
+        """Collectors are on unless switched off by name."""
+        return self.collectors.get(name, True)
+
+
+@dataclass
+class DatabaseConfig:
+    name: str
+    dsn: str = ""
+    user: str = ""
+    password: str = field(default="", repr=False, compare=False)
+    labels: dict[str, str] = field(default_factory=dict)
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+    def __repr__(self) -> str:  # explicit, so a later field change cannot leak the password
+        return (f"DatabaseConfig(name={self.name!r}, dsn={self.dsn!r}, user={self.user!r}, "
+                f"password='***', labels={self.labels!r}, timeout_seconds={self.timeout_seconds!r})")
+
+    __str__ = __repr__
+
+
+@dataclass
+class Config:
+    source: str
+    databases: list[DatabaseConfig]
+    settings: Settings = field(default_factory=Settings)
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+
+
+def _labels(db: Fields) -> dict[str, str]:
+    labels = db.str_map("labels")
+    for key in labels:
+        if not _LABEL_RE.match(key) or key.startswith("__"):
+            raise ConfigError(db.source, f"{db.path}.labels.{key}",
+                              "is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, no leading __)")
+        if key in RESERVED_LABELS:
+            raise ConfigError(db.source, f"{db.path}.labels.{key}",
+                              "is a label the exporter sets itself; choose another name")
+    return labels
+
+
+def _names(root: Fields, key: str, default: Iterable[str]) -> list[str]:
+    values = root.str_list(key, list(default))
+    seen: set[str] = set()
+    for i, v in enumerate(values):
+        if not v.strip():
+            raise ConfigError(root.source, f"{key}[{i}]", "must not be empty")
+        if v in seen:
+            raise ConfigError(root.source, f"{key}[{i}]", f"duplicate entry {v!r}")
+        seen.add(v)
+    return values
+
+
+def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) -> Settings:
+    events = _names(root, "histogram_events", DEFAULT_HISTOGRAM_EVENTS)
+    latches = _names(root, "latches", DEFAULT_LATCHES)
+    coll = root.sub("collectors")
+    known = sorted(known_collectors) if known_collectors is not None else None
+    enabled: dict[str, bool] = {}
+    for name in list(coll.data):
+        if not isinstance(name, str):
+            raise coll.error(str(name), "collector names are strings")
+        if known is not None and name not in known:
+            raise coll.error(name, f"unknown collector (known: {', '.join(known) or 'none'})")
+        enabled[name] = coll.bool(name)
+    coll.reject_unknown()
+    return Settings(histogram_events=events, latches=latches, collectors=enabled)
+
+
+def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Config:
+    """Read and validate the YAML file; every problem is a ConfigError naming file and field."""
+    root = Fields(path, "", load_yaml(path))
+    timeout = float(root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1))
+    connect_timeout = float(root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS, minimum=0.1))
+    settings = parse_settings(root, known_collectors)
+    databases: list[DatabaseConfig] = []
+    seen: dict[str, str] = {}
+    entries = root.list_of("databases", required=True)
+    if not entries:
+        raise root.error("databases", "needs at least one database")
+    for db in entries:
+        if "password" in db.data:
+            raise db.error("password", "passwords do not go in the config file: "
+                                       "use password_file or password_env")
+        name = db.str("name", required=True)
+        if name in seen:
+            raise db.error("name", f"duplicate database name {name!r} (also {seen[name]})")
+        seen[name] = db.path
+        dsn = db.str("dsn", required=True)
+        user = db.str("user", required=True)
+        password = secret_from(db, "password_file", "password_env", "password")
+        labels = _labels(db)
+        db_timeout = float(db.number("timeout_seconds", timeout, minimum=0.1))
+        db.reject_unknown()
+        databases.append(DatabaseConfig(name=name, dsn=dsn, user=user, password=password,
+                                        labels=labels, timeout_seconds=db_timeout))
+    root.reject_unknown()
+    return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
+                  connect_timeout_seconds=connect_timeout)

@@ -1,0 +1,227 @@
+"""Scrape orchestration: snapshot -> collectors -> labelled metric families.
+
+* Per database a scrape fetches one snapshot (single-flight: a scrape that
+  arrives while a fetch of that database is in flight waits for that fetch and
+  uses its result, so concurrent scrapes share one query set), then runs every
+  enabled collector on it. A collector that raises loses only its own output.
+* Fetches run in a thread pool, one worker per database, so ``/metrics`` fetches
+  all databases at the same time; each database has its own deadline and a
+  scrape never waits beyond it (the database then reports ``oracle_up 0``).
+* Every sample gets ``database`` and the database's extra labels.
+
+Self metrics: oracle_up, oracle_scrape_duration_seconds,
+oracle_collector_duration_seconds, oracle_collector_success,
+oracle_scrape_errors_total (collector="fetch" counts failed fetches), and
+oracle_exporter_build_info.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Iterable
+
+from prometheus_client.metrics_core import Metric
+
+from . import __version__
+from .config import Settings
+from .snapshot import Snapshot
+from .sources import Source, failed_snapshot, is_failed
+
+log = logging.getLogger(__name__)
+
+FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
+
+
+def load_collectors() -> dict[str, Any]:
+    """The collectors package's COLLECTORS table, or {} while it does not exist."""
+    try:
+        from .collectors import COLLECTORS  # type: ignore[attr-defined]
+    except ImportError as exc:
+        log.warning("no collectors available (%s): only self metrics will be exposed", exc)
+        return {}
+    return dict(COLLECTORS)
+
+
+@dataclass
+class Target:
+    """One monitored database."""
+
+    name: str
+    source: Source
+    labels: dict[str, str] = field(default_factory=dict)
+    timeout: float = 10.0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    inflight: Future | None = field(default=None, repr=False)
+    errors_total: dict[str, int] = field(default_factory=dict, repr=False)
+    fetches: int = 0
+    last_failure: dict[str, str | None] = field(default_factory=dict, repr=False)
+
+
+class _Families:
+    """Minimal registry stand-in for prometheus_client's exposition encoders."""
+
+    def __init__(self, families: list[Metric]):
+        self.families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return iter(self.families)
+
+
+def _family(name: str, doc: str, typ: str, unit: str = "") -> Metric:
+    return Metric(name, doc, typ, unit)
+
+
+def merge(families: Iterable[Metric]) -> list[Metric]:
+    """One family per name: samples of several databases end up together."""
+    out: dict[tuple[str, str], Metric] = {}
+    order: list[Metric] = []
+    for fam in families:
+        key = (fam.name, fam.type)
+        have = out.get(key)
+        if have is None:
+            copy = Metric(fam.name, fam.documentation, fam.type, fam.unit)
+            copy.samples = list(fam.samples)
+            out[key] = copy
+            order.append(copy)
+        else:
+            have.samples.extend(fam.samples)
+    return order
+
+
+class OracleExporter:
+    def __init__(self, targets: list[Target], settings: Settings,
+                 collectors: dict[str, ModuleType | Any] | None = None):
+        names = [t.name for t in targets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate database names in {names}")
+        self.targets = {t.name: t for t in targets}
+        self.settings = settings
+        all_collectors = load_collectors() if collectors is None else dict(collectors)
+        self.collectors = {n: m for n, m in all_collectors.items() if settings.enabled(n)}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, len(targets)), thread_name_prefix="fetch")
+        for t in targets:
+            for name in (FETCH, *self.collectors):
+                t.errors_total.setdefault(name, 0)
+
+    # -- fetching ------------------------------------------------------------
+    def _fetch_future(self, target: Target) -> Future:
+        """The in-flight fetch of this database, starting one if there is none."""
+        with target.lock:
+            if target.inflight is not None:
+                return target.inflight
+            fut: Future = Future()
+            target.inflight = fut
+            target.fetches += 1
+
+        def run() -> None:
+            try:
+                snap = target.source.fetch()
+            except Exception as exc:  # a source bug must not take the exporter down
+                log.exception("database %s: fetch raised", target.name)
+                snap = failed_snapshot(target.name, f"fetch raised {type(exc).__name__}: {exc}")
+            with target.lock:
+                target.inflight = None
+            fut.set_result(snap)
+
+        self._pool.submit(run)
+        return fut
+
+    def _wait(self, target: Target, fut: Future, deadline: float, started: float) -> Snapshot:
+        try:
+            return fut.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            waited = max(0.0, deadline - started)
+            return failed_snapshot(target.name, f"no snapshot within {waited:.3g} s (timeout)")
+
+    # -- collecting ----------------------------------------------------------
+    def _note(self, target: Target, what: str, error: str | None) -> None:
+        """Log state changes only (ok -> failing, failing -> ok), not every scrape."""
+        before = target.last_failure.get(what)
+        if error and error != before:
+            log.warning("database %s: %s failed: %s", target.name, what, error)
+        elif not error and before:
+            log.info("database %s: %s recovered", target.name, what)
+        target.last_failure[what] = error
+
+    def _collect(self, target: Target, snap: Snapshot, started: float) -> list[Metric]:
+        base = {"database": target.name, **target.labels}
+        out: list[Metric] = []
+        up = _family("oracle_up", "1 if the last fetch of the database succeeded, else 0.", "gauge")
+        duration = _family("oracle_collector_duration_seconds",
+                           "Time a collector took on the snapshot, in seconds.", "gauge", "seconds")
+        success = _family("oracle_collector_success",
+                          "1 if the collector succeeded on the last snapshot, else 0.", "gauge")
+        failed = is_failed(snap)
+        up.add_sample("oracle_up", dict(base), 0.0 if failed else 1.0)
+        with target.lock:
+            if failed:
+                target.errors_total[FETCH] += 1
+        self._note(target, "fetch", snap.errors.get("*") if failed else None)
+        if not failed:
+            for name, mod in self.collectors.items():
+                t0 = time.perf_counter()
+                error = None
+                families: list[Metric] = []
+                try:
+                    families = list(mod.collect(snap, self.settings))
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    families = []
+                view_errors = [f"{v}: {snap.errors[v]}" for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
+                if error is None and view_errors:
+                    error = "; ".join(view_errors)
+                elapsed = time.perf_counter() - t0
+                with target.lock:
+                    if error is not None:
+                        target.errors_total[name] = target.errors_total.get(name, 0) + 1
+                self._note(target, f"collector {name}", error)
+                labels = {**base, "collector": name}
+                duration.add_sample("oracle_collector_duration_seconds", labels, elapsed)
+                success.add_sample("oracle_collector_success", dict(labels), 0.0 if error else 1.0)
+                for fam in families:
+                    fam.samples = [s._replace(labels={**base, **s.labels}, timestamp=None) for s in fam.samples]
+                    out.append(fam)
+        errors = _family("oracle_scrape_errors", "Failed collector runs (collector=\"fetch\": failed "
+                                                 "fetches) since the exporter started.", "counter")
+        with target.lock:
+            counts = dict(target.errors_total)
+        for name, count in counts.items():
+            errors.add_sample("oracle_scrape_errors_total", {**base, "collector": name}, float(count))
+        scrape = _family("oracle_scrape_duration_seconds",
+                         "Time the scrape of the database took (fetch and collectors), in seconds.",
+                         "gauge", "seconds")
+        scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
+        return [up, scrape, duration, success, errors, *out]
+
+    def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
+        """Scrape the named databases (all when None) concurrently; merged families.
+        ``timeout`` (e.g. Prometheus' scrape timeout) shortens every database's deadline."""
+        targets = [self.targets[n] for n in (names if names is not None else self.targets)]
+        started = time.monotonic()
+        futures = []
+        for t in targets:
+            limit = t.timeout if timeout is None else min(t.timeout, timeout)
+            futures.append((t, self._fetch_future(t), started + limit))
+        families: list[Metric] = []
+        for t, fut, deadline in futures:
+            snap = self._wait(t, fut, deadline, started)
+            families.extend(self._collect(t, snap, started))
+        info = _family("oracle_exporter_build_info", "Version of oracle-exporter; constant 1.", "gauge")
+        info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
+        return merge([*families, info])
+
+    def registry(self, names: Iterable[str] | None = None, timeout: float | None = None) -> _Families:
+        return _Families(self.scrape(names, timeout))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for t in self.targets.values():
+            try:
+                t.source.close()
+            except Exception:
+                log.exception("database %s: close failed", t.name)

@@ -1,0 +1,275 @@
+"""Live source: python-oracledb in thin mode (no Oracle Client libraries).
+
+* One session per database, opened once and reused by every scrape (guarded by
+  a lock; the exporter's single-flight already serialises fetches of one
+  database). Never a logon per scrape.
+* ``call_timeout`` bounds every round trip; ``tcp_connect_timeout`` bounds a
+  connect.
+* After a failure the session is dropped and reconnects are spaced with
+  exponential backoff (1 s, 2 s, 4 s ... capped at 60 s); during backoff a
+  fetch returns a failed snapshot at once instead of hammering the listener.
+* module "oracle-exporter", action "scrape", client identifier
+  "oracle-exporter:<database>" and program "oracle-exporter" are set, so a DBA
+  finds the session in GV$SESSION (MODULE, ACTION, CLIENT_IDENTIFIER, PROGRAM).
+* Every statement comes from queries.build_queries. A failing view
+  (ORA-00942, ORA-00904, ...) lands in ``snapshot.errors[view]`` and the other
+  views are still fetched. GV$EVENT_HISTOGRAM_MICRO missing (before 12.2)
+  switches to GV$EVENT_HISTOGRAM for good.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import re
+import threading
+import time
+from decimal import Decimal
+from typing import Any, Callable
+
+from ..config import DatabaseConfig, Settings
+from ..queries import build_queries
+from ..snapshot import Snapshot, now_rfc3339
+from . import failed_snapshot
+
+log = logging.getLogger(__name__)
+
+MODULE = "oracle-exporter"
+ACTION = "scrape"
+PROGRAM = "oracle-exporter"
+MICRO_VIEW = "GV$EVENT_HISTOGRAM_MICRO"
+MILLI_VIEW = "GV$EVENT_HISTOGRAM"
+# ORA-00942: table or view does not exist; ORA-04043: object does not exist.
+_MISSING_VIEW_CODES = ("ORA-00942", "ORA-04043")
+# Call timeout exceeded (thin: DPY-4024; thick: DPI-1067 / ORA-03156): the database
+# is too slow to answer; stop this fetch instead of timing out view after view.
+_TIMEOUT_CODES = ("DPY-4024", "DPI-1067", "ORA-03156")
+
+
+def _oracledb():
+    import oracledb  # imported lazily: replay-only runs never load the driver
+    return oracledb
+
+
+def default_connect(db: DatabaseConfig, connect_timeout: float) -> Any:
+    """Open one thin-mode session. Parameters per python-oracledb's connect():
+    tcp_connect_timeout (seconds, float), retry_count=0 (the exporter has its own
+    backoff), expire_time (minutes between keepalive probes on an idle session)."""
+    oracledb = _oracledb()
+    return oracledb.connect(user=db.user, password=db.password, dsn=db.dsn,
+                            tcp_connect_timeout=connect_timeout, retry_count=0,
+                            expire_time=1, program=PROGRAM)
+
+
+_CONNECTION_ID = re.compile(r"\s*\(CONNECTION_ID=[^)]*\)")
+
+
+def error_text(exc: BaseException) -> str:
+    """A driver error on one line: "ORA-00942: table or view does not exist", or
+    "DPY-6005: cannot connect to database.; [Errno 111] Connection refused"
+    (cause lines kept, "Help:" links and the per-attempt CONNECTION_ID dropped)."""
+    lines = [_CONNECTION_ID.sub("", line).strip() for line in str(exc).strip().splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Help:")]
+    return "; ".join(lines) if lines else type(exc).__name__
+
+
+def normalize(value: Any) -> Any:
+    """Values as the recording stores them, so live and replayed rows are identical."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, _dt.timedelta):
+        return value.total_seconds()
+    return value
+
+
+class Backoff:
+    """Exponential reconnect delay: initial, 2x, 4x ... capped; reset on success."""
+
+    def __init__(self, initial: float = 1.0, cap: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.initial, self.cap, self.clock = initial, cap, clock
+        self.failures = 0
+        self.retry_at = 0.0
+
+    def ready(self) -> bool:
+        return self.clock() >= self.retry_at
+
+    def remaining(self) -> float:
+        return max(0.0, self.retry_at - self.clock())
+
+    def failed(self) -> float:
+        delay = min(self.cap, self.initial * (2 ** self.failures))
+        self.failures += 1
+        self.retry_at = self.clock() + delay
+        return delay
+
+    def succeeded(self) -> None:
+        self.failures = 0
+        self.retry_at = 0.0
+
+
+class LiveSource:
+    def __init__(self, db: DatabaseConfig, settings: Settings, *, call_timeout: float | None = None,
+                 connect_timeout: float = 5.0,
+                 connect: Callable[[DatabaseConfig, float], Any] | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 backoff_initial: float = 1.0, backoff_cap: float = 60.0):
+        self.name = db.name
+        self.db = db
+        self.settings = settings
+        self.call_timeout = call_timeout if call_timeout is not None else db.timeout_seconds
+        self.connect_timeout = connect_timeout
+        self._connect = connect or default_connect
+        self.backoff = Backoff(backoff_initial, backoff_cap, clock)
+        self.use_micro_histogram = True
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._last_error: str | None = None
+
+    # -- session handling -------------------------------------------------
+    def _open(self) -> Any:
+        conn = self._connect(self.db, self.connect_timeout)
+        conn.module = MODULE
+        conn.action = ACTION
+        conn.client_identifier = f"{MODULE}:{self.name}"
+        log.info("database %s: connected (thin mode) as %s to %s", self.name, self.db.user, self.db.dsn)
+        return conn
+
+    def _open_bounded(self) -> Any:
+        """Connect, giving up after connect_timeout + call_timeout.
+
+        python-oracledb's tcp_connect_timeout covers only the TCP connect: a
+        listener that accepts and then never answers keeps connect() waiting
+        for ever (python-oracledb issue #451; reproduced by
+        tests/oracle/test_core_live.py). The connect therefore runs in its
+        own daemon thread; when it overruns, it is abandoned (a session it
+        opens later is closed at once) and the attempt counts as failed."""
+        budget = self.connect_timeout + self.call_timeout
+        done = threading.Event()
+        abandoned = threading.Event()
+        result: dict[str, Any] = {}
+        guard = threading.Lock()
+
+        def run() -> None:
+            try:
+                conn = self._open()
+            except BaseException as exc:  # handed to the waiting fetch
+                with guard:
+                    result["exc"] = exc
+                    done.set()
+                return
+            with guard:
+                result["conn"] = conn
+                done.set()
+                late = abandoned.is_set()
+            if late:
+                log.info("database %s: closing a session that connected after the attempt was abandoned",
+                         self.name)
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+        threading.Thread(target=run, name=f"connect-{self.name}", daemon=True).start()
+        done.wait(budget)
+        with guard:
+            if not done.is_set():
+                abandoned.set()
+                raise TimeoutError(f"no answer from the database within {budget:g} s "
+                                   f"(listener accepted the connection but the logon did not complete)")
+        if "exc" in result:
+            raise result["exc"]
+        return result["conn"]
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # a broken session may refuse a clean close
+                pass
+
+    def _fail(self, reason: str) -> Snapshot:
+        self._drop()
+        delay = self.backoff.failed()
+        if reason != self._last_error:
+            log.warning("database %s: %s (next attempt in %.0f s)", self.name, reason, delay)
+        self._last_error = reason
+        return failed_snapshot(self.name, reason)
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    # -- fetching ----------------------------------------------------------
+    def _healthy(self, conn: Any) -> bool:
+        try:
+            return bool(conn.is_healthy())
+        except Exception:
+            return False
+
+    def _run(self, conn: Any, sql: str, binds: dict[str, object]) -> list[dict[str, Any]]:
+        cursor = conn.cursor()
+        try:
+            cursor.arraysize = 500
+            cursor.execute(sql, binds)
+            cols = [d[0].upper() for d in cursor.description]
+            return [{c: normalize(v) for c, v in zip(cols, row)} for row in cursor.fetchall()]
+        finally:
+            try:
+                cursor.close()
+            except Exception:
+                pass
+
+    def fetch(self) -> Snapshot:
+        with self._lock:
+            if not self.backoff.ready():
+                return failed_snapshot(
+                    self.name, f"{self._last_error} (reconnect backoff, next attempt in "
+                               f"{self.backoff.remaining():.1f} s)")
+            if self._conn is None:
+                try:
+                    self._conn = self._open_bounded()
+                except Exception as exc:
+                    return self._fail(f"connect failed: {error_text(exc)}")
+            conn = self._conn
+            try:
+                conn.call_timeout = int(self.call_timeout * 1000)  # milliseconds, per round trip
+                conn.action = ACTION
+            except Exception as exc:
+                return self._fail(f"session unusable: {error_text(exc)}")
+            started = now_rfc3339()
+            views: dict[str, list[dict[str, Any]]] = {}
+            errors: dict[str, str] = {}
+            queries = build_queries(self.settings.histogram_events, self.use_micro_histogram)
+            for view, query in queries.items():
+                try:
+                    views[view] = self._run(conn, query.sql, query.binds)
+                    continue
+                except Exception as exc:
+                    text = error_text(exc)
+                if not self._healthy(conn):
+                    return self._fail(f"session lost while reading {view}: {text}")
+                if text.startswith(_TIMEOUT_CODES):
+                    return self._fail(f"call timeout ({self.call_timeout:g} s) reading {view}: {text}")
+                if view == MICRO_VIEW and text.startswith(_MISSING_VIEW_CODES):
+                    log.info("database %s: %s not available (%s), using %s from now on",
+                             self.name, MICRO_VIEW, text, MILLI_VIEW)
+                    self.use_micro_histogram = False
+                    fallback = build_queries(self.settings.histogram_events, False)[MILLI_VIEW]
+                    try:
+                        views[MILLI_VIEW] = self._run(conn, fallback.sql, fallback.binds)
+                        continue
+                    except Exception as exc2:
+                        view, text = MILLI_VIEW, error_text(exc2)
+                        if not self._healthy(conn):
+                            return self._fail(f"session lost while reading {view}: {text}")
+                log.debug("database %s: view %s failed: %s", self.name, view, text)
+                errors[view] = text
+            if self._last_error is not None:
+                log.info("database %s: fetching again", self.name)
+            self._last_error = None
+            self.backoff.succeeded()
+            return Snapshot(database=self.name, time=started, views=views, errors=errors)

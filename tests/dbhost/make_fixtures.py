@@ -1,0 +1,406 @@
+"""Generate sysfs + procfs fixture trees for dbhost-exporter tests (never hand-edited).
+
+The tree is shaped like the real one (paths and file formats checked against
+the kernel's Documentation/ABI/testing/{sysfs-block,procfs-diskstats},
+Documentation/admin-guide/iostats.rst and OpenZFS module/zfs/arc.c):
+
+* ``sys/block/sdX`` is a symlink to
+  ``../devices/pci0000:00/<pci>/<pci>/hostH/rport-H:0-0/targetH:C:T/H:C:T:L/block/sdX``;
+  ``sdX/device`` -> ``../../../H:C:T:L`` which holds ``vendor`` (8 chars, space padded),
+  ``model`` (16 chars, space padded), ``wwid`` (``naa.<hex>``), ``queue_depth``,
+  ``device_busy``, ``iorequest_cnt``/``iodone_cnt``/``ioerr_cnt`` (``0x%x``).
+* ``sys/block/dm-N`` -> ``../devices/virtual/block/dm-N`` with ``dm/name``, ``dm/uuid``
+  (``mpath-<wwid>`` for multipath, ``LVM-...`` for LVM) and ``slaves/<path>`` symlinks.
+* ``sys/block/nvme0n1`` -> ``../devices/pci.../nvme/nvme0/nvme0n1`` with ``wwid`` and
+  ``device`` -> ``../../nvme0`` (``model``, ``serial``, ``firmware_rev``).
+* ``inflight`` is ``%8u %8u`` (reads, writes); ``/proc/diskstats`` lines are
+  ``%4d %7d %s`` and 17 numbers (kernel 5.5+; field 12 = I/Os in progress).
+* ``sys/class/scsi_host/hostH`` -> ``../../devices/.../hostH/scsi_host/hostH`` with
+  ``can_queue`` and ``host_busy``.
+* ``proc/spl/kstat/zfs/arcstats``: kstat header line, ``name type data``, rows
+  ``%-31s %-4u %llu`` (SPL kstat_seq_show) with the OpenZFS 2.1 or 2.2 field list; illumos ``kstat -p
+  zfs:0:arcstats`` text (``module:instance:name:statistic<TAB>value``) in ``kstat_p.txt``.
+
+The numbers live in the spec below; tests compute their expectations from the
+spec, never from exporter output. Run as a script to write a tree somewhere:
+``python tests/dbhost/make_fixtures.py /tmp/tree``.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+GOLDEN_KERNEL = "6.12.0-55.9.1.el10_0.x86_64"  # 6.10+: diskstats counts from block-layer entry, host queue visible
+
+
+@dataclass(frozen=True)
+class ScsiLun:
+    name: str
+    minor: int
+    hctl: str
+    vendor: str
+    model: str
+    naa: str | None          # device/wwid is "naa.<naa>"; None: kernel without device/wwid
+    queue_depth: int
+    device_busy: int
+    iorequest_cnt: int
+    iodone_cnt: int
+    ioerr_cnt: int
+    nr_requests: int
+    in_progress: int         # /proc/diskstats field 12
+
+
+@dataclass(frozen=True)
+class DmMap:
+    name: str                # dm-N
+    minor: int
+    dm_name: str
+    uuid: str
+    slaves: tuple[str, ...]
+    inflight: tuple[int, int]
+    in_progress: int
+    nr_requests: int
+
+
+PCI = {2: "0000:00:03.0/0000:03:00.0", 3: "0000:00:03.0/0000:03:00.1", 4: "0000:00:1f.2/0000:05:00.0"}
+HOSTS = {2: (4096, 41), 3: (4096, 20), 4: (256, 8)}          # host -> (can_queue, host_busy)
+
+SCSI = [
+    # two FC paths each to a redo LUN and a data LUN (NetApp), one local SAS disk throttled to 8
+    ScsiLun("sda", 0, "2:0:0:0", "NETAPP", "LUN C-Mode", "600a098038303053453f463045727a41", 16, 16,
+            0x1a2b3c, 0x1a2b2c, 0x0, 256, 24),
+    ScsiLun("sdb", 16, "2:0:0:1", "NETAPP", "LUN C-Mode", "600a098038303053453f463045727a42", 32, 25,
+            0x2f00d1, 0x2f00b8, 0x4, 256, 22),
+    ScsiLun("sdc", 32, "3:0:0:0", "NETAPP", "LUN C-Mode", "600a098038303053453f463045727a41", 16, 11,
+            0x19ff01, 0x19fef6, 0x0, 256, 11),
+    ScsiLun("sdd", 48, "3:0:0:1", "NETAPP", "LUN C-Mode", "600a098038303053453f463045727a42", 32, 9,
+            0x2e1a7f, 0x2e1a76, 0x1f, 256, 5),
+    ScsiLun("sde", 64, "4:0:0:0", "SEAGATE", "ST600MM0009", None, 8, 8,
+            0xbeef, 0xbee7, 0x0, 64, 13),
+]
+DMS = [
+    DmMap("dm-0", 0, "redo01", "mpath-3600a098038303053453f463045727a41", ("sda", "sdc"), (0, 27), 27, 256),
+    DmMap("dm-1", 1, "data01", "mpath-3600a098038303053453f463045727a42", ("sdb", "sdd"), (30, 4), 34, 256),
+    DmMap("dm-2", 2, "vg_u01-lv_u01", "LVM-k3Jd8mP0aQ2rT9yXcVbN1mE4fG7hJ0kLz8wX5yQ2rT9yXcVbN1mE4fG7hJ0kL",
+          ("sde",), (1, 2), 3, 128),
+]
+NVME = {"name": "nvme0n1", "major": 259, "minor": 0, "wwid": "eui.0025388b71b0f1a2",
+        "model": "SAMSUNG MZVL2512HCJQ-00B00", "serial": "S675NX0T123456", "inflight": (2, 3),
+        "in_progress": 5, "nr_requests": 1023}
+SKIPPED = [("loop0", 7, 0, (0, 0), 0), ("zram0", 252, 0, (0, 0), 0)]   # name, major, minor, inflight, in_progress
+
+ROLES_CONFIG = """\
+max_series: 10000
+collectors: {lun: true, zfs: true, process: false}
+lun:
+  default_role: other
+  roles:
+    - {wwid: "naa.600a098038303053453f463045727a41", role: redo}
+    - {multipath: data01, role: data}
+    - {device: nvme0n1, role: arch}
+"""
+
+# ---------------------------------------------------------------- ZFS arcstats
+# Field order of arc_stats in OpenZFS module/zfs/arc.c. 2.1 (zfs-2.1.x) and 2.2 (zfs-2.2.x).
+_ARC_COMMON_HEAD = ["hits", "misses", "demand_data_hits", "demand_data_misses", "demand_metadata_hits",
+                    "demand_metadata_misses", "prefetch_data_hits", "prefetch_data_misses",
+                    "prefetch_metadata_hits", "prefetch_metadata_misses", "mru_hits", "mru_ghost_hits",
+                    "mfu_hits", "mfu_ghost_hits"]
+_L2 = ["l2_hits", "l2_misses", "l2_prefetch_asize", "l2_mru_asize", "l2_mfu_asize", "l2_bufc_data_asize",
+       "l2_bufc_metadata_asize", "l2_feeds", "l2_rw_clash", "l2_read_bytes", "l2_write_bytes",
+       "l2_writes_sent", "l2_writes_done", "l2_writes_error", "l2_writes_lock_retry", "l2_evict_lock_retry",
+       "l2_evict_reading", "l2_evict_l1cached", "l2_free_on_write", "l2_abort_lowmem", "l2_cksum_bad",
+       "l2_io_error", "l2_size", "l2_asize", "l2_hdr_size", "l2_log_blk_writes", "l2_log_blk_avg_asize",
+       "l2_log_blk_asize", "l2_log_blk_count", "l2_data_to_meta_ratio", "l2_rebuild_success",
+       "l2_rebuild_unsupported", "l2_rebuild_io_errors", "l2_rebuild_dh_errors", "l2_rebuild_cksum_lb_errors",
+       "l2_rebuild_lowmem", "l2_rebuild_size", "l2_rebuild_asize", "l2_rebuild_bufs",
+       "l2_rebuild_bufs_precached", "l2_rebuild_log_blks"]
+_STATES_21 = [f"{st}_{f}" for st in ("anon", "mru", "mru_ghost", "mfu", "mfu_ghost")
+              for f in ("size", "evictable_data", "evictable_metadata")]
+ARC_FIELDS_21 = (_ARC_COMMON_HEAD + [
+    "deleted", "mutex_miss", "access_skip", "evict_skip", "evict_not_enough", "evict_l2_cached",
+    "evict_l2_eligible", "evict_l2_eligible_mfu", "evict_l2_eligible_mru", "evict_l2_ineligible",
+    "evict_l2_skip", "hash_elements", "hash_elements_max", "hash_collisions", "hash_chains", "hash_chain_max",
+    "p", "c", "c_min", "c_max", "size", "compressed_size", "uncompressed_size", "overhead_size", "hdr_size",
+    "data_size", "metadata_size", "dbuf_size", "dnode_size", "bonus_size"] + _STATES_21 + _L2 + [
+    "memory_throttle_count", "memory_direct_count", "memory_indirect_count", "memory_all_bytes",
+    "memory_free_bytes", "memory_available_bytes", "arc_no_grow", "arc_tempreserve", "arc_loaned_bytes",
+    "arc_prune", "arc_meta_used", "arc_meta_limit", "arc_dnode_limit", "arc_meta_max", "arc_meta_min",
+    "async_upgrade_sync", "demand_hit_predictive_prefetch", "demand_hit_prescient_prefetch", "arc_need_free",
+    "arc_sys_free", "arc_raw_size", "cached_only_in_progress", "abd_chunk_waste_size"])
+_STATES_22 = [f"{st}_{f}" for st in ("anon", "mru", "mru_ghost", "mfu", "mfu_ghost", "uncached")
+              for f in ("size", "data", "metadata", "evictable_data", "evictable_metadata")]
+_STATES_22.remove("anon_size"); _STATES_22.insert(0, "anon_size")
+ARC_FIELDS_22 = ([
+    "hits", "iohits", "misses",
+    "demand_data_hits", "demand_data_iohits", "demand_data_misses",
+    "demand_metadata_hits", "demand_metadata_iohits", "demand_metadata_misses",
+    "prefetch_data_hits", "prefetch_data_iohits", "prefetch_data_misses",
+    "prefetch_metadata_hits", "prefetch_metadata_iohits", "prefetch_metadata_misses",
+    "mru_hits", "mru_ghost_hits", "mfu_hits", "mfu_ghost_hits", "uncached_hits",
+    "deleted", "mutex_miss", "access_skip", "evict_skip", "evict_not_enough", "evict_l2_cached",
+    "evict_l2_eligible", "evict_l2_eligible_mfu", "evict_l2_eligible_mru", "evict_l2_ineligible",
+    "evict_l2_skip", "hash_elements", "hash_elements_max", "hash_collisions", "hash_chains", "hash_chain_max",
+    "meta", "pd", "pm", "c", "c_min", "c_max", "size", "compressed_size", "uncompressed_size",
+    "overhead_size", "hdr_size", "data_size", "metadata_size", "dbuf_size", "dnode_size", "bonus_size"]
+    + _STATES_22 + _L2 + [
+    "memory_throttle_count", "memory_direct_count", "memory_indirect_count", "memory_all_bytes",
+    "memory_free_bytes", "memory_available_bytes", "arc_no_grow", "arc_tempreserve", "arc_loaned_bytes",
+    "arc_prune", "arc_meta_used", "arc_dnode_limit", "async_upgrade_sync", "predictive_prefetch",
+    "demand_hit_predictive_prefetch", "demand_iohit_predictive_prefetch", "prescient_prefetch",
+    "demand_hit_prescient_prefetch", "demand_iohit_prescient_prefetch", "arc_need_free", "arc_sys_free",
+    "arc_raw_size", "cached_only_in_progress", "abd_chunk_waste_size"])
+# illumos usr/src/uts/common/fs/zfs/arc.c (no iohits, no uncached, no l2 rebuild stats)
+ARC_FIELDS_ILLUMOS = (_ARC_COMMON_HEAD + [
+    "deleted", "mutex_miss", "access_skip", "evict_skip", "evict_not_enough", "evict_l2_cached",
+    "evict_l2_eligible", "evict_l2_ineligible", "evict_l2_skip", "hash_elements", "hash_elements_max",
+    "hash_collisions", "hash_chains", "hash_chain_max", "p", "c", "c_min", "c_max", "size",
+    "compressed_size", "uncompressed_size", "overhead_size", "hdr_size", "data_size", "metadata_size",
+    "other_size"] + _STATES_21 + _L2[:25] + [
+    "memory_throttle_count", "arc_meta_used", "arc_meta_limit", "arc_meta_max", "arc_meta_min",
+    "async_upgrade_sync", "demand_hit_predictive_prefetch", "demand_hit_prescient_prefetch"])
+
+# The values the tests check; every other field gets a deterministic filler.
+ARC_VALUES = {
+    "demand_data_hits": 48_602_473, "demand_data_misses": 5_014_995, "demand_data_iohits": 1_207,
+    "demand_metadata_hits": 7_086_083, "demand_metadata_misses": 156_591, "demand_metadata_iohits": 311,
+    "prefetch_data_hits": 367_047, "prefetch_data_misses": 974_529, "prefetch_data_iohits": 20_551,
+    "prefetch_metadata_hits": 1_970_835, "prefetch_metadata_misses": 61_775, "prefetch_metadata_iohits": 476,
+    "mru_hits": 12_345_678, "mfu_hits": 45_320_906, "mru_ghost_hits": 70_311, "mfu_ghost_hits": 4_016,
+    "uncached_hits": 0,
+    "size": 68_719_476_736, "c": 68_987_912_192, "c_min": 4_294_967_296, "c_max": 103_079_215_104,
+    "l2_hits": 9_607_113, "l2_misses": 3_393_022, "l2_size": 536_870_912_000, "l2_asize": 412_316_860_416,
+    "l2_read_bytes": 81_604_378_624, "l2_write_bytes": 611_401_908_224, "l2_feeds": 1_843_211,
+    "l2_writes_error": 2, "l2_cksum_bad": 7, "l2_io_error": 1,
+}
+
+
+def arc_values(fields: list[str]) -> dict[str, int]:
+    values: dict[str, int] = {}
+    for i, name in enumerate(fields):
+        values[name] = ARC_VALUES.get(name, (i * 7919 + 104729) % 1_000_003)
+    if "iohits" in values:
+        values["iohits"] = sum(values[f"{k}_iohits"] for k in
+                               ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata"))
+    values["hits"] = sum(values[f"{k}_hits"] for k in
+                         ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata"))
+    values["misses"] = sum(values[f"{k}_misses"] for k in
+                           ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata"))
+    return values
+
+
+def linux_arcstats_text(fields: list[str]) -> str:
+    values = arc_values(fields)
+    # kstat header: ks_kid ks_type ks_flags ks_ndata ks_data_size ks_crtime ks_snaptime
+    lines = [f"13 1 0x01 {len(fields)} {len(fields) * 272} 8402944205 632568437854307",
+             f"{'name':<31} {'type':<4} data"]
+    for name in fields:
+        kstat_type = 3 if name == "memory_available_bytes" else 4    # KSTAT_DATA_INT64 / UINT64
+        # SPL prints "%-31s %-4u " then the value: long names still get one separating space
+        lines.append(f"{name:<31} {kstat_type:<4} {values[name]}")
+    return "\n".join(lines) + "\n"
+
+
+def illumos_kstat_text() -> str:
+    values = arc_values(ARC_FIELDS_ILLUMOS)
+    rows = {name: str(v) for name, v in values.items()}
+    rows.update({"class": "misc", "crtime": "64.352843596", "snaptime": "8127345.778390471"})
+    return "".join(f"zfs:0:arcstats:{name}\t{rows[name]}\n" for name in sorted(rows))
+
+
+# ---------------------------------------------------------------- writers
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _link(link: Path, target: str) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, link)
+
+
+def _diskstat(major: int, minor: int, name: str, in_progress: int, seed: int) -> str:
+    rd, wr = 1000 + seed * 37, 2000 + seed * 53
+    stats = [rd, seed, rd * 16, rd // 2, wr, seed * 2, wr * 16, wr // 3, in_progress, (rd + wr) // 4,
+             (rd // 2 + wr // 3), 0, 0, 0, 0, seed * 10, seed]
+    return f"{major:4d} {minor:7d} {name} " + " ".join(str(v) for v in stats) + "\n"
+
+
+@dataclass
+class Fixture:
+    root: Path
+    procfs: Path
+    sysfs: Path
+    kstat_file: Path
+    config: Path
+
+
+def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "2.2",
+               with_proc: bool = True) -> Fixture:
+    root = Path(root)
+    sysfs, procfs = root / "sys", root / "proc"
+    diskstats: list[str] = []
+
+    for host, (can_queue, busy) in HOSTS.items():
+        hostdir = f"devices/pci0000:00/{PCI[host]}/host{host}"
+        _write(sysfs / hostdir / f"scsi_host/host{host}/can_queue", f"{can_queue}\n")
+        _write(sysfs / hostdir / f"scsi_host/host{host}/host_busy", f"{busy}\n")
+        _link(sysfs / f"class/scsi_host/host{host}", f"../../{hostdir}/scsi_host/host{host}")
+
+    for i, lun in enumerate(SCSI):
+        h, c, t, l = lun.hctl.split(":")
+        sdev = f"devices/pci0000:00/{PCI[int(h)]}/host{h}/rport-{h}:0-0/target{h}:{c}:{t}/{lun.hctl}"
+        d = sysfs / sdev
+        _write(d / "vendor", f"{lun.vendor:<8.8}\n")
+        _write(d / "model", f"{lun.model:<16.16}\n")
+        _write(d / "rev", "9800\n")
+        if lun.naa:
+            _write(d / "wwid", f"naa.{lun.naa}\n")
+        _write(d / "queue_depth", f"{lun.queue_depth}\n")
+        _write(d / "device_busy", f"{lun.device_busy}\n")
+        _write(d / "iorequest_cnt", f"0x{lun.iorequest_cnt:x}\n")
+        _write(d / "iodone_cnt", f"0x{lun.iodone_cnt:x}\n")
+        _write(d / "ioerr_cnt", f"0x{lun.ioerr_cnt:x}\n")
+        _write(d / "state", "running\n")
+        blk = d / "block" / lun.name
+        _write(blk / "dev", f"8:{lun.minor}\n")
+        _write(blk / "queue/nr_requests", f"{lun.nr_requests}\n")
+        _write(blk / "inflight", f"{0:8d} {lun.in_progress:8d}\n")
+        _link(blk / "device", f"../../../{lun.hctl}")
+        _link(sysfs / "block" / lun.name, f"../{sdev}/block/{lun.name}")
+        diskstats.append(_diskstat(8, lun.minor, lun.name, lun.in_progress, i + 1))
+        if lun.name == "sda":   # a partition: present in diskstats, not in /sys/block
+            diskstats.append(_diskstat(8, 1, "sda1", 0, 40))
+
+    for j, dm in enumerate(DMS):
+        d = sysfs / "devices/virtual/block" / dm.name
+        _write(d / "dm/name", f"{dm.dm_name}\n")
+        _write(d / "dm/uuid", f"{dm.uuid}\n")
+        _write(d / "dev", f"253:{dm.minor}\n")
+        _write(d / "inflight", f"{dm.inflight[0]:8d} {dm.inflight[1]:8d}\n")
+        _write(d / "queue/nr_requests", f"{dm.nr_requests}\n")
+        for s in dm.slaves:
+            lun = next(x for x in SCSI if x.name == s)
+            h, c, t, _ = lun.hctl.split(":")
+            _link(d / "slaves" / s, f"../../../../pci0000:00/{PCI[int(h)]}/host{h}/rport-{h}:0-0/"
+                                    f"target{h}:{c}:{t}/{lun.hctl}/block/{s}")
+        _link(sysfs / "block" / dm.name, f"../devices/virtual/block/{dm.name}")
+        diskstats.append(_diskstat(253, dm.minor, dm.name, dm.in_progress, 20 + j))
+
+    ctrl = "devices/pci0000:00/0000:00:04.0/nvme/nvme0"
+    _write(sysfs / ctrl / "model", f"{NVME['model']}\n")
+    _write(sysfs / ctrl / "serial", f"{NVME['serial']}\n")
+    _write(sysfs / ctrl / "firmware_rev", "GXA7601Q\n")
+    ns = sysfs / ctrl / NVME["name"]
+    _write(ns / "wwid", f"{NVME['wwid']}\n")
+    _write(ns / "inflight", f"{NVME['inflight'][0]:8d} {NVME['inflight'][1]:8d}\n")
+    _write(ns / "queue/nr_requests", f"{NVME['nr_requests']}\n")
+    _link(ns / "device", "../../nvme0")
+    _link(sysfs / "block" / NVME["name"], f"../{ctrl}/{NVME['name']}")
+    diskstats.append(_diskstat(NVME["major"], NVME["minor"], NVME["name"], NVME["in_progress"], 30))
+
+    for name, major, minor, infl, prog in SKIPPED:
+        d = sysfs / "devices/virtual/block" / name
+        _write(d / "inflight", f"{infl[0]:8d} {infl[1]:8d}\n")
+        _write(d / "queue/nr_requests", "128\n")
+        _link(sysfs / "block" / name, f"../devices/virtual/block/{name}")
+        diskstats.append(_diskstat(major, minor, name, prog, 0))
+
+    # /proc/diskstats is ordered by major, minor like the kernel's
+    diskstats.sort(key=lambda line: (int(line.split()[0]), int(line.split()[1])))
+    _write(procfs / "diskstats", "".join(diskstats))
+    _write(procfs / "sys/kernel/osrelease", kernel + "\n")
+    if arcstats == "2.2":
+        _write(procfs / "spl/kstat/zfs/arcstats", linux_arcstats_text(ARC_FIELDS_22))
+    elif arcstats == "2.1":
+        _write(procfs / "spl/kstat/zfs/arcstats", linux_arcstats_text(ARC_FIELDS_21))
+    kstat_file = root / "kstat_p.txt"
+    _write(kstat_file, illumos_kstat_text())
+    config = root / "dbhost-exporter.yml"
+    _write(config, ROLES_CONFIG)
+
+    if with_proc:
+        try:
+            fixtures_proc = importlib.import_module("fixtures_proc")
+        except ImportError:
+            fixtures_proc = None
+        if fixtures_proc is not None and hasattr(fixtures_proc, "build_proc_tree"):
+            fixtures_proc.build_proc_tree(procfs)
+    return Fixture(root, procfs, sysfs, kstat_file, config)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: make_fixtures.py DIR", file=sys.stderr)
+        sys.exit(2)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    fx = build_tree(Path(sys.argv[1]))
+    print(f"procfs={fx.procfs} sysfs={fx.sysfs} kstat_file={fx.kstat_file} config={fx.config}")
+
+
+def build_scale_tree(root: Path, n_paths: int = 1024, kernel: str = GOLDEN_KERNEL) -> Fixture:
+    """A big host: ``n_paths`` SCSI paths on 4 FC HBAs, two paths per LUN, one
+    dm-multipath map per LUN (n_paths/2 maps). Same file shapes as build_tree."""
+    root = Path(root)
+    sysfs, procfs = root / "sys", root / "proc"
+    diskstats: list[str] = []
+    hosts = range(10, 14)
+    for h in hosts:
+        hostdir = f"devices/pci0000:00/0000:00:0{h - 9}.0/0000:1{h - 10}:00.0/host{h}"
+        _write(sysfs / hostdir / f"scsi_host/host{h}/can_queue", "4096\n")
+        _write(sysfs / hostdir / f"scsi_host/host{h}/host_busy", f"{h}\n")
+        _link(sysfs / f"class/scsi_host/host{h}", f"../../{hostdir}/scsi_host/host{h}")
+    paths = []
+    for i in range(n_paths):
+        h = hosts[i % 4]
+        lun_no = i // 2
+        hctl = f"{h}:0:{i % 2}:{lun_no}"
+        name = "sd" + _sd_suffix(i)
+        sdev = (f"devices/pci0000:00/0000:00:0{h - 9}.0/0000:1{h - 10}:00.0/host{h}/rport-{h}:0-0/"
+                f"target{h}:0:{i % 2}/{hctl}")
+        d = sysfs / sdev
+        _write(d / "vendor", f"{'NETAPP':<8}\n")
+        _write(d / "model", f"{'LUN C-Mode':<16}\n")
+        _write(d / "wwid", f"naa.600a0980383030534{lun_no:015x}\n")
+        _write(d / "queue_depth", "32\n")
+        _write(d / "device_busy", f"{i % 33}\n")
+        for attr in ("iorequest_cnt", "iodone_cnt", "ioerr_cnt"):
+            _write(d / attr, f"0x{i * 977:x}\n")
+        blk = d / "block" / name
+        _write(blk / "queue/nr_requests", "256\n")
+        _write(blk / "inflight", f"{0:8d} {i % 40:8d}\n")
+        _link(blk / "device", f"../../../{hctl}")
+        _link(sysfs / "block" / name, f"../{sdev}/block/{name}")
+        diskstats.append(_diskstat(8 + (i * 16) // 256, (i * 16) % 256, name, i % 40, i % 50))
+        paths.append((name, sdev))
+    for m in range(n_paths // 2):
+        d = sysfs / "devices/virtual/block" / f"dm-{m}"
+        _write(d / "dm/name", f"lun{m:04d}\n")
+        _write(d / "dm/uuid", f"mpath-3600a0980383030534{m:015x}\n")
+        _write(d / "inflight", f"{0:8d} {m % 60:8d}\n")
+        _write(d / "queue/nr_requests", "256\n")
+        for name, sdev in paths[2 * m: 2 * m + 2]:
+            _link(d / "slaves" / name, f"../../../../{sdev[len('devices/'):]}/block/{name}")
+        _link(sysfs / "block" / f"dm-{m}", f"../devices/virtual/block/dm-{m}")
+        diskstats.append(_diskstat(253, m, f"dm-{m}", m % 60, m % 50))
+    _write(procfs / "diskstats", "".join(diskstats))
+    _write(procfs / "sys/kernel/osrelease", kernel + "\n")
+    _write(procfs / "spl/kstat/zfs/arcstats", linux_arcstats_text(ARC_FIELDS_22))
+    config = root / "dbhost-exporter.yml"
+    _write(config, "collectors: {process: false}\n")
+    kstat_file = root / "kstat_p.txt"
+    _write(kstat_file, illumos_kstat_text())
+    return Fixture(root, procfs, sysfs, kstat_file, config)
+
+
+def _sd_suffix(i: int) -> str:
+    """sd naming: a..z, aa..zz, aaa... (the kernel's sd_format_disk_name)."""
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(ord("a") + r) + s
+    return s

@@ -1,0 +1,305 @@
+"""Process collector on generated procfs trees: exact values, monotonic
+counters across thread/process exit and PID reuse, caching, series cap."""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+from collections import defaultdict
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from fixtures_proc import (ProcSpec, ThreadSpec, build_proc_tree, make_proc, proc_specs,  # noqa: E402
+                           remove_process, remove_thread, write_process)
+
+from dbhost_exporter.collectors.process import ProcessCollector  # noqa: E402
+
+TCK = os.sysconf("SC_CLK_TCK")
+LISTENER = [("listener", r"/bin/tnslsnr ")]
+
+
+def scrape(coll: ProcessCollector) -> dict[tuple, float]:
+    out = {}
+    for fam in coll.collect():
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def v(samples, name, sid, role, **extra):
+    labels = dict(sid=sid, role=role, **extra)
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+def expected_from_specs(specs: list[ProcSpec], extra: dict[int, tuple[str, str]] | None = None):
+    """Sums per group computed from the generator's ground truth."""
+    sums = defaultdict(lambda: defaultdict(int))
+    for sp in specs:
+        group = sp.group or (extra or {}).get(sp.pid)
+        if group is None:
+            continue
+        acc = sums[group]
+        acc["processes"] += 1
+        for t in sp.threads:
+            acc["threads"] += 1
+            acc["voluntary"] += t.voluntary
+            acc["involuntary"] += t.involuntary
+            acc["migrations"] += t.migrations
+            acc["utime"] += t.utime
+            acc["stime"] += t.stime
+    return sums
+
+
+def assert_group(samples, group, acc):
+    sid, role = group
+    assert v(samples, "dbhost_process_context_switches_total", sid, role, kind="voluntary") == acc["voluntary"]
+    assert v(samples, "dbhost_process_context_switches_total", sid, role, kind="involuntary") == acc["involuntary"]
+    assert v(samples, "dbhost_process_migrations_total", sid, role) == acc["migrations"]
+    assert v(samples, "dbhost_process_cpu_seconds_total", sid, role, mode="user") == pytest.approx(acc["utime"] / TCK)
+    assert v(samples, "dbhost_process_cpu_seconds_total", sid, role, mode="system") == pytest.approx(acc["stime"] / TCK)
+    assert v(samples, "dbhost_process_processes", sid, role) == acc["processes"]
+    assert v(samples, "dbhost_process_threads", sid, role) == acc["threads"]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "proc"
+    build_proc_tree(root)
+    return root
+
+
+def groups_in(samples):
+    return {(dict(l)["sid"], dict(l)["role"]) for (n, l) in samples if n == "dbhost_process_threads"}
+
+
+def test_exact_values_per_sid_and_role(tree):
+    specs = proc_specs()
+    listener_pid = next(s.pid for s in specs if s.argv and s.argv[0].endswith(b"/tnslsnr"))
+    coll = ProcessCollector(str(tree), LISTENER)
+    samples = scrape(coll)
+    exp = expected_from_specs(specs, {listener_pid: ("", "listener")})
+    assert groups_in(samples) == set(exp)
+    # the known layout of the fixture, independent of the generator's table
+    assert {g for g in exp if g[0] == "ORCL"} == {
+        ("ORCL", r) for r in ["pmon", "dbw0", "lgwr", "ckpt", "lg00", "lg01", "arc0", "arc1", "foreground"]}
+    assert ("PROD_EAST1", "lgwr") in exp
+    for group, acc in exp.items():
+        assert_group(samples, group, acc)
+    # ORCL foregrounds: 3 processes, one of them with 3 threads
+    assert v(samples, "dbhost_process_processes", "ORCL", "foreground") == 3
+    assert v(samples, "dbhost_process_threads", "ORCL", "foreground") == 5
+    # LGWR override in the generator: 30% involuntary (field notes R14 "before")
+    assert v(samples, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") == 300_000
+    assert samples[("dbhost_process_dropped_series_total", ())] == 0
+
+
+def test_non_oracle_processes_are_ignored_without_extra_groups(tree):
+    samples = scrape(ProcessCollector(str(tree)))
+    groups = groups_in(samples)
+    assert all(sid in {"ORCL", "DWH1", "PROD_EAST1"} for sid, _ in groups)
+    # comm "ora_lgwr_FAKE" with a python command line, asm_pmon_+ASM: not Oracle DB processes
+    assert not any(sid in {"FAKE", "+ASM"} for sid, _ in groups)
+
+
+def test_second_scrape_rereads_no_command_line_and_only_matching_threads(tree):
+    coll = ProcessCollector(str(tree), LISTENER)
+    first = scrape(coll)
+    specs = proc_specs()
+    assert coll.last_cmdlines_read == len(specs)
+    second = scrape(coll)
+    assert second == first
+    assert coll.last_cmdlines_read == 0
+    matching = [s for s in specs if s.group or s.argv[:1] and s.argv[0].endswith(b"/tnslsnr")]
+    others = [s for s in specs if s not in matching]
+    # per matching process: 1 stat per thread + 1 sched per thread; others: /proc/PID/stat only
+    assert coll.last_files_read == sum(2 * len(s.threads) for s in matching) + len(others)
+
+
+def test_cached_identity_is_not_reread(tree):
+    coll = ProcessCollector(str(tree))
+    scrape(coll)
+    # same PID, same start time and comm: the command line is trusted from the cache
+    (tree / "2107" / "cmdline").write_bytes(b"/bin/sleep\x00100\x00")
+    samples = scrape(coll)
+    assert coll.last_cmdlines_read == 0
+    assert v(samples, "dbhost_process_processes", "ORCL", "lgwr") == 1
+
+
+def test_thread_exit_keeps_totals(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    fg = next(s for s in proc_specs() if s.pid == 3002)
+    gone = fg.threads[2]
+    remove_thread(tree, 3002, gone.tid)
+    after = scrape(coll)
+    assert after[("dbhost_process_threads", (("role", "foreground"), ("sid", "ORCL")))] == 4
+    for kind in ("voluntary", "involuntary"):
+        assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind) == \
+            v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind)
+    assert v(after, "dbhost_process_migrations_total", "ORCL", "foreground") == \
+        v(before, "dbhost_process_migrations_total", "ORCL", "foreground")
+    # a surviving thread counts on: totals = exited + live
+    t0 = fg.threads[0]
+    bumped = ThreadSpec(**{**t0.__dict__, "involuntary": t0.involuntary + 250, "migrations": t0.migrations + 4})
+    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (bumped, fg.threads[1])}))
+    later = scrape(coll)
+    assert v(later, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="involuntary") == \
+        v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="involuntary") + 250
+    assert v(later, "dbhost_process_migrations_total", "ORCL", "foreground") == \
+        v(before, "dbhost_process_migrations_total", "ORCL", "foreground") + 4
+
+
+def test_process_exit_keeps_group_with_zero_processes(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    remove_process(tree, 2107)
+    after = scrape(coll)
+    assert v(after, "dbhost_process_processes", "ORCL", "lgwr") == 0
+    assert v(after, "dbhost_process_threads", "ORCL", "lgwr") == 0
+    for name, extra in [("dbhost_process_context_switches_total", {"kind": "involuntary"}),
+                        ("dbhost_process_migrations_total", {}),
+                        ("dbhost_process_cpu_seconds_total", {"mode": "user"})]:
+        assert v(after, name, "ORCL", "lgwr", **extra) == v(before, name, "ORCL", "lgwr", **extra)
+
+
+def test_pid_reuse_is_a_new_process(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    old = next(s for s in proc_specs() if s.pid == 3001)
+    remove_process(tree, 3001)
+    # PID 3001 comes back as a new LGWR of DWH1 (later start time, small counters)
+    new = make_proc(50, 3001, (b"ora_lgwr_DWH1",), b"ora_lgwr_DWH1", ("DWH1", "lgwr"),
+                    starttime=old.starttime + 100_000)
+    write_process(tree, new)
+    after = scrape(coll)
+    assert coll.last_cmdlines_read == 1
+    t = new.threads[0]
+    assert v(after, "dbhost_process_processes", "ORCL", "foreground") == 2
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="voluntary") == \
+        v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="voluntary")
+    assert v(after, "dbhost_process_processes", "DWH1", "lgwr") == 2
+    assert v(after, "dbhost_process_context_switches_total", "DWH1", "lgwr", kind="voluntary") == \
+        v(before, "dbhost_process_context_switches_total", "DWH1", "lgwr", kind="voluntary") + t.voluntary
+
+
+def test_pid_reuse_with_same_group_and_lower_counters_does_not_go_backwards(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    old = next(s for s in proc_specs() if s.pid == 2105)   # ORCL dbw0, one thread
+    remove_process(tree, 2105)
+    t = ThreadSpec(tid=2105, starttime=old.starttime + 500, utime=3, stime=1, voluntary=10,
+                   involuntary=2, migrations=1)
+    write_process(tree, ProcSpec(pid=2105, argv=old.argv, comm=old.comm, threads=(t,), group=old.group))
+    after = scrape(coll)
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "dbw0", kind="voluntary") == \
+        old.threads[0].voluntary + 10
+    assert v(after, "dbhost_process_migrations_total", "ORCL", "dbw0") == old.threads[0].migrations + 1
+    assert v(after, "dbhost_process_cpu_seconds_total", "ORCL", "dbw0", mode="user") == \
+        pytest.approx((old.threads[0].utime + 3) / TCK)
+    assert v(after, "dbhost_process_processes", "ORCL", "dbw0") == 1
+    assert v(before, "dbhost_process_processes", "ORCL", "dbw0") == 1
+
+
+def test_non_matching_pid_reused_by_oracle_process_is_found(tree):
+    coll = ProcessCollector(str(tree))
+    scrape(coll)
+    remove_process(tree, 813)  # sshd listener
+    new = make_proc(60, 813, (b"ora_smon_ORCL",), b"ora_smon_ORCL", ("ORCL", "smon"), starttime=99_999)
+    write_process(tree, new)
+    after = scrape(coll)
+    assert v(after, "dbhost_process_processes", "ORCL", "smon") == 1
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "smon", kind="involuntary") == \
+        new.threads[0].involuntary
+
+
+def test_exec_in_place_is_reidentified(tree):
+    """Same PID and start time, new comm (exec): the command line is read again."""
+    coll = ProcessCollector(str(tree))
+    scrape(coll)
+    old = next(s for s in proc_specs() if s.pid == 813)
+    new = make_proc(61, 813, (b"oracleORCL (LOCAL=NO)",), b"oracle_813_orcl", ("ORCL", "foreground"),
+                    starttime=old.starttime)
+    remove_process(tree, 813)
+    write_process(tree, new)
+    after = scrape(coll)
+    assert coll.last_cmdlines_read == 1
+    assert v(after, "dbhost_process_processes", "ORCL", "foreground") == 4
+
+
+def test_decreasing_counter_for_same_thread_key_never_goes_backwards(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    sp = next(s for s in proc_specs() if s.pid == 4107)  # DWH1 lgwr
+    t = sp.threads[0]
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (ThreadSpec(**{**t.__dict__, "voluntary": 5}),)}))
+    after = scrape(coll)
+    assert v(after, "dbhost_process_context_switches_total", "DWH1", "lgwr", kind="voluntary") == t.voluntary + 5
+    assert v(after, "dbhost_process_context_switches_total", "DWH1", "lgwr", kind="voluntary") >= \
+        v(before, "dbhost_process_context_switches_total", "DWH1", "lgwr", kind="voluntary")
+
+
+def test_without_sched_file_switches_come_from_status(tmp_path):
+    """Kernels built without CONFIG_SCHED_DEBUG have no task/TID/sched."""
+    sp = make_proc(0, 700, (b"ora_lgwr_NOSD",), b"ora_lgwr_NOSD", ("NOSD", "lgwr"), nthreads=2, tid_base=750)
+    write_process(tmp_path, sp, with_sched=False)
+    samples = scrape(ProcessCollector(str(tmp_path)))
+    assert v(samples, "dbhost_process_context_switches_total", "NOSD", "lgwr", kind="voluntary") == \
+        sum(t.voluntary for t in sp.threads)
+    assert v(samples, "dbhost_process_context_switches_total", "NOSD", "lgwr", kind="involuntary") == \
+        sum(t.involuntary for t in sp.threads)
+    assert v(samples, "dbhost_process_migrations_total", "NOSD", "lgwr") == 0
+    assert v(samples, "dbhost_process_threads", "NOSD", "lgwr") == 2
+
+
+def test_series_cap_counts_dropped_and_keeps_exported_groups_stable(tree):
+    coll = ProcessCollector(str(tree), max_series=7 * 3)
+    s1 = scrape(coll)
+    all_groups = len(expected_from_specs(proc_specs()))
+    kept = groups_in(s1)
+    assert len(kept) == 3
+    assert s1[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * 7
+    # a new group sorting before all others does not evict the exported ones
+    write_process(tree, make_proc(70, 7001, (b"ora_pmon_AAA",), b"ora_pmon_AAA", ("AAA", "pmon")))
+    s2 = scrape(coll)
+    assert groups_in(s2) == kept
+    assert s2[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * 7 + (all_groups + 1 - 3) * 7
+    assert sum(1 for (n, _) in s2 if n != "dbhost_process_dropped_series_total") == 21
+
+
+@pytest.mark.parametrize("cmdline,expected", [
+    (b"ora_lgwr_ORCL\x00", ("ORCL", "lgwr")),
+    (b"ora_lg00_ORCL\x00", ("ORCL", "lg00")),
+    (b"ora_dbw0_DB_TEST_2\x00", ("DB_TEST_2", "dbw0")),     # SID with underscores
+    (b"ora_j000_ORCL\x00", ("ORCL", "j000")),
+    (b"ora_LGWR_ORCL\x00", ("ORCL", "lgwr")),               # role lower-cased
+    (b"ora_pmon_orcl" + b" " * 40 + b"\x00", ("orcl", "pmon")),  # padded argv area
+    (b"oracleORCL (LOCAL=NO)\x00", ("ORCL", "foreground")),
+    (b"oracleORCL (DESCRIPTION=(LOCAL=YES)(ADDRESS=(PROTOCOL=beq)))\x00", ("ORCL", "foreground")),
+    (b"oracleORCL\x00(LOCAL=NO)\x00", ("ORCL", "foreground")),  # argv not rewritten into one string
+    (b"oracleDWH1\x00", ("DWH1", "foreground")),
+    (b"oracle\x00", None),
+    (b"oracle-exporter\x00--once\x00", None),
+    (b"/u01/app/oracle/product/19c/bin/oracle\x00", None),
+    (b"asm_pmon_+ASM\x00", None),
+    (b"ora_backup_PROD.sh\x00", None),
+    (b"/bin/bash\x00ora_lgwr_ORCL\x00", None),              # an argument, not the program name
+    (b"", None),                                             # kernel thread
+    (b"ora_lgwr_\xff\xfe\x00", None),                        # non-UTF-8 SID
+])
+def test_classification(cmdline, expected):
+    from dbhost_exporter.collectors.process import command_line
+    assert ProcessCollector("/nonexistent").classify(command_line(cmdline)) == expected
+
+
+def test_extra_groups_first_match_wins_and_oracle_patterns_win():
+    coll = ProcessCollector("/nonexistent", [("listener", r"tnslsnr"), ("any_oracle_home", r"^/u01/"),
+                                             ("lgwr_lookalike", r"lgwr")])
+    assert coll.classify("/u01/app/oracle/bin/tnslsnr LISTENER -inherit") == ("", "listener")
+    assert coll.classify("/u01/app/oracle/bin/emagent") == ("", "any_oracle_home")
+    assert coll.classify("ora_lgwr_ORCL") == ("ORCL", "lgwr")
+
+
+def test_invalid_extra_group_regex_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"extra group 'bad': invalid regex '\('"):
+        ProcessCollector("/proc", [("bad", "(")])

@@ -1,0 +1,209 @@
+"""wait_events collector: per-event counters and latency histograms, with exact values."""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_collectors_gen import WAIT_CLASSES, OracleSim, collect, samples, value  # noqa: E402
+
+from oracle_exporter.collectors import DEFAULT_HISTOGRAM_EVENTS  # noqa: E402
+from oracle_exporter.snapshot import Snapshot  # noqa: E402
+
+FIELD_NOTES = Path("/work/shared/field-notes.md")
+
+
+def field_note_vectors() -> list[tuple[str, str, float, float]]:
+    """(id, event, waits/s, avg seconds) for every 'rate @ avg' cell of the R1..R7 wait table."""
+    out = []
+    for line in FIELD_NOTES.read_text().splitlines():
+        m = re.match(r"\|\s*(R\d+)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|", line)
+        if not m:
+            continue
+        rid, event = m.group(1), m.group(2)
+        if "/" in event:          # "latch: redo allocation / latch: redo writing"
+            continue
+        cells = [(col, re.fullmatch(r"([\d.]+)/s @ ([\d.]+) ms", cell))
+                 for col, cell in (("before", m.group(3)), ("after", m.group(4)))]
+        if not any(c for _, c in cells):
+            continue              # statistics rows (R8..R12), not wait events
+        if event not in WAIT_CLASSES:  # "log file sequential read (ARCH reading redo)": a comment in parentheses
+            event = re.sub(r"\s*\([^)]*\)$", "", event)
+        assert event in WAIT_CLASSES, event
+        for col, cell in (("before", m.group(3)), ("after", m.group(4))):
+            c = re.fullmatch(r"([\d.]+)/s @ ([\d.]+) ms", cell)
+            if c:
+                out.append((f"{rid}-{col}", event, float(c.group(1)), float(c.group(2)) / 1000))
+    return out
+
+
+VECTORS = field_note_vectors()
+
+
+def rate(a: float, b: float, seconds: float) -> float:
+    return (b - a) / seconds
+
+
+def test_field_note_vectors_were_found():
+    ids = {v[0] for v in VECTORS}
+    assert {"R1-before", "R1-after", "R2-before", "R2-after", "R6-before", "R7-after"} <= ids
+
+
+@pytest.mark.parametrize("rid,event,per_sec,avg", VECTORS, ids=[v[0] for v in VECTORS])
+def test_rate_time_over_rate_waits_is_the_average_wait(rid, event, per_sec, avg):
+    sim = OracleSim()
+    sim.advance(60, events={event: (per_sec, avg)})
+    first = collect(sim.snapshot(), names=["wait_events"])
+    sim.advance(60, events={event: (per_sec, avg)})
+    second = collect(sim.snapshot(), names=["wait_events"])
+    labels = dict(inst_id="1", event=event, wait_class=WAIT_CLASSES[event])
+    waits = rate(value(first, "oracle_wait_event_waits_total", **labels),
+                 value(second, "oracle_wait_event_waits_total", **labels), 60)
+    time = rate(value(first, "oracle_wait_event_time_seconds_total", **labels),
+                value(second, "oracle_wait_event_time_seconds_total", **labels), 60)
+    assert waits == pytest.approx(round(per_sec * 60) / 60, rel=1e-12)
+    # integer microseconds per interval: exact to 1 us over the interval
+    assert time / waits == pytest.approx(avg, abs=1e-6 / (per_sec * 60))
+
+
+def test_r1_before_exact_values():
+    sim = OracleSim()
+    sim.advance(60, events={"log file parallel write": (74, 0.0118)})
+    a = collect(sim.snapshot(), names=["wait_events"])
+    sim.advance(60, events={"log file parallel write": (74, 0.0118)})
+    b = collect(sim.snapshot(), names=["wait_events"])
+    lbl = dict(inst_id="1", event="log file parallel write", wait_class="System I/O")
+    dw = value(b, "oracle_wait_event_waits_total", **lbl) - value(a, "oracle_wait_event_waits_total", **lbl)
+    dt = value(b, "oracle_wait_event_time_seconds_total", **lbl) - value(a, "oracle_wait_event_time_seconds_total", **lbl)
+    assert dw == 4440
+    assert dw / 60 == 74
+    assert dt == pytest.approx(52.392, abs=1e-9)
+    assert (dt / 60) / (dw / 60) == pytest.approx(0.0118, abs=1e-12)
+
+
+def hist_series(families, event, inst="1"):
+    s = samples(families)
+    buckets = sorted(((float(dict(k)["le"]), v) for (n, k), v in s.items()
+                      if n == "oracle_wait_event_latency_seconds_bucket"
+                      and dict(k)["event"] == event and dict(k)["inst_id"] == inst))
+    count = s[("oracle_wait_event_latency_seconds_count", (("event", event), ("inst_id", inst)))]
+    total = s[("oracle_wait_event_latency_seconds_sum", (("event", event), ("inst_id", inst)))]
+    return buckets, count, total
+
+
+@pytest.mark.parametrize("micro", [True, False], ids=["micro", "milli"])
+def test_histogram_is_cumulative_in_seconds_and_inf_equals_count(micro):
+    sim = OracleSim(micro_histogram=micro)
+    sim.advance(60, events={"log file sync": (72, 0.02645), "log file parallel write": (74, 0.0118)})
+    snap = sim.snapshot()
+    fams = collect(snap, names=["wait_events"])
+    durations = sim.instances[0].durations["log file sync"]
+    buckets, count, total = hist_series(fams, "log file sync")
+    les = [le for le, _ in buckets]
+    assert les[-1] == math.inf
+    unit = 1e-6 if micro else 1e-3
+    top = 32 if micro else 22
+    assert les[:-1] == [2 ** k * unit for k in range(0, top + 1)]       # fixed ladder, seconds
+    counts = [c for _, c in buckets]
+    assert counts == sorted(counts)                                     # cumulative
+    assert counts[-1] == count == len(durations) == 72 * 60             # +Inf == _count == waits
+    assert sum(r["WAIT_COUNT"] for r in snap.rows("GV$EVENT_HISTOGRAM_MICRO" if micro else "GV$EVENT_HISTOGRAM")
+               if r["EVENT"] == "log file sync") == count
+    for le, c in buckets[:-1]:                                          # independent count of the raw waits
+        assert c == sum(1 for d in durations if d < le * (1 + 1e-12)), le
+    assert total == pytest.approx(72 * 60 * 0.02645, abs=1e-6)           # _sum = TIME_WAITED_MICRO/1e6
+    assert total / count == pytest.approx(0.02645, abs=1e-9)
+
+
+def test_micro_histogram_has_finer_buckets_than_milli():
+    def partial_buckets(micro):
+        sim = OracleSim(micro_histogram=micro, seed=3)
+        sim.advance(60, events={"log file parallel write": (845, 0.00055)})
+        buckets, count, _ = hist_series(collect(sim.snapshot(), names=["wait_events"]), "log file parallel write")
+        return [le for le, c in buckets if 0 < c < count]
+    micro, milli = partial_buckets(True), partial_buckets(False)
+    # 0.55 ms waits: the 1 ms bucket already holds nearly all of them in the milli view
+    assert len(micro) >= 5 and all(le < 0.01 for le in micro)
+    assert len(milli) <= 3
+    assert min(micro) < 0.001 <= min(milli)
+
+
+def test_ladder_is_stable_when_new_buckets_fill():
+    sim = OracleSim()
+    sim.advance(15, events={"log buffer space": (3.5, 0.0286)})
+    a, _, _ = hist_series(collect(sim.snapshot(), names=["wait_events"]), "log buffer space")
+    sim.advance(15, events={"log buffer space": (1, 4.0)})        # waits of seconds: new Oracle rows
+    b, _, _ = hist_series(collect(sim.snapshot(), names=["wait_events"]), "log buffer space")
+    assert [le for le, _ in a] == [le for le, _ in b]
+    assert all(cb >= ca for (_, ca), (_, cb) in zip(a, b))      # counters never go down
+
+
+def test_histograms_only_for_configured_events():
+    sim = OracleSim()
+    sim.advance(60, events={"log file sync": (10, 0.002), "db file sequential read": (100, 0.01)})
+    snap = sim.snapshot()
+    default = {dict(k)["event"] for (n, k) in samples(collect(snap, names=["wait_events"]))
+               if n.startswith("oracle_wait_event_latency_seconds")}
+    assert default == {"log file sync", "db file sequential read"}
+    assert {"log file sync", "db file sequential read"} <= set(DEFAULT_HISTOGRAM_EVENTS)
+    only = {dict(k)["event"] for (n, k) in samples(collect(snap, SimpleNamespace(histogram_events=["log file sync"],
+                                                                                  latches=[]), names=["wait_events"]))
+            if n.startswith("oracle_wait_event_latency_seconds")}
+    assert only == {"log file sync"}
+    # the per-event counters cover every event regardless of the list
+    assert value(collect(snap, SimpleNamespace(histogram_events=[]), names=["wait_events"]),
+                 "oracle_wait_event_waits_total", inst_id="1", event="db file sequential read",
+                 wait_class="User I/O") == 100 * 60
+
+
+def test_rac_instances_are_separate_series():
+    sim = OracleSim([(1, "ODS1", "h1", 1), (2, "ODS2", "h2", 2)])
+    sim.advance(60, events={"log file sync": (72, 0.02645)}, inst_ids=[1])
+    sim.advance(0, events={"log file sync": (0, 0.0)}, inst_ids=[2])
+    sim.advance(60, events={"log file sync": (519, 0.00213)}, inst_ids=[2])
+    fams = collect(sim.snapshot(), names=["wait_events"])
+    assert value(fams, "oracle_wait_event_waits_total", inst_id="1", event="log file sync", wait_class="Commit") == 4320
+    assert value(fams, "oracle_wait_event_waits_total", inst_id="2", event="log file sync",
+                 wait_class="Commit") == 31140
+    _, c1, _ = hist_series(fams, "log file sync", "1")
+    _, c2, _ = hist_series(fams, "log file sync", "2")
+    assert (c1, c2) == (4320, 31140)
+
+
+def test_nulls_and_missing_views():
+    snap = Snapshot.from_obj({"time": "t", "database": "d", "views": {
+        "GV$SYSTEM_EVENT": [
+            {"INST_ID": 1, "EVENT": "log file sync", "WAIT_CLASS": "Commit", "TOTAL_WAITS": 10,
+             "TOTAL_TIMEOUTS": None, "TIME_WAITED_MICRO": None},
+            {"INST_ID": None, "EVENT": "log file sync", "WAIT_CLASS": "Commit", "TOTAL_WAITS": 5,
+             "TOTAL_TIMEOUTS": 0, "TIME_WAITED_MICRO": 5},
+            {"INST_ID": 1, "EVENT": "db file sequential read", "WAIT_CLASS": "User I/O", "TOTAL_WAITS": 3.0,
+             "TOTAL_TIMEOUTS": 0, "TIME_WAITED_MICRO": 30000.0}],
+        "GV$EVENT_HISTOGRAM_MICRO": [
+            {"INST_ID": 1, "EVENT": "log file sync", "WAIT_TIME_MICRO": 1024, "WAIT_COUNT": 10},
+            {"INST_ID": 1, "EVENT": "db file sequential read", "WAIT_TIME_MICRO": 16384, "WAIT_COUNT": 3},
+            {"INST_ID": 1, "EVENT": "db file sequential read", "WAIT_TIME_MICRO": None, "WAIT_COUNT": 9}]}})
+    s = samples(collect(snap, names=["wait_events"]))
+    names = {n for n, _ in s}
+    assert s[("oracle_wait_event_waits_total",
+              (("event", "log file sync"), ("inst_id", "1"), ("wait_class", "Commit")))] == 10
+    # NULL time: no time series and no histogram (a histogram needs _sum) for that event
+    assert not any(n == "oracle_wait_event_time_seconds_total" and dict(k)["event"] == "log file sync" for n, k in s)
+    assert not any(n.startswith("oracle_wait_event_latency") and dict(k)["event"] == "log file sync" for n, k in s)
+    assert s[("oracle_wait_event_latency_seconds_count", (("event", "db file sequential read"), ("inst_id", "1")))] == 3
+    assert s[("oracle_wait_event_latency_seconds_bucket",
+              (("event", "db file sequential read"), ("inst_id", "1"), ("le", "0.008192")))] == 0
+    assert s[("oracle_wait_event_latency_seconds_bucket",
+              (("event", "db file sequential read"), ("inst_id", "1"), ("le", "0.016384")))] == 3
+    assert "oracle_wait_event_timeouts_total" in names
+    # histogram view absent: counters only
+    only_events = Snapshot.from_obj({"time": "t", "database": "d",
+                                     "views": {"GV$SYSTEM_EVENT": snap.views["GV$SYSTEM_EVENT"]}})
+    assert not any(n.startswith("oracle_wait_event_latency") for n, _ in samples(collect(only_events,
+                                                                                         names=["wait_events"])))
+    assert list(collect(Snapshot.from_obj({"time": "t", "database": "d", "views": {}}), names=["wait_events"])) == []

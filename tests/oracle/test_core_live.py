@@ -1,0 +1,241 @@
+"""Live source logic without a database: a fake *connection/cursor* object stands in
+for the session (the driver itself is not mocked: the connect-refused test uses the
+real python-oracledb thin driver against a closed local port)."""
+from __future__ import annotations
+
+import datetime as dt
+import time
+from decimal import Decimal
+
+import oracledb
+import pytest
+
+from oracle_exporter.config import DatabaseConfig, Settings
+from oracle_exporter.queries import build_queries
+from oracle_exporter.sources import is_failed
+from oracle_exporter.sources.live import MODULE, Backoff, LiveSource, error_text
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeCursor:
+    def __init__(self, conn):
+        self.conn = conn
+        self.description = None
+        self._rows = []
+        self.arraysize = 100
+
+    def execute(self, sql, binds):
+        self.conn.executed.append(sql)
+        view = sql.split(" FROM ")[1].split()[0]
+        if self.conn.dead:
+            raise oracledb.DatabaseError("DPY-4011: the database or network closed the connection")
+        if view in self.conn.fail:
+            raise oracledb.DatabaseError(self.conn.fail[view])
+        cols = [c.strip() for c in sql[len("SELECT "):sql.index(" FROM ")].split(",")]
+        self.description = [(c, None, None, None, None, None, None) for c in cols]
+        self._rows = self.conn.rows.get(view, [])
+        self.conn.binds[view] = binds
+
+    def fetchall(self):
+        return self._rows
+
+    def close(self):
+        pass
+
+
+class FakeConnection:
+    def __init__(self, fail=None, rows=None):
+        self.fail = dict(fail or {})
+        self.rows = rows or {}
+        self.executed: list[str] = []
+        self.binds: dict[str, dict] = {}
+        self.dead = False
+        self.closed = False
+        self.module = self.action = self.client_identifier = None
+        self.call_timeout = 0
+
+    def cursor(self):
+        return FakeCursor(self)
+
+    def is_healthy(self):
+        return not self.dead
+
+    def close(self):
+        self.closed = True
+
+
+def make(conns, clock=None, **kw):
+    """LiveSource whose connect() hands out the given fake connections (or raises)."""
+    attempts = []
+
+    def connect(db, timeout):
+        attempts.append(timeout)
+        item = conns.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    db = DatabaseConfig("prod1", dsn="h:1521/S", user="mon", password="pw", timeout_seconds=4)
+    src = LiveSource(db, Settings(), connect=connect, clock=clock or FakeClock(), connect_timeout=2.5, **kw)
+    return src, attempts
+
+
+def test_one_session_reused_and_tagged_for_gv_session():
+    conn = FakeConnection()
+    src, attempts = make([conn])
+    for _ in range(3):
+        snap = src.fetch()
+        assert not is_failed(snap) and snap.errors == {}
+    assert attempts == [2.5]  # one logon for three fetches, with the connect timeout
+    assert (conn.module, conn.action, conn.client_identifier) == (MODULE, "scrape", "oracle-exporter:prod1")
+    assert conn.call_timeout == 4000  # milliseconds
+    queries = build_queries(Settings().histogram_events, True)
+    assert conn.executed == [q.sql for q in queries.values()] * 3
+    assert set(snap.views) == set(queries)
+
+
+def test_failing_view_is_isolated_and_micro_histogram_falls_back_once():
+    conn = FakeConnection(fail={"GV$LATCH": "ORA-00942: table or view does not exist",
+                                "GV$PROCESS": "ORA-00904: \"PGA_MAX_MEM\": invalid identifier",
+                                "GV$EVENT_HISTOGRAM_MICRO": "ORA-00942: table or view does not exist"},
+                          rows={"GV$EVENT_HISTOGRAM": [(1, "log file sync", 8, 120)]})
+    src, _ = make([conn])
+    snap = src.fetch()
+    assert not is_failed(snap)
+    assert snap.errors == {"GV$LATCH": "ORA-00942: table or view does not exist",
+                           "GV$PROCESS": "ORA-00904: \"PGA_MAX_MEM\": invalid identifier"}
+    assert "GV$EVENT_HISTOGRAM_MICRO" not in snap.views
+    assert snap.views["GV$EVENT_HISTOGRAM"] == [
+        {"INST_ID": 1, "EVENT": "log file sync", "WAIT_TIME_MILLI": 8, "WAIT_COUNT": 120}]
+    assert "GV$SYSSTAT" in snap.views and "GV$LOG" in snap.views
+    assert src.use_micro_histogram is False
+    conn.executed.clear()
+    src.fetch()  # remembered: the micro view is not tried again
+    assert not any("GV$EVENT_HISTOGRAM_MICRO" in sql for sql in conn.executed)
+    assert sum("FROM GV$EVENT_HISTOGRAM WHERE" in sql for sql in conn.executed) == 1
+    assert conn.binds["GV$EVENT_HISTOGRAM"] == {f"e{i}": e for i, e in enumerate(Settings().histogram_events)}
+
+
+def test_values_normalised_like_a_recording():
+    conn = FakeConnection(rows={"GV$INSTANCE": [(1, 1, "PROD1", "dbhost1", "19.0.0.0.0",
+                                                 dt.datetime(2024, 3, 1, 6, 30, 5), "OPEN", 1)],
+                                "GV$SYSSTAT": [(1, "redo size", Decimal("123456789012")),
+                                               (1, "redo write time", Decimal("12.5")),
+                                               (1, "user commits", None)]})
+    src, _ = make([conn])
+    snap = src.fetch()
+    assert snap.views["GV$INSTANCE"] == [{"INST_ID": 1, "INSTANCE_NUMBER": 1, "INSTANCE_NAME": "PROD1",
+                                          "HOST_NAME": "dbhost1", "VERSION": "19.0.0.0.0",
+                                          "STARTUP_TIME": "2024-03-01T06:30:05", "STATUS": "OPEN", "THREAD#": 1}]
+    values = [r["VALUE"] for r in snap.views["GV$SYSSTAT"]]
+    assert values == [123456789012, 12.5, None] and type(values[0]) is int
+
+
+def test_backoff_doubles_to_cap_and_resets_after_success():
+    clock = FakeClock()
+    refused = oracledb.OperationalError("DPY-6005: cannot connect to database (CONNECTION_ID=abc).\n"
+                                        "[Errno 111] Connection refused")
+    good = FakeConnection()
+    src, attempts = make([refused] * 8 + [good], clock=clock, backoff_initial=1.0, backoff_cap=60.0)
+    snap = src.fetch()
+    assert snap.errors == {"*": "connect failed: DPY-6005: cannot connect to database.; [Errno 111] Connection refused"}
+    delays = [src.backoff.retry_at - clock.now]
+    for _ in range(7):
+        before = len(attempts)
+        clock.now = src.backoff.retry_at - 0.01
+        fast = src.fetch()  # still in backoff: failed snapshot at once, no connect attempt
+        assert is_failed(fast) and "reconnect backoff, next attempt in 0.0 s" in fast.errors["*"]
+        assert len(attempts) == before
+        clock.now = src.backoff.retry_at
+        assert is_failed(src.fetch()) and len(attempts) == before + 1
+        delays.append(src.backoff.retry_at - clock.now)
+    assert delays == [1, 2, 4, 8, 16, 32, 60, 60]
+    clock.now = src.backoff.retry_at
+    assert not is_failed(src.fetch())
+    assert src.backoff.failures == 0 and src.backoff.ready()
+
+
+def test_lost_session_is_dropped_and_reopened_after_backoff():
+    clock = FakeClock()
+    first, second = FakeConnection(), FakeConnection()
+    src, attempts = make([first, second], clock=clock)
+    assert not is_failed(src.fetch())
+    first.dead = True
+    snap = src.fetch()
+    assert snap.errors == {"*": "session lost while reading GV$SYSTEM_EVENT: "
+                                "DPY-4011: the database or network closed the connection"}
+    assert first.closed
+    assert is_failed(src.fetch()) and len(attempts) == 1  # backoff: no reconnect yet
+    clock.now += 1.0
+    snap = src.fetch()
+    assert not is_failed(snap) and len(attempts) == 2
+    assert second.client_identifier == "oracle-exporter:prod1"
+
+
+def test_backoff_class_sequence():
+    clock = FakeClock()
+    b = Backoff(0.5, 5.0, clock)
+    assert [b.failed() for _ in range(6)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+    assert not b.ready() and b.remaining() == 5.0
+    clock.now += 5.0
+    assert b.ready()
+
+
+def test_error_text_drops_connection_id_and_help():
+    exc = oracledb.DatabaseError("DPY-6005: cannot connect to database (CONNECTION_ID=x+y==).\n"
+                                 "DPY-4011: the database or network closed the connection\n"
+                                 "Help: https://python-oracledb.readthedocs.io/x")
+    assert error_text(exc) == ("DPY-6005: cannot connect to database.; "
+                               "DPY-4011: the database or network closed the connection")
+
+
+def test_real_driver_connection_refused_gives_failed_snapshot_fast(core):
+    port = core.free_port()  # nothing listens there
+    db = DatabaseConfig("down", dsn=f"127.0.0.1:{port}/ORCL", user="mon", password="pw")
+    src = LiveSource(db, Settings(), connect_timeout=2.0)
+    t0 = time.monotonic()
+    snap = src.fetch()
+    assert time.monotonic() - t0 < 2.0
+    assert snap.views == {}
+    assert snap.errors["*"].startswith("connect failed: DPY-6005: cannot connect to database")
+    assert "Connection refused" in snap.errors["*"]
+    again = src.fetch()  # in backoff: answered without touching the network
+    assert "reconnect backoff" in again.errors["*"]
+    src.close()
+
+
+def test_call_timeout_stops_the_fetch_and_backs_off():
+    clock = FakeClock()
+    conn = FakeConnection(fail={"GV$SYSSTAT": "DPY-4024: call timeout of 4000 ms exceeded"})
+    src, attempts = make([conn, FakeConnection()], clock=clock)
+    snap = src.fetch()
+    assert snap.views == {}
+    assert snap.errors == {"*": "call timeout (4 s) reading GV$SYSSTAT: DPY-4024: call timeout of 4000 ms exceeded"}
+    # the views after GV$SYSSTAT were not tried: one timeout, not one per view
+    assert conn.executed[-1].startswith("SELECT INST_ID, NAME, VALUE FROM GV$SYSSTAT")
+    assert conn.closed and len(attempts) == 1
+    clock.now += 1.0
+    assert not is_failed(src.fetch()) and len(attempts) == 2
+
+
+def test_real_driver_hung_listener_gives_up_within_budget(blackhole_listener):
+    """python-oracledb's connect() waits for ever on a listener that accepts and never
+    answers; the live source abandons the attempt after connect + call timeout."""
+    db = DatabaseConfig("hung", dsn=f"127.0.0.1:{blackhole_listener}/ORCL", user="mon", password="pw",
+                        timeout_seconds=0.5)
+    src = LiveSource(db, Settings(), connect_timeout=0.3)
+    t0 = time.monotonic()
+    snap = src.fetch()
+    elapsed = time.monotonic() - t0
+    assert 0.7 <= elapsed < 1.5, elapsed
+    assert snap.errors == {"*": "connect failed: no answer from the database within 0.8 s (listener accepted "
+                                "the connection but the logon did not complete)"}
+    assert src.backoff.failures == 1
+    src.close()
