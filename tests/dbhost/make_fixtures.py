@@ -94,7 +94,7 @@ SKIPPED = [("loop0", 7, 0, (0, 0), 0), ("zram0", 252, 0, (0, 0), 0)]   # name, m
 
 ROLES_CONFIG = """\
 max_series: 10000
-collectors: {lun: true, zfs: true, process: false}
+collectors: {lun: true, zfs: true, process: true}
 lun:
   default_role: other
   roles:

@@ -31,7 +31,7 @@ def normalize(text: str) -> str:
 
 
 def exposition(root: Path) -> str:
-    fx = make_fixtures.build_tree(root, with_proc=False)
+    fx = make_fixtures.build_tree(root, with_proc=True)
     proc = run_once("--path.procfs", str(fx.procfs), "--path.sysfs", str(fx.sysfs),
                     "--config.file", str(fx.config))
     assert proc.returncode == 0, proc.stderr
