@@ -67,6 +67,7 @@ class DmMap:
 
 PCI = {2: "0000:00:03.0/0000:03:00.0", 3: "0000:00:03.0/0000:03:00.1", 4: "0000:00:1f.2/0000:05:00.0"}
 HOSTS = {2: (4096, 41), 3: (4096, 20), 4: (256, 8)}          # host -> (can_queue, host_busy)
+CMD_PER_LUN = {2: 3, 3: 3, 4: 8}     # scsi_host/hostH/cmd_per_lun (lpfc: 3; a SAS HBA: 8)
 
 SCSI = [
     # two FC paths each to a redo LUN and a data LUN (NetApp), one local SAS disk throttled to 8
@@ -222,10 +223,13 @@ def _link(link: Path, target: str) -> None:
     os.symlink(target, link)
 
 
-def _diskstat(major: int, minor: int, name: str, in_progress: int, seed: int) -> str:
+def _diskstat(major: int, minor: int, name: str, in_progress: int, seed: int, nfields: int = 20) -> str:
+    """One /proc/diskstats line (block/genhd.c diskstats_show: ``%4d %7d %pg`` then the counters).
+    ``nfields`` counts major, minor and name too: 14 (before 4.18), 18 (4.18+: 4 discard fields),
+    20 (5.5+: 2 flush fields). Field 12, I/Os in progress, is in the same place in all three."""
     rd, wr = 1000 + seed * 37, 2000 + seed * 53
     stats = [rd, seed, rd * 16, rd // 2, wr, seed * 2, wr * 16, wr // 3, in_progress, (rd + wr) // 4,
-             (rd // 2 + wr // 3), 0, 0, 0, 0, seed * 10, seed]
+             (rd // 2 + wr // 3), 0, 0, 0, 0, seed * 10, seed][: nfields - 3]
     return f"{major:4d} {minor:7d} {name} " + " ".join(str(v) for v in stats) + "\n"
 
 
@@ -248,6 +252,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         hostdir = f"devices/pci0000:00/{PCI[host]}/host{host}"
         _write(sysfs / hostdir / f"scsi_host/host{host}/can_queue", f"{can_queue}\n")
         _write(sysfs / hostdir / f"scsi_host/host{host}/host_busy", f"{busy}\n")
+        _write(sysfs / hostdir / f"scsi_host/host{host}/cmd_per_lun", f"{CMD_PER_LUN[host]}\n")
         _link(sysfs / f"class/scsi_host/host{host}", f"../../{hostdir}/scsi_host/host{host}")
 
     for i, lun in enumerate(SCSI):
@@ -257,6 +262,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         _write(d / "vendor", f"{lun.vendor:<8.8}\n")
         _write(d / "model", f"{lun.model:<16.16}\n")
         _write(d / "rev", "9800\n")
+        _write(d / "type", "0\n")                     # TYPE_DISK
         if lun.naa:
             _write(d / "wwid", f"naa.{lun.naa}\n")
         _write(d / "queue_depth", f"{lun.queue_depth}\n")
@@ -272,7 +278,9 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         _link(blk / "device", f"../../../{lun.hctl}")
         _link(sysfs / "block" / lun.name, f"../{sdev}/block/{lun.name}")
         diskstats.append(_diskstat(8, lun.minor, lun.name, lun.in_progress, i + 1))
-        if lun.name == "sda":   # a partition: present in diskstats, not in /sys/block
+        if lun.name == "sda":   # a partition: a subdirectory of the disk and in diskstats, not in /sys/block
+            _write(blk / "sda1/partition", "1\n")
+            _write(blk / "sda1/inflight", f"{0:8d} {0:8d}\n")
             diskstats.append(_diskstat(8, 1, "sda1", 0, 40))
 
     for j, dm in enumerate(DMS):
@@ -404,3 +412,161 @@ def _sd_suffix(i: int) -> str:
         i, r = divmod(i - 1, 26)
         s = chr(ord("a") + r) + s
     return s
+
+
+# ---------------------------------------------------------------- variant shapes (review)
+# Shapes from other real hosts, checked against the kernel sources: scsi_vpd_lun_id() prints
+# device/wwid as naa./eui. + lower-case hex or t10. + the vendor id text; sr0 is a SCSI device of
+# type 5 (TYPE_ROM) with a block device; dm uuids are "mpath-<wwid>" (multipath), "part1-mpath-<wwid>"
+# (kpartx partition of a map), "LVM-<vg uuid><lv uuid>", "CRYPT-LUKS2-<uuid>-<name>"; native NVMe
+# multipath: /sys/block/nvmeXnY -> devices/virtual/nvme-subsystem/nvme-subsysX/nvmeXnY with device ->
+# the subsystem, hidden per-controller paths nvmeXcZnY (attribute hidden = 1, in /sys/block and in
+# /proc/diskstats as "0 0 nvmeXcZnY"); virtio-blk vda (device -> virtioN), Xen xvda (device ->
+# vbd-51712); cciss: sysfs "cciss!c0d0", diskstats "cciss/c0d0".
+
+VARIANT_MPATH = {"dm": "dm-3", "minor": 3, "name": "redo02", "wwid": "36001405a1b2c3d4e5f60718293a4b5c6",
+                 "paths": (("sdf", 80, "5:0:0:0", 7, 19), ("sdg", 96, "5:0:0:1", 12, 12)),  # name minor hctl busy prog
+                 "inflight": (0, 19), "in_progress": 40}
+VARIANT_T10 = ("sdh", 112, "6:0:0:0", "ATA", "ST600MM0009",
+               "t10.ATA     ST600MM0009                             WAF0A1B2", 3, 5)
+VARIANT_EUI = ("sdi", 128, "6:0:1:0", "HGST", "HUSMM1640ASS204", "eui.0025385b71b0f1a2", 2, 2)
+VARIANT_SR = ("sr0", 0, "1:0:0:0")
+VARIANT_NVME = {"subsys": "nvme-subsys1", "head": "nvme1n1", "wwid": "eui.e8238fa6bf530001001b448b4a1c2d3e",
+                "model": "Dell Ent NVMe CM6 RI 1.92TB", "paths": (("nvme1c1n1", "nvme1", (1, 6), 9),
+                                                                   ("nvme1c2n1", "nvme2", (0, 4), 4))}
+VARIANT_OTHER = (("vda", 252, 0, "devices/pci0000:00/0000:00:07.0/virtio3", "virtio3", (1, 2), 3),
+                 ("xvda", 202, 0, "devices/vbd-51712", "vbd-51712", (0, 1), 1),
+                 ("cciss!c0d0", 104, 0, "devices/pci0000:00/0000:00:08.0/cciss0/c0d0", "c0d0", (2, 0), 5))
+VARIANT_DM_SKIP = (("dm-4", 4, "redo02p1", "part1-mpath-36001405a1b2c3d4e5f60718293a4b5c6", ("dm-3",)),
+                   ("dm-5", 5, "luks-0e0b9a8f", "CRYPT-LUKS2-0e0b9a8f6c1d4b2a9e3f5a7c8d9e0f1a-luks-0e0b9a8f",
+                    ("sdh",)),
+                   ("dm-6", 6, "vg00-lv_root", "LVM-Qw3rTy7uIo9pAs1dFg5hJk3lZx7cVb9nQw3rTy7uIo9pAs1dFg5hJk3lZx7cVb9n",
+                    ("sdi",)))
+VARIANT_KERNELS = {14: "3.10.0-1160.118.1.el7.x86_64", 18: "4.18.0-553.el8_10.x86_64",
+                   20: "5.14.0-503.14.1.el9_5.x86_64"}
+
+
+def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
+    """Every device shape the golden tree lacks, on one host; /proc/diskstats with ``nfields`` fields."""
+    root = Path(root)
+    sysfs, procfs = root / "sys", root / "proc"
+    diskstats: list[str] = []
+
+    def scsi_disk(host_path: str, name: str, minor: int, hctl: str, vendor: str, model: str,
+                  wwid: str | None, busy: int, prog: int, scsi_type: int = 0, seed: int = 1) -> None:
+        h, c, t, _ = hctl.split(":")
+        sdev = f"{host_path}/target{h}:{c}:{t}/{hctl}"
+        d = sysfs / sdev
+        _write(d / "vendor", f"{vendor:<8.8}\n")
+        _write(d / "model", f"{model:<16.16}\n")
+        _write(d / "type", f"{scsi_type}\n")
+        if wwid is not None:
+            _write(d / "wwid", f"{wwid}\n")
+        _write(d / "queue_depth", "32\n" if scsi_type == 0 else "1\n")
+        _write(d / "device_busy", f"{busy}\n")
+        for attr, v in (("iorequest_cnt", 0x100 + seed), ("iodone_cnt", 0x100 + seed), ("ioerr_cnt", 0)):
+            _write(d / attr, f"0x{v:x}\n")
+        blk = d / "block" / name
+        _write(blk / "queue/nr_requests", "256\n")
+        _write(blk / "inflight", f"{0:8d} {prog:8d}\n")
+        _write(blk / "hidden", "0\n")
+        _link(blk / "device", f"../../../{hctl}")
+        _link(sysfs / "block" / name, f"../{sdev}/block/{name}")
+        major = 11 if name.startswith("sr") else 8
+        diskstats.append(_diskstat(major, minor, name, prog, seed, nfields))
+        if name.startswith("sd"):
+            _write(blk / f"{name}1/partition", "1\n")
+            diskstats.append(_diskstat(major, minor + 1, f"{name}1", 0, seed + 1, nfields))
+
+    for h, path, cpl in ((1, "devices/pci0000:00/0000:00:01.1/ata2/host1", 1),
+                         (5, "devices/platform/host5/session1", 128),
+                         (6, "devices/pci0000:00/0000:00:1f.2/ata3/host6", 32)):
+        hostdir = f"{path}/scsi_host/host{h}" if h != 5 else f"devices/platform/host5/scsi_host/host5"
+        _write(sysfs / hostdir / "can_queue", "1\n" if h == 1 else "1024\n")
+        _write(sysfs / hostdir / "host_busy", "0\n")
+        _write(sysfs / hostdir / "cmd_per_lun", f"{cpl}\n")
+        _link(sysfs / f"class/scsi_host/host{h}", f"../../{hostdir}")
+
+    name, minor, hctl = VARIANT_SR
+    scsi_disk("devices/pci0000:00/0000:00:01.1/ata2/host1", name, minor, hctl, "QEMU", "QEMU DVD-ROM",
+              None, 0, 0, scsi_type=5, seed=2)
+    mp = VARIANT_MPATH
+    for i, (name, minor, hctl, busy, prog) in enumerate(mp["paths"]):   # iSCSI, no device/wwid (old kernel)
+        scsi_disk("devices/platform/host5/session1", name, minor, hctl, "LIO-ORG", "redo_lun", None, busy, prog,
+                  seed=3 + i)
+    for spec in (VARIANT_T10, VARIANT_EUI):
+        name, minor, hctl, vendor, model, wwid, busy, prog = spec
+        scsi_disk("devices/pci0000:00/0000:00:1f.2/ata3/host6", name, minor, hctl, vendor, model, wwid, busy,
+                  prog, seed=minor)
+
+    def dm(name: str, minor: int, dm_name: str, uuid: str, slaves, inflight=(0, 0), prog=0) -> None:
+        d = sysfs / "devices/virtual/block" / name
+        _write(d / "dm/name", f"{dm_name}\n")
+        _write(d / "dm/uuid", f"{uuid}\n")
+        _write(d / "inflight", f"{inflight[0]:8d} {inflight[1]:8d}\n")
+        _write(d / "queue/nr_requests", "128\n")
+        _write(d / "hidden", "0\n")
+        for sl in slaves:
+            target = os.path.relpath(os.path.realpath(sysfs / "block" / sl), d / "slaves")
+            _link(d / "slaves" / sl, target)
+        _link(sysfs / "block" / name, f"../devices/virtual/block/{name}")
+        diskstats.append(_diskstat(253, minor, name, prog, minor, nfields))
+
+    dm(mp["dm"], mp["minor"], mp["name"], "mpath-" + mp["wwid"], [p[0] for p in mp["paths"]],
+       mp["inflight"], mp["in_progress"])
+    for name, minor, dm_name, uuid, slaves in VARIANT_DM_SKIP:
+        dm(name, minor, dm_name, uuid, slaves, (1, 1), 2)
+
+    nv = VARIANT_NVME
+    sub = sysfs / "devices/virtual/nvme-subsystem" / nv["subsys"]
+    _write(sub / "model", f"{nv['model']:<40}\n")          # NVMe model: 40 bytes, space padded
+    _write(sub / "serial", f"{'Y1S0A01ZT8X3':<20}\n")
+    _write(sub / "firmware_rev", "2.1.8   \n")
+    _write(sub / "iopolicy", "numa\n")
+    head = sub / nv["head"]
+    _write(head / "wwid", f"{nv['wwid']}\n")
+    _write(head / "inflight", f"{0:8d} {0:8d}\n")           # bio-based head, queue/iostats off
+    _write(head / "queue/nr_requests", "128\n")           # bio-based: BLKDEV_DEFAULT_RQ
+    _write(head / "queue/iostats", "0\n")
+    _write(head / "hidden", "0\n")
+    _link(head / "device", f"../../{nv['subsys']}")
+    _link(sysfs / "block" / nv["head"], f"../devices/virtual/nvme-subsystem/{nv['subsys']}/{nv['head']}")
+    diskstats.append(_diskstat(259, 2, nv["head"], 0, 0, nfields))
+    for i, (path, ctrl, infl, prog) in enumerate(nv["paths"]):
+        cdir = f"devices/pci0000:00/0000:00:0{5 + i}.0/nvme/{ctrl}"
+        _write(sysfs / cdir / "model", f"{nv['model']:<40}\n")
+        pdir = sysfs / cdir / path
+        _write(pdir / "inflight", f"{infl[0]:8d} {infl[1]:8d}\n")
+        _write(pdir / "queue/nr_requests", "1023\n")
+        _write(pdir / "hidden", "1\n")
+        _write(pdir / "wwid", f"{nv['wwid']}\n")
+        _link(pdir / "device", f"../../{ctrl}")
+        _link(sysfs / "block" / path, f"../{cdir}/{path}")
+        diskstats.append(_diskstat(0, 0, path, prog, 7 + i, nfields))
+
+    for name, major, minor, devdir, devlink, infl, prog in VARIANT_OTHER:
+        blk = sysfs / devdir / "block" / name
+        _write(blk / "inflight", f"{infl[0]:8d} {infl[1]:8d}\n")
+        _write(blk / "queue/nr_requests", "256\n")
+        _write(blk / "hidden", "0\n")
+        _link(blk / "device", f"../../../{devlink}")
+        _link(sysfs / "block" / name, f"../{devdir}/block/{name}")
+        diskstats.append(_diskstat(major, minor, name.replace("!", "/"), prog, major, nfields))
+
+    diskstats.sort(key=lambda line: (int(line.split()[0]), int(line.split()[1])))
+    _write(procfs / "diskstats", "".join(diskstats))
+    _write(procfs / "sys/kernel/osrelease", VARIANT_KERNELS[nfields] + "\n")
+    config = root / "dbhost-exporter.yml"
+    _write(config, f"""\
+collectors: {{process: false}}
+lun:
+  roles:
+    - {{wwid: "naa.{mp['wwid'][1:]}", role: redo}}
+    - {{wwid: "1ATA_ST600MM0009_WAF0A1B2", role: arch}}
+    - {{wwid: "{VARIANT_EUI[5]}", role: data}}
+    - {{wwid: "{nv['wwid']}", role: data}}
+    - {{device: "cciss/c0d0", role: arch}}
+""")
+    kstat_file = root / "kstat_p.txt"
+    _write(kstat_file, illumos_kstat_text())
+    return Fixture(root, procfs, sysfs, kstat_file, config)

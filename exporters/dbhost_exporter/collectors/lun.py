@@ -6,7 +6,14 @@ Sources (all under ``--path.sysfs`` / ``--path.procfs``):
   ``device/{vendor,model,wwid,queue_depth,device_busy,iorequest_cnt,iodone_cnt,ioerr_cnt}``
 * ``/sys/block/dm-N/dm/{name,uuid}`` with uuid ``mpath-<wwid>`` and ``slaves/`` (dm-multipath maps)
 * ``/sys/block/nvmeXnY`` (NVMe namespaces: ``wwid``, ``device/model``; no SCSI host)
-* ``/sys/block/X/{inflight,queue/nr_requests}``, ``/sys/class/scsi_host/hostH/{can_queue,host_busy}``
+* ``/sys/block/X/{inflight,queue/nr_requests,hidden}``,
+  ``/sys/class/scsi_host/hostH/{can_queue,cmd_per_lun,host_busy}``
+
+Not LUNs: partitions (not in /sys/block), SCSI devices that are not disks (``device/type``
+other than 0/7/0xe/0x14, e.g. sr0), hidden devices (``hidden`` = 1; native NVMe multipath
+paths ``nvmeXcYnZ``, whose in-flight counts are summed under their head ``nvmeXnY``), dm
+devices other than multipath maps (LVM-, CRYPT-, part1-mpath-). ``cciss!c0d0`` (sysfs) is
+exported as ``cciss/c0d0`` (diskstats, node_exporter).
 * ``/proc/diskstats`` (read once per scrape) for the in-progress count, field 12
   (the 9th statistic after the device name, Documentation/admin-guide/iostats.rst)
 * ``/proc/sys/kernel/osrelease`` for dbhost_kernel_info
@@ -57,7 +64,11 @@ DISPATCHED_ONLY_SINCE = (5, 10)  # a926c7afffcc: dispatched requests only
 
 _HCTL = re.compile(r"^\d+:\d+:\d+:\d+$")
 _HOST = re.compile(r"^host\d+$")
-_NVME_NS = re.compile(r"^nvme\d+n\d+$")
+_NVME_NS = re.compile(r"^nvme(\d+)n(\d+)$")
+# native NVMe multipath: hidden per-controller paths nvme<subsys>c<ctrl>n<nsid> of head nvme<subsys>n<nsid>
+_NVME_PATH = re.compile(r"^nvme(\d+)c\d+n(\d+)$")
+# SCSI peripheral device types sd binds to: disk, optical memory, RBC, host-managed zoned (ZBC)
+_SD_TYPES = frozenset({0x00, 0x07, 0x0E, 0x14})
 _SIMPLE = {"loop": re.compile(r"^loop\d+$"), "ram": re.compile(r"^ram\d+$"), "zram": re.compile(r"^zram\d+$")}
 
 
@@ -90,19 +101,37 @@ class LunIdentity:
     queue_depth: int | None = None
     nr_requests: int | None = None
     scsi_dir: str | None = None
+    paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
 
 
 def normalize_wwid(raw: str) -> str:
-    """SCSI ``device/wwid`` reads ``naa.600a0b80...``; dm-multipath (scsi_id) names the
-    same LUN ``3600a0b80...`` (designator type 3 = NAA, 2 = EUI-64). Map to the scsi_id
-    form so paths, maps and configured WWIDs compare equal. Lower case throughout."""
+    """SCSI ``device/wwid`` reads ``naa.600a0b80...`` (kernel scsi_vpd_lun_id: ``naa.``/``eui.`` +
+    lower-case hex, ``t10.`` + vendor id text, or a SCSI name string); dm-multipath (scsi_id) names
+    the same LUN ``3600a0b80...`` (designator type 3 = NAA, 2 = EUI-64). Map to the scsi_id form so
+    paths, maps and configured WWIDs compare equal. Lower case for hex forms; text forms as they are."""
     raw = raw.strip()
     low = raw.lower()
-    if low.startswith("naa."):
+    if low.startswith("naa.") and re.fullmatch(r"[0-9a-f]+", low[4:]):
         return "3" + low[4:]
-    if low.startswith("eui.") and not low.startswith("eui.0"):
+    if low.startswith("eui.") and re.fullmatch(r"[0-9a-f]+", low[4:]):
         return "2" + low[4:]
     return low if re.fullmatch(r"[0-9a-f]+", low) else raw
+
+
+def wwid_key(raw: str) -> str:
+    """What two WWID spellings must agree on to name the same LUN (role rules): the scsi_id form for
+    ``naa.``/``eui.`` ids (SCSI or NVMe), ``1`` + vendor id with whitespace runs as ``_`` for ``t10.``
+    (scsi_id --replace-whitespace), everything else lower case."""
+    raw = raw.strip()
+    if raw[:4].lower() == "t10.":
+        return ("1" + "_".join(raw[4:].split())).lower()
+    return normalize_wwid(raw).lower()
+
+
+def device_label(sysfs_name: str) -> str:
+    """/sys/block names have '/' replaced by '!' (kobject names: ``cciss!c0d0``); /proc/diskstats
+    and node_exporter's ``device`` label keep the '/' (``cciss/c0d0``). Export the diskstats form."""
+    return sysfs_name.replace("!", "/")
 
 
 def kernel_release_tuple(release: str) -> tuple[int, int] | None:
@@ -120,8 +149,10 @@ def host_queue_visibility(ver: tuple[int, int] | None) -> str:
 
 
 def parse_diskstats(text: str | None) -> dict[str, int]:
-    """device name -> I/Os currently in progress (field 12 of /proc/diskstats).
-    Lines with too few fields or a non-number there are skipped."""
+    """/sys/block name -> I/Os currently in progress (field 12 of /proc/diskstats; the 14-, 18-
+    (4.18+ discard) and 20-field (5.5+ flush) layouts all keep it at index 11). Names with '/'
+    (``cciss/c0d0``) are keyed as sysfs spells them (``cciss!c0d0``). Lines with too few fields or a
+    non-number there are skipped."""
     result: dict[str, int] = {}
     if not text:
         return result
@@ -131,7 +162,7 @@ def parse_diskstats(text: str | None) -> dict[str, int]:
             continue
         value = parse_int(parts[11])
         if value is not None and not parts[11].startswith("0x"):
-            result[parts[2]] = value
+            result[parts[2].replace("/", "!")] = value   # keyed by the /sys/block name (cciss!c0d0)
     return result
 
 
@@ -168,6 +199,7 @@ class LunCollector:
         self._device_set: tuple[str, ...] | None = None
         self._identity_time = float("-inf")
         self._can_queue: dict[str, int | None] = {}
+        self._cmd_per_lun: dict[str, int | None] = {}
         self._samples: dict[str, int] = {}
         self._full: dict[str, int] = {}
         self._release: str | None = None
@@ -176,7 +208,13 @@ class LunCollector:
     def _classify(self, name: str) -> tuple[str, str | None]:
         """(kind, scsi device dir or None); kind '' means not a disk we look at."""
         base = os.path.join(self.sysfs, "block", name)
+        if _NVME_PATH.match(name):
+            return "", None      # hidden native-multipath path: counted under its head, never twice
+        if read_str(os.path.join(base, "hidden")) == "1":
+            return "", None      # GENHD_FL_HIDDEN (sysfs-block "hidden", 5.16+): no /dev node, not a LUN
         if name.startswith("dm-"):
+            # only dm-multipath maps: not LVM (LVM-), dm-crypt (CRYPT-), kpartx partitions of a
+            # map (part1-mpath-...), or maps without a uuid
             uuid = read_str(os.path.join(base, "dm", "uuid")) or ""
             return ("multipath", None) if uuid.startswith("mpath-") else ("", None)
         for kind, rx in _SIMPLE.items():
@@ -189,6 +227,13 @@ class LunCollector:
         except (OSError, ValueError):
             target = ""
         if _HCTL.match(os.path.basename(target)) and os.path.isdir(target):
+            # a SCSI device, but only disks are LUNs: sr0 (CD/DVD, type 5) and other peripheral
+            # types are not. Without a readable type, trust the sd name.
+            scsi_type = read_int(os.path.join(target, "type"))
+            if scsi_type is None and not name.startswith("sd"):
+                return "", None
+            if scsi_type is not None and scsi_type not in _SD_TYPES:
+                return "", None
             return "scsi", target
         return "other", None
 
@@ -210,36 +255,50 @@ class LunCollector:
                 ident.wwid = normalize_wwid(read_str(os.path.join(scsi_dir, "wwid")) or "")
                 ident.queue_depth = read_int(os.path.join(scsi_dir, "queue_depth"))
             elif kind == "nvme":
+                # device -> the controller (nvme0) or, with native multipath, the subsystem
+                # (nvme-subsys0); both carry model
                 ident.model = read_str(os.path.join(base, "device", "model")) or ""
                 ident.wwid = read_str(os.path.join(base, "wwid")) or ""
+                head = _NVME_NS.match(name)
+                ident.paths = tuple(n for n in names if (m := _NVME_PATH.match(n))
+                                    and m.groups() == head.groups())
+                if ident.paths:
+                    ident.multipath = device_label(name)   # the head is its own multipath device
             elif kind == "multipath":
                 ident.multipath = read_str(os.path.join(base, "dm", "name")) or ""
                 uuid = read_str(os.path.join(base, "dm", "uuid")) or ""
                 ident.wwid = normalize_wwid(uuid[len("mpath-"):])
                 maps.append(ident)
             ids[name] = ident
-        # paths inherit the name of the map they belong to; maps take vendor/model of a path
+        # paths inherit the name of the map they belong to (and its WWID where the kernel has no
+        # device/wwid, e.g. before 4.5); maps take vendor/model of a path
         for m in maps:
             for slave in listdir(os.path.join(self.sysfs, "block", m.device, "slaves")):
                 path = ids.get(slave)
                 if path is None:
                     continue
                 path.multipath = m.multipath
+                if not path.wwid:
+                    path.wwid = m.wwid
                 if not m.vendor:
                     m.vendor, m.model = path.vendor, path.model
         for ident in ids.values():
             ident.role = self._role(ident)
         # keep only what the config asks for (scsi/multipath were kept to link paths and maps)
         self._identities = {n: i for n, i in ids.items() if i.kind in self.config.include_types}
+        hosts = listdir(os.path.join(self.sysfs, "class", "scsi_host"))
         self._can_queue = {h: read_int(os.path.join(self.sysfs, "class", "scsi_host", h, "can_queue"))
-                           for h in listdir(os.path.join(self.sysfs, "class", "scsi_host"))}
+                           for h in hosts}
+        self._cmd_per_lun = {h: read_int(os.path.join(self.sysfs, "class", "scsi_host", h, "cmd_per_lun"))
+                             for h in hosts}
         self._release = read_str(os.path.join(self.procfs, "sys", "kernel", "osrelease"))
 
     def _role(self, ident: LunIdentity) -> str:
+        key = wwid_key(ident.wwid) if ident.wwid else ""
         for rule in self.config.roles:
-            if rule.by == "wwid" and ident.wwid and normalize_wwid(rule.value).lower() == ident.wwid.lower():
+            if rule.by == "wwid" and key and wwid_key(rule.value) == key:
                 return rule.role
-            if rule.by == "device" and rule.value == ident.device:
+            if rule.by == "device" and rule.value in (ident.device, device_label(ident.device)):
                 return rule.role
             if rule.by == "multipath" and ident.multipath and rule.value == ident.multipath:
                 return rule.role
@@ -289,41 +348,60 @@ class LunCollector:
         for name in sorted(self._identities):
             ident = self._identities[name]
             base = os.path.join(self.sysfs, "block", name)
-            info.add_metric([name, ident.hctl, ident.vendor, ident.model, ident.wwid, ident.multipath, ident.role], {})
+            label = device_label(name)
+            info.add_metric([label, ident.hctl, ident.vendor, ident.model, ident.wwid, ident.multipath,
+                             ident.role], {})
             if ident.queue_depth is not None:
-                depth.add_metric([name], ident.queue_depth)
+                depth.add_metric([label], ident.queue_depth)
             if ident.nr_requests is not None:
-                nr_req.add_metric([name], ident.nr_requests)
-            lun = None
-            if ident.scsi_dir is not None:
-                lun = read_int(os.path.join(ident.scsi_dir, "device_busy"))
+                nr_req.add_metric([label], ident.nr_requests)
+            lun = host = None
+            if ident.paths:
+                # NVMe native multipath: the head is bio-based and its own counters are 0 unless
+                # queue/iostats is switched on; the requests live on the hidden paths
+                for path in ident.paths:
+                    p_lun = parse_inflight(read_text(os.path.join(self.sysfs, "block", path, "inflight")))
+                    if p_lun is None:
+                        continue
+                    lun = (lun or 0) + p_lun
+                    p_host = host_queue(diskstats.get(path), p_lun)
+                    if p_host is not None:
+                        host = (host or 0) + p_host
             if lun is None:
-                lun = parse_inflight(read_text(os.path.join(base, "inflight")))
+                if ident.scsi_dir is not None:
+                    lun = read_int(os.path.join(ident.scsi_dir, "device_busy"))
+                if lun is None:
+                    lun = parse_inflight(read_text(os.path.join(base, "inflight")))
+                host = host_queue(diskstats.get(name), lun)
             if lun is not None:
-                inflight.add_metric([name, "lun"], lun)
-            host = host_queue(diskstats.get(name), lun)
+                inflight.add_metric([label, "lun"], lun)
             if host is not None:
-                inflight.add_metric([name, "host"], host)
+                inflight.add_metric([label, "host"], host)
             if ident.scsi_dir is not None:
                 for fam, attr in ((ioreq, "iorequest_cnt"), (iodone, "iodone_cnt"), (ioerr, "ioerr_cnt")):
                     value = read_int(os.path.join(ident.scsi_dir, attr))
                     if value is not None:
-                        fam.add_metric([name], value)
+                        fam.add_metric([label], value)
             if ident.queue_depth and lun is not None:
                 self._samples[name] = self._samples.get(name, 0) + 1
                 if lun >= ident.queue_depth:
                     self._full[name] = self._full.get(name, 0) + 1
             if name in self._samples:
-                samples.add_metric([name], self._samples[name])
-                full.add_metric([name], self._full.get(name, 0))
+                samples.add_metric([label], self._samples[name])
+                full.add_metric([label], self._full.get(name, 0))
 
         can_queue = GaugeMetricFamily("dbhost_scsi_host_can_queue",
                                       "Commands the SCSI host adapter accepts at once (can_queue).", labels=["host"])
         host_busy = GaugeMetricFamily("dbhost_scsi_host_busy", "Commands outstanding on the SCSI host adapter "
                                       "(host_busy).", labels=["host"])
+        cmd_per_lun = GaugeMetricFamily("dbhost_scsi_host_cmd_per_lun", "Default queue depth the SCSI host "
+                                        "adapter gives each LUN (cmd_per_lun).", labels=["host"])
         for host, cq in sorted(self._can_queue.items()):
             if cq is not None:
                 can_queue.add_metric([host], cq)
+            cpl = self._cmd_per_lun.get(host)
+            if cpl is not None:
+                cmd_per_lun.add_metric([host], cpl)
             busy = read_int(os.path.join(self.sysfs, "class", "scsi_host", host, "host_busy"))
             if busy is not None:
                 host_busy.add_metric([host], busy)
@@ -338,6 +416,7 @@ class LunCollector:
             visible = host_queue_visibility(ver)
             kernel.add_metric([self._release, visible], {})
 
-        for fam in (info, depth, nr_req, inflight, ioreq, iodone, ioerr, samples, full, can_queue, host_busy, kernel):
+        for fam in (info, depth, nr_req, inflight, ioreq, iodone, ioerr, samples, full, can_queue, cmd_per_lun,
+                    host_busy, kernel):
             if fam.samples:
                 yield fam

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 ARC_KINDS = ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata")
 ARC_STATES = ("mru", "mfu", "mru_ghost", "mfu_ghost", "uncached")
+_INT_KSTAT_TYPES = frozenset({1, 2, 3, 4, 5, 6})
 
 
 def _int(text: str) -> int | None:
@@ -45,8 +46,9 @@ def parse_linux_arcstats(text: str) -> dict[str, int]:
     """Rows of /proc/spl/kstat/zfs/arcstats as name -> integer value.
 
     The kstat header (7 numbers) and the ``name type data`` line are skipped; a
-    row needs exactly three fields and a numeric type and value (types 1-4 are
-    the integer kstat types; others are ignored)."""
+    row needs exactly three fields and a numeric type and value. Types 1-6 are the
+    integer kstat types (INT32, UINT32, INT64, UINT64, LONG, ULONG; arcstats uses
+    UINT64 and one INT64); CHAR (0) and STRING (7) rows are ignored."""
     stats: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
@@ -54,7 +56,7 @@ def parse_linux_arcstats(text: str) -> dict[str, int]:
             continue
         kstat_type = _int(parts[1])
         value = _int(parts[2])
-        if kstat_type is None or kstat_type not in (1, 2, 3, 4) or value is None:
+        if kstat_type is None or kstat_type not in _INT_KSTAT_TYPES or value is None:
             continue
         stats[parts[0]] = value
     return stats
@@ -120,6 +122,9 @@ class ZfsCollector:
 
     @staticmethod
     def families(s: dict[str, int]) -> Iterable[Metric]:
+        # every statistic exported here is a count or a size: a negative value is corruption
+        # (or a signed kstat misread), and a negative counter would break rate(); leave it out
+        s = {k: v for k, v in s.items() if v >= 0}
         def by_kind(suffix: str, name: str, doc: str) -> CounterMetricFamily | None:
             fam = CounterMetricFamily(name, doc, labels=["kind"])
             for kind in ARC_KINDS:
