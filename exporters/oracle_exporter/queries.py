@@ -57,8 +57,14 @@ def _in_list(prefix: str, values: tuple[str, ...] | list[str]) -> tuple[str, dic
     return ", ".join(names), {f"{prefix}{i}": v for i, v in enumerate(values)}
 
 
-def build_queries(histogram_events: list[str] | tuple[str, ...], use_micro_histogram: bool = True) -> dict[str, Query]:
-    """All statements, keyed by the view name used as the snapshot key."""
+def build_queries(histogram_events: list[str] | tuple[str, ...], use_micro_histogram: bool = True,
+                  process_pname: bool = True) -> dict[str, Query]:
+    """All statements, keyed by the view name used as the snapshot key.
+
+    ``process_pname=False`` is the GV$PROCESS statement for a database whose
+    V$PROCESS has no PNAME column (ORA-00904; PNAME is documented from 11.1,
+    10.2 lacks it): background processes are selected by BACKGROUND = '1' and
+    their name is read from PROGRAM ("oracle@host (LGWR)") by oracle_exporter.rows."""
     q: dict[str, Query] = {}
 
     def add(view: str, sql: str, binds: dict[str, object] | None = None) -> None:
@@ -91,6 +97,12 @@ def build_queries(histogram_events: list[str] | tuple[str, ...], use_micro_histo
     add("GV$INSTANCE",
         "SELECT INST_ID, INSTANCE_NUMBER, INSTANCE_NAME, HOST_NAME, VERSION, STARTUP_TIME, STATUS, THREAD# FROM GV$INSTANCE")
     add("V$DATABASE", "SELECT DBID, NAME, DB_UNIQUE_NAME, DATABASE_ROLE, LOG_MODE, OPEN_MODE FROM V$DATABASE")
-    add("GV$PROCESS",
-        "SELECT INST_ID, PID, SPID, PNAME, PGA_USED_MEM, PGA_ALLOC_MEM, PGA_MAX_MEM FROM GV$PROCESS WHERE PNAME IS NOT NULL")
+    if process_pname:
+        add("GV$PROCESS",
+            "SELECT INST_ID, PID, SPID, PNAME, PGA_USED_MEM, PGA_ALLOC_MEM, PGA_MAX_MEM FROM GV$PROCESS "
+            "WHERE PNAME IS NOT NULL")
+    else:
+        add("GV$PROCESS",
+            "SELECT INST_ID, PID, SPID, PROGRAM, BACKGROUND, PGA_USED_MEM, PGA_ALLOC_MEM, PGA_MAX_MEM FROM GV$PROCESS "
+            "WHERE BACKGROUND = '1'")
     return q

@@ -24,13 +24,26 @@ class Snapshot:
     time: str
     views: dict[str, list[dict[str, Any]]]
     errors: dict[str, str] = field(default_factory=dict)
+    _clean: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def rows(self, view: str) -> list[dict[str, Any]]:
-        """Rows of a view (empty when the view was not fetched)."""
-        return self.views.get(view.upper(), [])
+        """Rows of a view as collectors should see them (empty when not fetched).
+
+        Cleaned by oracle_exporter.rows.clean_rows (computed once per view):
+        a V$ view stands in for its missing GV$ view (INST_ID filled in),
+        rows repeated per container (CON_ID) or repeated outright are reduced
+        to one per identity, and GV$PROCESS rows without PNAME get the name
+        from PROGRAM. ``views`` keeps the rows exactly as fetched/recorded."""
+        key = view.upper()
+        if key not in self._clean:
+            from .rows import clean_rows
+            self._clean[key] = clean_rows(self, key)
+        return self._clean[key]
 
     def has(self, view: str) -> bool:
-        return view.upper() in self.views
+        """True if the view (or, for a GV$ view, its V$ counterpart) was fetched."""
+        key = view.upper()
+        return key in self.views or (key.startswith("GV$") and key[1:] in self.views)
 
     def to_json(self) -> str:
         obj: dict[str, Any] = {"time": self.time, "database": self.database, "views": self.views}
@@ -48,6 +61,8 @@ class Snapshot:
                 raise ValueError(f'field "{key}" missing or not a {kind.__name__}')
         views: dict[str, list[dict[str, Any]]] = {}
         for name, rows in obj["views"].items():
+            if rows is None:  # a view recorded as null: not fetched
+                continue
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise ValueError(f'views["{name}"] must be a list of row objects')
             views[name.upper()] = [{str(k).upper(): v for k, v in r.items()} for r in rows]

@@ -28,7 +28,8 @@ def all_queries() -> list[queries.Query]:
     out = []
     for micro in (True, False):
         for events in (DEFAULT_HISTOGRAM_EVENTS, [], ["log file sync"]):
-            out.extend(queries.build_queries(events, use_micro_histogram=micro).values())
+            for pname in (True, False):
+                out.extend(queries.build_queries(events, use_micro_histogram=micro, process_pname=pname).values())
     return out
 
 

@@ -52,8 +52,8 @@ def by_inst_name(rows: Iterable[dict[str, Any]], name_col: str = "NAME",
                  value_col: str = "VALUE") -> dict[str, dict[str, float]]:
     """{inst_id: {name: value}} for NAME/VALUE views (GV$SYSSTAT, GV$PGASTAT, ...).
 
-    Duplicate (inst, name) rows are summed (a CDB root may return one row per
-    container); NULL values are skipped.
+    Snapshot.rows already keeps one row per (inst, name) (oracle_exporter.rows:
+    the lowest CON_ID wins); NULL values are skipped.
     """
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
@@ -90,8 +90,14 @@ def sorted_inst(keys: Iterable[str]) -> list[str]:
 
 
 def emit(families: Iterable[Metric]) -> Iterable[Metric]:
-    """Yield only families that carry at least one sample."""
+    """Yield only families that carry at least one sample.
+
+    A counter can never be negative (Prometheus/OpenMetrics): a negative value
+    in a cumulative Oracle column (a 32-bit statistic that wrapped on an old
+    release, or a corrupt recording) is dropped rather than exposed."""
     for family in families:
+        if family.type == "counter":
+            family.samples = [s for s in family.samples if s.value >= 0]
         if family.samples:
             yield family
 
@@ -122,7 +128,10 @@ def thread_owners(snapshot: Any) -> dict[int, str]:
     threads = {int(t) for t in (num(r.get("THREAD#")) for r in snapshot.rows("GV$LOG")) if t is not None}
     if len(instances) == 1 and len(threads) == 1:
         return {threads.pop(): instances.pop()}
-    return {}
+    # RAC without GV$INSTANCE in the snapshot: by default instance n opens thread n
+    # (THREAD parameter unset); map a thread to the instance of the same number
+    # when that instance answered, and leave the other threads out.
+    return {t: str(t) for t in threads if str(t) in instances}
 
 
 def parameters(snapshot: Any) -> dict[str, dict[str, float]]:

@@ -43,7 +43,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         targets = [(i, "all")] + ([(i, str(name))] if str(name) in wanted_set else [])
         for _, _, col, _ in COLUMNS:
             value = num(row.get(col))
-            if value is None:
+            if value is None or value < 0:  # NULL, or a wrapped/corrupt counter: not summed into "all"
                 continue
             for key in targets:
                 values[key][col] += value

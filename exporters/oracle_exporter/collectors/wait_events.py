@@ -83,10 +83,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         slot = agg.setdefault(key, [None, None, None])
         for n, col in enumerate(("TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS")):
             value = num(row.get(col))
-            if value is not None:
+            if value is not None and value >= 0:
                 slot[n] = (slot[n] or 0.0) + value
         micro = num(row.get("TIME_WAITED_MICRO"))
-        if micro is not None:
+        if micro is not None and micro >= 0:
             time_by_event[(i, str(event))] += micro
     for key in sorted(agg):
         total_waits, micro, total_timeouts = agg[key]
@@ -102,23 +102,31 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         "Wait latency histogram of key events, seconds (GV$EVENT_HISTOGRAM_MICRO, else GV$EVENT_HISTOGRAM, "
         "made cumulative); _sum from GV$SYSTEM_EVENT.TIME_WAITED_MICRO.",
         labels=["inst_id", "event"])
-    source = histogram_source(snapshot)
-    if source is not None:
-        view, column, scale, ladder = source
-        wanted = set(defaults.histogram_events(settings))
-        per_event: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    wanted = set(defaults.histogram_events(settings))
+    per_event: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    ladders: dict[tuple[str, str], tuple[float, tuple[int, ...]]] = {}
+    # GV$EVENT_HISTOGRAM_MICRO first; an (instance, event) it lacks is taken from
+    # GV$EVENT_HISTOGRAM when the snapshot holds that too (one view per series).
+    for view, column, scale, ladder in (MICRO, MILLI):
+        found: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
         for row in snapshot.rows(view):
             i = inst(row)
             event = row.get("EVENT")
             bound = num(row.get(column))
             count = num(row.get("WAIT_COUNT"))
-            if i is None or event is None or str(event) not in wanted or bound is None or count is None:
+            if (i is None or event is None or str(event) not in wanted or bound is None or count is None
+                    or count < 0 or bound <= 0):
                 continue
-            per_event[(i, str(event))].append((bound, count))
-        for (i, event) in sorted(per_event):
-            if (i, event) not in time_by_event:
-                continue  # no TIME_WAITED_MICRO: a histogram without _sum would have no _count either
-            buckets = cumulative_buckets(per_event[(i, event)], ladder, scale)
-            hist.add_metric([i, event], buckets, time_by_event[(i, event)] / 1e6)
+            found[(i, str(event))].append((bound, count))
+        for key, pairs in found.items():
+            if key not in per_event:
+                per_event[key] = pairs
+                ladders[key] = (scale, ladder)
+    for (i, event) in sorted(per_event):
+        if (i, event) not in time_by_event:
+            continue  # no TIME_WAITED_MICRO: a histogram without _sum would have no _count either
+        scale, ladder = ladders[(i, event)]
+        buckets = cumulative_buckets(per_event[(i, event)], ladder, scale)
+        hist.add_metric([i, event], buckets, time_by_event[(i, event)] / 1e6)
 
     yield from emit([waits, times, timeouts, hist])

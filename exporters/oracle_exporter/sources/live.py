@@ -14,7 +14,9 @@
 * Every statement comes from queries.build_queries. A failing view
   (ORA-00942, ORA-00904, ...) lands in ``snapshot.errors[view]`` and the other
   views are still fetched. GV$EVENT_HISTOGRAM_MICRO missing (before 12.2)
-  switches to GV$EVENT_HISTOGRAM for good.
+  switches to GV$EVENT_HISTOGRAM for good; GV$PROCESS without a PNAME column
+  (ORA-00904, releases before 11.1) switches for good to the PNAME-less
+  statement (BACKGROUND = '1', name from PROGRAM).
 """
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ MICRO_VIEW = "GV$EVENT_HISTOGRAM_MICRO"
 MILLI_VIEW = "GV$EVENT_HISTOGRAM"
 # ORA-00942: table or view does not exist; ORA-04043: object does not exist.
 _MISSING_VIEW_CODES = ("ORA-00942", "ORA-04043")
+# ORA-00904: invalid identifier (a column this release does not have).
+_MISSING_COLUMN_CODES = ("ORA-00904",)
+PROCESS_VIEW = "GV$PROCESS"
 # Call timeout exceeded (thin: DPY-4024; thick: DPI-1067 / ORA-03156): the database
 # is too slow to answer; stop this fetch instead of timing out view after view.
 _TIMEOUT_CODES = ("DPY-4024", "DPI-1067", "ORA-03156")
@@ -124,6 +129,7 @@ class LiveSource:
         self._connect = connect or default_connect
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
         self.use_micro_histogram = True
+        self.process_pname = True
         self._conn: Any = None
         self._lock = threading.Lock()
         self._last_error: str | None = None
@@ -243,7 +249,7 @@ class LiveSource:
             started = now_rfc3339()
             views: dict[str, list[dict[str, Any]]] = {}
             errors: dict[str, str] = {}
-            queries = build_queries(self.settings.histogram_events, self.use_micro_histogram)
+            queries = build_queries(self.settings.histogram_events, self.use_micro_histogram, self.process_pname)
             for view, query in queries.items():
                 try:
                     views[view] = self._run(conn, query.sql, query.binds)
@@ -264,6 +270,19 @@ class LiveSource:
                         continue
                     except Exception as exc2:
                         view, text = MILLI_VIEW, error_text(exc2)
+                        if not self._healthy(conn):
+                            return self._fail(f"session lost while reading {view}: {text}")
+                if view == PROCESS_VIEW and self.process_pname and text.startswith(_MISSING_COLUMN_CODES):
+                    log.info("database %s: %s has no PNAME column (%s), naming background processes from "
+                             "PROGRAM from now on", self.name, PROCESS_VIEW, text)
+                    self.process_pname = False
+                    fallback = build_queries(self.settings.histogram_events, self.use_micro_histogram,
+                                             False)[PROCESS_VIEW]
+                    try:
+                        views[PROCESS_VIEW] = self._run(conn, fallback.sql, fallback.binds)
+                        continue
+                    except Exception as exc2:
+                        text = error_text(exc2)
                         if not self._healthy(conn):
                             return self._fail(f"session lost while reading {view}: {text}")
                 log.debug("database %s: view %s failed: %s", self.name, view, text)

@@ -12,7 +12,9 @@ NAME/VALUE views which names are counters).
 from __future__ import annotations
 
 import json
+import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -20,6 +22,7 @@ from exporter_common.config import ConfigError
 
 from ..snapshot import Snapshot
 
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class CounterSpec:
@@ -76,6 +79,22 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _as_number(value: Any) -> int | float | None:
+    """A counter value as a number: JSON numbers, and numeric strings ("123", "1.0E3")
+    as some recorders write Oracle NUMBERs; None for NULL and anything else."""
+    if _number(value):
+        return value
+    if isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            return None
+        if out != out or out in (float("inf"), float("-inf")):
+            return None
+        return int(out) if out.is_integer() else out
+    return None
+
+
 def counter_values(snapshot: Snapshot) -> dict[tuple, float]:
     """{(view, identity values, column): value} for every counter in a snapshot.
     Rows sharing an identity (GV$LOG groups of one thread) contribute their maximum."""
@@ -86,22 +105,30 @@ def counter_values(snapshot: Snapshot) -> dict[tuple, float]:
                 continue
             ident = tuple(row.get(c) for c in spec.identity)
             for col in spec.columns:
-                value = row.get(col)
-                if _number(value):
+                value = _as_number(row.get(col))
+                if value is not None:
                     key = (view, ident, col)
                     out[key] = max(out[key], value) if key in out else value
     return out
 
 
-def loop_deltas(snapshots: list[Snapshot]) -> dict[tuple, float]:
+def loop_deltas(snapshots: Iterable[Snapshot]) -> dict[tuple, float]:
     """Per counter: value in the last snapshot holding it - value in the first one."""
+    return loop_state(snapshots)[0]
+
+
+def loop_state(snapshots: Iterable[Snapshot]) -> tuple[dict[tuple, float], dict[str, dict[tuple, "_Series"]]]:
+    """(loop_deltas, series_index) in one pass over the snapshots (a recording on disk
+    is read once more, not twice)."""
     first: dict[tuple, float] = {}
     last: dict[tuple, float] = {}
-    for snap in snapshots:
+    series: dict[str, dict[tuple, _Series]] = {}
+    for i, snap in enumerate(snapshots):
         for key, value in counter_values(snap).items():
             first.setdefault(key, value)
             last[key] = value
-    return {key: last[key] - first[key] for key in last if last[key] != first[key]}
+        _index_one(series, i, snap)
+    return {key: last[key] - first[key] for key in last if last[key] != first[key]}, series
 
 
 def _shift_row(row: dict[str, Any], spec: CounterSpec, view: str, ident: tuple,
@@ -109,8 +136,9 @@ def _shift_row(row: dict[str, Any], spec: CounterSpec, view: str, ident: tuple,
     row = dict(row)
     for col in spec.columns:
         delta = deltas.get((view, ident, col))
-        if delta and passes and _number(row.get(col)):
-            row[col] = row[col] + passes * delta
+        value = _as_number(row.get(col))
+        if delta and passes and value is not None:
+            row[col] = value + passes * delta
     return row
 
 
@@ -122,22 +150,26 @@ class _Series:
     rows: list[dict[str, Any]]
 
 
-def series_index(snapshots: list[Snapshot]) -> dict[str, dict[tuple, _Series]]:
+def series_index(snapshots: Iterable[Snapshot]) -> dict[str, dict[tuple, _Series]]:
     """{view: {identity: _Series}} for every counter identity in the recording."""
     out: dict[str, dict[tuple, _Series]] = {}
     for i, snap in enumerate(snapshots):
-        for view, spec in COUNTERS.items():
-            groups: dict[tuple, list[dict[str, Any]]] = {}
-            for row in snap.views.get(view, []):
-                if spec.is_counter_row(row):
-                    groups.setdefault(tuple(row.get(c) for c in spec.identity), []).append(row)
-            known = out.setdefault(view, {})
-            for ident, rows in groups.items():
-                if ident in known:
-                    known[ident].last, known[ident].rows = i, rows
-                else:
-                    known[ident] = _Series(i, i, rows)
+        _index_one(out, i, snap)
     return out
+
+
+def _index_one(out: dict[str, dict[tuple, _Series]], i: int, snap: Snapshot) -> None:
+    for view, spec in COUNTERS.items():
+        groups: dict[tuple, list[dict[str, Any]]] = {}
+        for row in snap.views.get(view, []):
+            if spec.is_counter_row(row):
+                groups.setdefault(tuple(row.get(c) for c in spec.identity), []).append(row)
+        known = out.setdefault(view, {})
+        for ident, rows in groups.items():
+            if ident in known:
+                known[ident].last, known[ident].rows = i, rows
+            else:
+                known[ident] = _Series(i, i, rows)
 
 
 def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
@@ -181,53 +213,128 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
     return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors))
 
 
-def read_recording(path: str) -> dict[str, list[Snapshot]]:
-    """Parse a JSON Lines recording -> {database: [snapshots in file order]}.
-    Any malformed line is a ConfigError naming the file and the line number."""
-    by_db: dict[str, list[Snapshot]] = {}
+def _open_recording(path: str):
     try:
-        fh = open(path, encoding="utf-8")
+        return open(path, "rb")
     except FileNotFoundError:
         raise ConfigError(path, None, "recording not found") from None
     except IsADirectoryError:
         raise ConfigError(path, None, "is a directory, expected a JSON Lines recording") from None
     except PermissionError:
         raise ConfigError(path, None, "permission denied") from None
-    with fh:
-        lineno = 0
-        try:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(path, f"line {lineno}", f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-                try:
-                    snap = Snapshot.from_obj(obj)
-                except ValueError as exc:
-                    raise ConfigError(path, f"line {lineno}", f"not a snapshot: {exc}") from None
-                if not snap.database.strip():
-                    raise ConfigError(path, f"line {lineno}", 'field "database" is empty')
-                by_db.setdefault(snap.database, []).append(snap)
-        except UnicodeDecodeError as exc:
-            raise ConfigError(path, f"line {lineno + 1}", f"not UTF-8 text ({exc.reason})") from None
+
+
+def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
+    """One recording line -> Snapshot (None for a blank line); ConfigError naming the line otherwise.
+    A line that is not JSON raises json.JSONDecodeError for the caller to judge (truncated last line)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, f"line {lineno}", f"not UTF-8 text ({exc.reason})") from None
+    if not line.strip():
+        return None
+    obj = json.loads(line)
+    try:
+        snap = Snapshot.from_obj(obj)
+    except ValueError as exc:
+        raise ConfigError(path, f"line {lineno}", f"not a snapshot: {exc}") from None
+    if not snap.database.strip():
+        raise ConfigError(path, f"line {lineno}", 'field "database" is empty')
+    return snap
+
+
+def _scan(path: str, keep: bool) -> dict[str, list]:
+    """Read a recording once, validating every line.
+
+    Returns {database: [Snapshot, ...]} (keep=True) or {database: [byte offset of each
+    line, ...]} (keep=False). A line that is not valid JSON is an error naming the
+    line, except for a last line without its terminating newline: a recorder killed
+    mid-write leaves such a partial line (the recorder writes each snapshot as one
+    line ending in a newline), which is skipped with a warning so that the rest of
+    the recording stays usable. A complete line (newline-terminated) that is not
+    JSON is corruption and stays an error."""
+    by_db: dict[str, list] = {}
+    pending: tuple[int, json.JSONDecodeError] | None = None
+    with _open_recording(path) as fh:
+        offset = 0
+        for lineno, raw in enumerate(fh, 1):
+            here, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            if pending is not None:
+                bad_line, exc = pending
+                raise ConfigError(path, f"line {bad_line}", f"invalid JSON: {exc.msg} (column {exc.colno})")
+            try:
+                snap = _parse_line(path, lineno, raw)
+            except json.JSONDecodeError as exc:
+                if raw.endswith(b"\n"):  # a complete line that is not JSON: corrupt, not cut short
+                    raise ConfigError(path, f"line {lineno}",
+                                      f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+                pending = (lineno, exc)    # no newline: only the last line can lack one
+                continue
+            if snap is None:
+                continue
+            by_db.setdefault(snap.database, []).append(snap if keep else here)
+    if pending is not None:
+        bad_line, exc = pending
+        log.warning("%s: line %d is not valid JSON (%s, column %d), most likely cut short by a recorder that "
+                    "stopped mid-write; skipping it", path, bad_line, exc.msg, exc.colno)
     if not by_db:
         raise ConfigError(path, None, "recording holds no snapshots")
     return by_db
 
 
+def read_recording(path: str) -> dict[str, list[Snapshot]]:
+    """Parse a JSON Lines recording -> {database: [snapshots in file order]} (all in memory).
+    Any malformed line is a ConfigError naming the file and the line number, except a
+    partial last line (see _scan). replay_sources uses index_recording instead."""
+    return _scan(path, keep=True)
+
+
+class RecordedSnapshots(Sequence):
+    """The snapshots of one database in a recording, read from the file on access.
+
+    Holds only the byte offset of each line (8 bytes a snapshot), so a replay of a
+    recording of any size needs the memory of one snapshot, not of the whole file."""
+
+    def __init__(self, path: str, database: str, offsets: list[int]):
+        self.path, self.database, self.offsets = path, database, offsets
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        offset = self.offsets[index]
+        with self._lock, _open_recording(self.path) as fh:
+            fh.seek(offset)
+            raw = fh.readline()
+        try:
+            snap = _parse_line(self.path, 0, raw)
+        except (json.JSONDecodeError, ConfigError) as exc:
+            raise RuntimeError(f"{self.path}: the line at byte {offset} changed since it was read: {exc}") from None
+        if snap is None or snap.database != self.database:
+            raise RuntimeError(f"{self.path}: the line at byte {offset} changed since it was read")
+        return snap
+
+
+def index_recording(path: str) -> dict[str, RecordedSnapshots]:
+    """Validate a recording and index it: {database: RecordedSnapshots} in first-appearance order."""
+    return {db: RecordedSnapshots(path, db, offsets) for db, offsets in _scan(path, keep=False).items()}
+
+
 class ReplaySource:
     """Serves one database's recorded snapshots, one per fetch."""
 
-    def __init__(self, name: str, snapshots: list[Snapshot], loop: bool = False):
+    def __init__(self, name: str, snapshots: Sequence[Snapshot], loop: bool = False):
         if not snapshots:
             raise ValueError(f"no snapshots for database {name!r}")
         self.name = name
         self.snapshots = snapshots
         self.loop = loop
-        self.deltas = loop_deltas(snapshots) if loop else {}
-        self.series = series_index(snapshots) if loop else None
+        self.deltas, self.series = loop_state(snapshots) if loop else ({}, None)
         self.position = 0  # index of the next snapshot to serve
         self.passes = 0    # completed passes over the recording (loop mode)
         self._lock = threading.Lock()
@@ -248,7 +355,7 @@ class ReplaySource:
 
 def replay_sources(path: str, loop: bool = False, only: Iterable[str] | None = None) -> list[ReplaySource]:
     """One ReplaySource per database in the recording (first-appearance order)."""
-    recording = read_recording(path)
+    recording = index_recording(path)
     names = list(recording)
     if only is not None:
         names = [n for n in names if n in set(only)]

@@ -1,0 +1,125 @@
+"""Row cleaning between a snapshot's raw views and the collectors.
+
+Recordings come from many releases and set-ups (11.2 to 23ai, single
+instance, RAC, multitenant), so the rows of a view are made uniform before
+any metric logic sees them (Snapshot.rows calls clean_rows once per view):
+
+* **Column names** are upper case (Snapshot.from_obj already does this for
+  recordings; rows built in code are covered here too). Extra columns are
+  kept and ignored by the collectors.
+* **V$ for GV$**: a recording that holds ``V$SYSSTAT`` but no ``GV$SYSSTAT``
+  (a single-instance recorder that used the V$ views) is read as the GV$ view.
+  Rows without INST_ID get the instance number of the only instance in
+  GV$INSTANCE / V$INSTANCE (INSTANCE_NUMBER or INST_ID), else 1.
+* **One row per identity.** Each view has identity columns (IDENTITY below:
+  what makes one series). In a multitenant container database (12.1+) the
+  views carry CON_ID and a view may list an identity once per container
+  (V$SYSTEM_PARAMETER-style rows for PDBs that changed a parameter, or a
+  recorder that unioned per-container views). Summing those rows would count
+  the CDB-wide value more than once, and emitting them would duplicate series.
+  Rule, deterministic and independent of row order: for each identity keep the
+  rows of the *lowest* CON_ID present, where a row without CON_ID counts as 0
+  (CON_ID 0 = the whole CDB or a non-CDB, 1 = CDB$ROOT, 2 = PDB$SEED,
+  3+ = PDBs); within that container the first row wins (an exact repeat of
+  a row adds nothing). Identity values compare by value, so INST_ID 1, 1.0 and
+  "1" are the same instance.
+* **GV$PROCESS without PNAME** (a release or recorder without the column):
+  for background processes (BACKGROUND = '1') the name is taken from PROGRAM,
+  ``oracle@host (LGWR)`` -> ``LGWR``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+IDENTITY: dict[str, tuple[str, ...]] = {
+    "GV$SYSTEM_EVENT": ("INST_ID", "EVENT"),
+    "GV$EVENT_HISTOGRAM": ("INST_ID", "EVENT", "WAIT_TIME_MILLI"),
+    "GV$EVENT_HISTOGRAM_MICRO": ("INST_ID", "EVENT", "WAIT_TIME_MICRO"),
+    "GV$SYSSTAT": ("INST_ID", "NAME"),
+    "GV$LOG": ("INST_ID", "THREAD#", "GROUP#"),
+    "GV$PARAMETER": ("INST_ID", "NAME"),
+    "GV$PGASTAT": ("INST_ID", "NAME"),
+    "GV$LATCH": ("INST_ID", "NAME"),
+    "GV$SYSMETRIC": ("INST_ID", "METRIC_NAME", "GROUP_ID"),
+    "GV$INSTANCE": ("INST_ID",),
+    "GV$PROCESS": ("INST_ID", "PID"),
+}
+
+_PROGRAM_NAME = re.compile(r"\(([A-Za-z0-9_$#]{1,8})\)\s*$")
+
+
+def _key(value: Any) -> Any:
+    """An identity value compared by value: numbers (also numeric strings) as float."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return str(value)
+
+
+def _con_id(row: dict[str, Any]) -> float:
+    value = _key(row.get("CON_ID"))
+    return value if isinstance(value, float) else 0.0
+
+
+def _upper(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if all(isinstance(k, str) and k == k.upper() for r in rows for k in r):
+        return rows
+    return [{str(k).upper(): v for k, v in r.items()} for r in rows]
+
+
+def _single_instance_number(snapshot: Any) -> Any:
+    for view in ("GV$INSTANCE", "V$INSTANCE"):
+        rows = snapshot.views.get(view) or []
+        if len(rows) == 1:
+            row = {str(k).upper(): v for k, v in rows[0].items()}
+            for col in ("INSTANCE_NUMBER", "INST_ID"):
+                if row.get(col) is not None:
+                    return row[col]
+    return 1
+
+
+def _process_name(row: dict[str, Any]) -> dict[str, Any]:
+    if "PNAME" in row:
+        return row
+    background = row.get("BACKGROUND")
+    program = row.get("PROGRAM")
+    name = None
+    if str(background).strip() == "1" and isinstance(program, str):
+        m = _PROGRAM_NAME.search(program)
+        if m:
+            name = m.group(1).upper()
+    return {**row, "PNAME": name}
+
+
+def clean_rows(snapshot: Any, view: str) -> list[dict[str, Any]]:
+    """The cleaned rows of ``view`` (upper case name) in ``snapshot``; see the module doc."""
+    raw = snapshot.views.get(view)
+    if raw is None and view.startswith("GV$") and view[1:] in snapshot.views:
+        number = _single_instance_number(snapshot)
+        raw = [r if "INST_ID" in r else {"INST_ID": number, **r} for r in _upper(snapshot.views[view[1:]] or [])]
+    if not raw:
+        return []
+    rows = _upper(raw)
+    if view == "GV$PROCESS":
+        rows = [_process_name(r) for r in rows]
+    ident = IDENTITY.get(view)
+    if ident is None:
+        return rows
+    best: dict[tuple, tuple[float, int]] = {}   # identity -> (container, index of the kept row)
+    for n, row in enumerate(rows):
+        key = tuple(_key(row.get(c)) for c in ident)
+        con = _con_id(row)
+        have = best.get(key)
+        if have is None or con < have[0]:
+            best[key] = (con, n)
+    if len(best) == len(rows):
+        return rows
+    keep = sorted(n for _, n in best.values())
+    return [rows[n] for n in keep]
