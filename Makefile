@@ -32,8 +32,9 @@ venv: $(VENV)/.installed
 test: deps venv
 	$(PY) -m pytest -q tests
 
+# make run [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
 run: deps venv
-	$(PY) -m stack.run
+	$(PY) -m stack.run $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
 
 dashboards: venv
 	$(PY) dashboards/generate.py

@@ -6,6 +6,7 @@ benchmark: 3,808 processes (3,467 of them Oracle, over 4 instances) and
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
@@ -13,7 +14,7 @@ _TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "dbhost"
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
 
-from fixtures_proc import make_proc, write_process  # noqa: E402
+from fixtures_proc import make_proc, sched_bytes, stat_bytes, status_bytes, write_process  # noqa: E402
 
 PROCESSES = 3808
 ORACLE_PROCESSES = 3467
@@ -78,9 +79,8 @@ def add_peer_files(root: pathlib.Path, sp) -> None:
         (fd / str(n)).symlink_to("/dev/null")
 
 
-def generate(root: pathlib.Path) -> dict[str, int]:
-    root = pathlib.Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+def build_specs() -> list:
+    """The ProcSpecs of the tree (deterministic)."""
     pid = 1000
     tid_next = 200_000
     idx = 0
@@ -121,6 +121,13 @@ def generate(root: pathlib.Path) -> dict[str, int]:
         pid += 1
         idx += 1
         tid_next += n
+    return specs
+
+
+def generate(root: pathlib.Path) -> dict[str, int]:
+    root = pathlib.Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    specs = build_specs()
     for sp in specs:
         write_process(root, sp)
         add_peer_files(root, sp)
@@ -134,6 +141,54 @@ def generate(root: pathlib.Path) -> dict[str, int]:
               "oracle_threads": sum(len(s.threads) for s in specs if s.group)}
     (root / ".complete").write_text(repr(counts) + "\n")
     return counts
+
+
+def _overwrite(path: pathlib.Path, data: bytes) -> None:
+    """Replace a file's content in place, truncating only if it shrank: on
+    ext4 an O_TRUNC rewrite forces a data flush on close (auto_da_alloc) and
+    makes rewriting a whole tree take tens of seconds."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+        if os.fstat(fd).st_size > len(data):
+            os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def advance(root: pathlib.Path, step: int, specs: list | None = None) -> int:
+    """Let every Oracle thread run between two scrapes, as on a busy host:
+    rewrite (in place, like procfs content changing) each Oracle process's
+    /proc/PID/stat with its CPU time grown by ``step`` ticks per thread, and
+    each of its threads' task/TID/{sched,stat,status} with every counter
+    grown by ``step`` (runtime, switches, migrations, utime, stime), so that
+    every file the collector or process-exporter reads for Oracle processes
+    has changed. Returns the files written."""
+    root = pathlib.Path(root)
+    written = 0
+    for sp in specs if specs is not None else build_specs():
+        if not sp.group:
+            continue
+        n = len(sp.threads)
+        pdir = root / str(sp.pid)
+        main = sp.threads[0]
+        _overwrite(pdir / "stat", stat_bytes(
+            sp.pid, sp.comm, main.state, sp.ppid, sum(t.utime for t in sp.threads) + n * step,
+            sum(t.stime for t in sp.threads) + n * step, n, sp.starttime, main.processor))
+        written += 1
+        for t in sp.threads:
+            tdir = pdir / "task" / str(t.tid)
+            _overwrite(tdir / "sched", sched_bytes(
+                sp.comm, t.tid, n, t.voluntary + step, t.involuntary + step, t.migrations + step,
+                (t.utime + t.stime + 2 * step) * 10_000_000 + 123_456, t.starttime))
+            _overwrite(tdir / "stat", stat_bytes(
+                t.tid, sp.comm, t.state, sp.ppid, t.utime + step, t.stime + step, n, t.starttime,
+                t.processor, pgrp=sp.pid))
+            _overwrite(tdir / "status", status_bytes(
+                sp.comm, sp.pid, t.tid, sp.ppid, sp.uid, n, t.voluntary + step, t.involuntary + step,
+                t.state))
+            written += 3
+    return written
 
 
 if __name__ == "__main__":

@@ -53,6 +53,10 @@ class ProcSpec:
     group: tuple[str, str] | None  # ground truth (sid, role) for Oracle, None otherwise
     ppid: int = 1
     uid: int = ORACLE_UID
+    # CPU time (clock ticks) of threads that already exited: the kernel adds
+    # it to the process's stat (signal->utime/stime), not to any task/TID.
+    exited_utime: int = 0
+    exited_stime: int = 0
 
     @property
     def starttime(self) -> int:
@@ -172,11 +176,13 @@ def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True) -
     main = spec.threads[0]
     kthread = not spec.argv
     (pdir / "stat").write_bytes(stat_bytes(
-        spec.pid, spec.comm, main.state, spec.ppid, sum(t.utime for t in spec.threads),
-        sum(t.stime for t in spec.threads), n, spec.starttime, main.processor))
+        spec.pid, spec.comm, main.state, spec.ppid,
+        sum(t.utime for t in spec.threads) + spec.exited_utime,
+        sum(t.stime for t in spec.threads) + spec.exited_stime, n, spec.starttime, main.processor))
     # /proc/PID/status counts the switches of the thread-group leader only
     # (fs/proc/array.c task_context_switch_counts prints p->nvcsw, p->nivcsw);
-    # /proc/PID/stat utime/stime are the whole group's.
+    # /proc/PID/stat utime/stime are the whole group's, live threads plus the
+    # ones that exited (do_task_stat -> thread_group_cputime_adjusted).
     (pdir / "status").write_bytes(status_bytes(
         spec.comm, spec.pid, spec.pid, spec.ppid, spec.uid, n, main.voluntary, main.involuntary,
         main.state, kthread))
@@ -287,11 +293,19 @@ def build_proc_tree(procfs_root: pathlib.Path) -> None:
 
 
 def remove_thread(root: pathlib.Path, pid: int, tid: int) -> None:
-    """Simulate a thread exit (the kernel removes task/TID)."""
-    tdir = pathlib.Path(root) / str(pid) / "task" / str(tid)
+    """Simulate a thread exit as the kernel shows it: task/TID disappears,
+    /proc/PID/stat field 20 (num_threads) drops by one, and its utime/stime
+    (fields 14, 15) keep the exited thread's CPU time."""
+    pdir = pathlib.Path(root) / str(pid)
+    tdir = pdir / "task" / str(tid)
     for f in tdir.iterdir():
         f.unlink()
     tdir.rmdir()
+    stat = (pdir / "stat").read_bytes()
+    rp = stat.rfind(b")")
+    fields = stat[rp + 2:].rstrip(b"\n").split(b" ")
+    fields[20 - 3] = b"%d" % (int(fields[20 - 3]) - 1)
+    (pdir / "stat").write_bytes(stat[:rp + 2] + b" ".join(fields) + b"\n")
 
 
 def remove_process(root: pathlib.Path, pid: int) -> None:

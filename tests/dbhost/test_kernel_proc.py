@@ -117,6 +117,13 @@ def status_switches(pid: int) -> dict[int, tuple[int, int]]:
     return out
 
 
+def proc_cpu_user(pid: int) -> float:
+    """/proc/PID/stat field 14 (utime of the whole thread group) in seconds."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        rest = f.read().rsplit(b")", 1)[1].split()
+    return int(rest[11]) / os.sysconf("SC_CLK_TCK")
+
+
 def scrape(coll):
     return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in coll.collect() for s in f.samples}
 
@@ -201,6 +208,14 @@ def test_counts_match_proc_rise_under_contention_and_survive_thread_exit(busy_bi
             assert cs(s4, sid, "lgwr", kind) >= cs(s3, sid, "lgwr", kind)
         mig = ("dbhost_process_migrations_total", (("role", "lgwr"), ("sid", sid)))
         assert s4[mig] >= s3[mig]
+        # CPU time comes from /proc/PID/stat, which keeps the exited thread's time: it does
+        # not drop, and it is bracketed by the process's own stat read before and after
+        cpu = ("dbhost_process_cpu_seconds_total", (("mode", "user"), ("role", "lgwr"), ("sid", sid)))
+        assert s4[cpu] >= s3[cpu]
+        lo = proc_cpu_user(lgwr)
+        s4b = scrape(coll)
+        hi = proc_cpu_user(lgwr)
+        assert lo <= s4b[cpu] <= hi, (lo, s4b[cpu], hi)
 
         # 4. the whole process exits: counters stay, gauges drop to 0
         procs[0].kill()

@@ -112,8 +112,79 @@ def test_second_scrape_rereads_no_command_line_and_only_matching_threads(tree):
     assert coll.last_cmdlines_read == 0
     matching = [s for s in specs if s.group or s.argv[:1] and s.argv[0].endswith(b"/tnslsnr")]
     others = [s for s in specs if s not in matching]
-    # per matching process: 1 stat per thread + 1 sched per thread; others: /proc/PID/stat only
-    assert coll.last_files_read == sum(2 * len(s.threads) for s in matching) + len(others)
+    # per matching process: /proc/PID/stat (identity, process CPU time) + 1 sched per thread;
+    # others: /proc/PID/stat only
+    assert coll.last_files_read == sum(1 + len(s.threads) for s in matching) + len(others)
+    # the thread count in stat is unchanged, so the known TIDs are read without listing task/:
+    # the only directory listed is the procfs root
+    assert coll.last_dirs_listed == 1
+    # nothing changed, so no sched file had to be parsed again
+    assert coll.last_sched_parsed == 0
+
+
+def test_only_changed_sched_rows_are_parsed_and_values_stay_exact(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    assert coll.last_sched_parsed == sum(len(s.threads) for s in proc_specs() if s.group)
+    sp = next(s for s in proc_specs() if s.pid == 2107)   # ORCL lgwr
+    t = sp.threads[0]
+    # 1. the thread ran: CPU time, se.exec_start, se.sum_exec_runtime change, its switch and
+    #    migration rows do not -> those rows are recognised unchanged, not parsed
+    ran = ThreadSpec(**{**t.__dict__, "utime": t.utime + 50})
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (ran,)}))
+    s1 = scrape(coll)
+    assert coll.last_sched_parsed == 0
+    assert v(s1, "dbhost_process_cpu_seconds_total", "ORCL", "lgwr", mode="user") == \
+        pytest.approx((t.utime + 50) / TCK)
+    assert v(s1, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") == t.voluntary
+    # 2. it switched: exactly that file is parsed again
+    switched = ThreadSpec(**{**ran.__dict__, "voluntary": t.voluntary + 1, "involuntary": t.involuntary + 2})
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (switched,)}))
+    s2 = scrape(coll)
+    assert coll.last_sched_parsed == 1
+    assert v(s2, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") == t.voluntary + 1
+    assert v(s2, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") == \
+        t.involuntary + 2
+    # 3. only migrations changed (the row before the switch rows)
+    moved = ThreadSpec(**{**switched.__dict__, "migrations": t.migrations + 3})
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (moved,)}))
+    s3 = scrape(coll)
+    assert coll.last_sched_parsed == 1
+    assert v(s3, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations + 3
+    assert v(before, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations
+
+
+def test_rows_moved_by_a_longer_header_are_found_again(tree):
+    """The sched header carries comm and the thread count; when it grows the
+    rows move: the values are searched again, never read from the old place."""
+    coll = ProcessCollector(str(tree))
+    scrape(coll)
+    fg = next(s for s in proc_specs() if s.pid == 3002)   # 3 threads: header "#threads: 3"
+    extra = [ThreadSpec(tid=3600 + k, starttime=fg.starttime + 90 + k, utime=1, stime=1, voluntary=5,
+                        involuntary=1, migrations=1) for k in range(8)]
+    t0 = fg.threads[0]
+    bumped = ThreadSpec(**{**t0.__dict__, "voluntary": t0.voluntary + 9})
+    # 11 threads: every header line is one byte longer ("#threads: 11")
+    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (bumped,) + fg.threads[1:] + tuple(extra)}))
+    after = scrape(coll)
+    assert coll.last_sched_parsed == 3 + 8   # the 3 known threads' rows moved, 8 new threads
+    specs = [s for s in proc_specs() if s.group == ("ORCL", "foreground")]
+    base = sum(t.voluntary for s in specs for t in s.threads)
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="voluntary") == \
+        base + 9 + 8 * 5
+    assert v(after, "dbhost_process_threads", "ORCL", "foreground") == 5 + 8
+
+
+def test_first_scrape_lists_task_dirs_of_multithreaded_processes_only(tree):
+    coll = ProcessCollector(str(tree), LISTENER)
+    scrape(coll)
+    specs = proc_specs()
+    matching = [s for s in specs if s.group or s.argv[:1] and s.argv[0].endswith(b"/tnslsnr")]
+    multi = [s for s in matching if len(s.threads) > 1]
+    assert {s.pid for s in multi} == {3002, 5002, 1201}   # two foregrounds and the listener
+    assert coll.last_dirs_listed == 1 + len(multi)
+    others = [s for s in specs if s not in matching]
+    assert coll.last_files_read == sum(2 + len(s.threads) for s in matching) + 2 * len(others)
 
 
 def test_cached_identity_is_not_reread(tree):
@@ -134,20 +205,105 @@ def test_thread_exit_keeps_totals(tree):
     remove_thread(tree, 3002, gone.tid)
     after = scrape(coll)
     assert after[("dbhost_process_threads", (("role", "foreground"), ("sid", "ORCL")))] == 4
+    assert coll.last_dirs_listed == 2   # num_threads changed: task/ of 3002 is listed again
     for kind in ("voluntary", "involuntary"):
         assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind) == \
             v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind)
     assert v(after, "dbhost_process_migrations_total", "ORCL", "foreground") == \
         v(before, "dbhost_process_migrations_total", "ORCL", "foreground")
+    # CPU time comes from /proc/PID/stat, which keeps the exited thread's time
+    for mode in ("user", "system"):
+        assert v(after, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode=mode) == \
+            v(before, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode=mode)
     # a surviving thread counts on: totals = exited + live
     t0 = fg.threads[0]
-    bumped = ThreadSpec(**{**t0.__dict__, "involuntary": t0.involuntary + 250, "migrations": t0.migrations + 4})
-    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (bumped, fg.threads[1])}))
+    bumped = ThreadSpec(**{**t0.__dict__, "involuntary": t0.involuntary + 250, "migrations": t0.migrations + 4,
+                           "utime": t0.utime + 30})
+    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (bumped, fg.threads[1]),
+                                    "exited_utime": gone.utime, "exited_stime": gone.stime}))
     later = scrape(coll)
     assert v(later, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="involuntary") == \
         v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="involuntary") + 250
     assert v(later, "dbhost_process_migrations_total", "ORCL", "foreground") == \
         v(before, "dbhost_process_migrations_total", "ORCL", "foreground") + 4
+    assert v(later, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="user") == \
+        pytest.approx(v(before, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="user") + 30 / TCK)
+    assert v(later, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="system") == \
+        v(before, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="system")
+
+
+def test_thread_replaced_with_same_thread_count_is_noticed(tree):
+    """One thread exits and another starts between two scrapes: num_threads is
+    unchanged, the known TID is gone, so task/ is listed and the new thread is
+    counted on top of what the old one had counted."""
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    fg = next(s for s in proc_specs() if s.pid == 3002)
+    old_t = fg.threads[1]
+    new_t = ThreadSpec(tid=3900, starttime=old_t.starttime + 700, utime=5, stime=2, voluntary=77,
+                       involuntary=9, migrations=3)
+    remove_thread(tree, 3002, old_t.tid)
+    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (fg.threads[0], new_t, fg.threads[2]),
+                                    "exited_utime": old_t.utime, "exited_stime": old_t.stime}))
+    after = scrape(coll)
+    assert coll.last_dirs_listed == 2
+    assert v(after, "dbhost_process_threads", "ORCL", "foreground") == 5
+    for kind, attr in (("voluntary", "voluntary"), ("involuntary", "involuntary")):
+        assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind) == \
+            v(before, "dbhost_process_context_switches_total", "ORCL", "foreground", kind=kind) + getattr(new_t, attr)
+    assert v(after, "dbhost_process_migrations_total", "ORCL", "foreground") == \
+        v(before, "dbhost_process_migrations_total", "ORCL", "foreground") + 3
+    assert v(after, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="user") == \
+        pytest.approx(v(before, "dbhost_process_cpu_seconds_total", "ORCL", "foreground", mode="user") + 5 / TCK)
+    # and the scrape after that reads the known TIDs again without listing task/
+    assert scrape(coll) == after
+    assert coll.last_dirs_listed == 1
+
+
+def test_new_thread_in_single_threaded_process_is_found(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    sp = next(s for s in proc_specs() if s.pid == 2107)   # ORCL lgwr, one thread
+    extra = ThreadSpec(tid=2190, starttime=sp.starttime + 50, utime=1, stime=1, voluntary=11,
+                       involuntary=4, migrations=2)
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": sp.threads + (extra,)}))
+    after = scrape(coll)
+    assert coll.last_dirs_listed == 2
+    assert v(after, "dbhost_process_threads", "ORCL", "lgwr") == 2
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") == \
+        v(before, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") + 4
+    assert v(after, "dbhost_process_migrations_total", "ORCL", "lgwr") == \
+        v(before, "dbhost_process_migrations_total", "ORCL", "lgwr") + 2
+
+
+def test_exec_within_the_same_group_keeps_counting(tree):
+    """Same PID and start time, new comm, command line still ora_lgwr_ORCL:
+    the same process (exec keeps the task and its counters)."""
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    sp = next(s for s in proc_specs() if s.pid == 2107)
+    t = sp.threads[0]
+    write_process(tree, ProcSpec(**{**sp.__dict__, "comm": b"lgwr_renamed",
+                                    "threads": (ThreadSpec(**{**t.__dict__, "voluntary": t.voluntary + 6}),)}))
+    after = scrape(coll)
+    assert coll.last_cmdlines_read == 1
+    assert v(after, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") == \
+        v(before, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") + 6
+    assert v(after, "dbhost_process_cpu_seconds_total", "ORCL", "lgwr", mode="user") == \
+        v(before, "dbhost_process_cpu_seconds_total", "ORCL", "lgwr", mode="user")
+
+
+def test_process_cpu_going_backwards_never_lowers_the_counter(tree):
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    sp = next(s for s in proc_specs() if s.pid == 4107)   # DWH1 lgwr
+    t = sp.threads[0]
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (ThreadSpec(**{**t.__dict__, "utime": 7}),)}))
+    after = scrape(coll)
+    assert v(after, "dbhost_process_cpu_seconds_total", "DWH1", "lgwr", mode="user") == \
+        pytest.approx((t.utime + 7) / TCK)
+    assert v(after, "dbhost_process_cpu_seconds_total", "DWH1", "lgwr", mode="user") >= \
+        v(before, "dbhost_process_cpu_seconds_total", "DWH1", "lgwr", mode="user")
 
 
 def test_process_exit_keeps_group_with_zero_processes(tree):

@@ -111,10 +111,12 @@ def test_vanished_files_at_every_step(tmp_path):
     # 4: task dir gone
     write_process(tmp_path, make_proc(3, 203, (b"ora_smon_V",), b"ora_smon_V", ("V", "smon")))
     shutil.rmtree(tmp_path / "203" / "task")
-    # 5: one thread's stat gone, 6: one thread's sched and status gone
+    # 5: one thread gone after task/ was listed (its directory is empty), 6: one thread's sched
+    # and status gone
     write_process(tmp_path, make_proc(4, 204, (b"ora_pmon_V",), b"ora_pmon_V", ("V", "pmon"), nthreads=3,
                                       tid_base=250))
-    (tmp_path / "204" / "task" / "251" / "stat").unlink()
+    for f in (tmp_path / "204" / "task" / "251").iterdir():
+        f.unlink()
     (tmp_path / "204" / "task" / "252" / "sched").unlink()
     (tmp_path / "204" / "task" / "252" / "status").unlink()
     # junk at the top level
@@ -150,16 +152,27 @@ def test_unreadable_file_keeps_last_values_without_double_counting(tmp_path):
 
 
 @pytest.mark.parametrize("content", [b"", b"300 (ora_lgwr_U", b"300 (x) S 1 2", b"\x00\x00\x00",
-                                     b"300 (x) S " + b"z " * 60])
+                                     b"300 (x) S " + b"z " * 60,
+                                     b"300 (ora_lgwr_U) S" + b" -5" * 50 + b"\n"])
 def test_malformed_stat_is_skipped_and_carried(tmp_path, content):
+    """/proc/PID/stat (identity and CPU time) becomes unparsable: the process
+    keeps its last values, it is not counted as a process or its threads."""
     sp = make_proc(0, 300, (b"ora_lgwr_U",), b"ora_lgwr_U", ("U", "lgwr"), nthreads=2, tid_base=350)
     write_process(tmp_path, sp)
     coll = ProcessCollector(str(tmp_path))
     first = scrape(coll)
-    (tmp_path / "300" / "task" / "351" / "stat").write_bytes(content)
+    saved = (tmp_path / "300" / "stat").read_bytes()
+    (tmp_path / "300" / "stat").write_bytes(content)
     second = scrape(coll)
     key = ("dbhost_process_context_switches_total", (("kind", "voluntary"), ("role", "lgwr"), ("sid", "U")))
+    cpu = ("dbhost_process_cpu_seconds_total", (("mode", "user"), ("role", "lgwr"), ("sid", "U")))
     assert second[key] == first[key] == sum(t.voluntary for t in sp.threads)
+    assert second[cpu] == first[cpu] == pytest.approx(sum(t.utime for t in sp.threads) / TCK)
+    assert second[("dbhost_process_processes", (("role", "lgwr"), ("sid", "U")))] == 0
+    # readable again: the same process (same start time and comm), nothing counted twice
+    (tmp_path / "300" / "stat").write_bytes(saved)
+    assert scrape(coll) == first
+    assert coll.last_cmdlines_read == 0
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage\n", b"nr_voluntary_switches : x\n"])

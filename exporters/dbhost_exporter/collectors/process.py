@@ -1,6 +1,7 @@
 """Oracle process collector: context switches, migrations and CPU time per
-instance (``sid``) and background-process ``role``, read per thread from
-``/proc/PID/task/TID/{stat,sched}``.
+instance (``sid``) and background-process ``role``: switches and migrations
+read per thread from ``/proc/PID/task/TID/sched``, CPU time per process from
+``/proc/PID/stat``.
 
 How processes are recognised (see docs/dbhost-process-collector.md):
 
@@ -17,19 +18,27 @@ How processes are recognised (see docs/dbhost-process-collector.md):
 
 Cost model (what is read per scrape):
 
-* every PID not known to match: ``/proc/PID/stat`` (start time and comm,
-  to notice PID reuse and ``exec``); the command line only for a PID never
-  seen with that start time and comm;
-* every matching PID: the ``task/`` directory, then per thread
-  ``task/TID/stat`` (utime, stime, thread start time) and ``task/TID/sched``
+* every PID: ``/proc/PID/stat``, once. It gives the identity (start time and
+  comm, to notice PID reuse and ``exec``), and for a monitored process its
+  CPU time (utime, stime of the whole thread group, including threads that
+  exited) and its thread count. A byte-identical line is not parsed again.
+  The command line is read only for a PID never seen with that start time
+  and comm;
+* every monitored process: ``task/TID/sched`` of each thread, once
   (``nr_voluntary_switches``, ``nr_involuntary_switches``,
-  ``se.nr_migrations``), each once. Where ``sched`` does not exist (kernels
-  without CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
+  ``se.nr_migrations``). ``task/`` is listed only when the thread count in
+  ``stat`` differs from the number of known threads, or a known thread is
+  gone; a single-threaded process is read as ``task/PID/sched`` without a
+  listing. Rows that are byte-identical to the last read (at the same
+  offsets) are not parsed. Where ``sched`` does not exist (kernels without
+  CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
   migrations are not reported for that thread.
 
-Counters stay monotonic: every thread is tracked by (TID, thread start time)
-with its last values; when it disappears, its last values are added to its
-group's "exited" totals.
+Counters stay monotonic: a process is tracked by (PID, start time) with its
+last CPU time, each of its threads by TID with its last switch and migration
+counts; when a thread or process disappears, its last values are added to
+its group's "exited" totals. A value that goes down is treated as a new
+thread (or process): the old values go to the exited totals.
 """
 from __future__ import annotations
 
@@ -154,16 +163,49 @@ def command_line(raw: bytes) -> str:
 
 
 class _Proc:
-    __slots__ = ("start", "comm", "group")
+    """What is known about one PID: its identity (``head``: the stat line up
+    to the closing parenthesis of comm, so PID and comm; ``start``: field 22
+    starttime), its group and the whole stat line last read (``raw``: if a
+    new read is byte-identical, nothing in it changed and it is not parsed
+    again). For a monitored process also the last values read: process CPU
+    time (``utime``, ``stime`` in clock ticks, from ``/proc/PID/stat``,
+    which includes the time of threads that exited), ``nt`` (num_threads)
+    and per thread ``tid -> ThreadState`` with the sums of the three
+    counters over the threads."""
+    __slots__ = ("head", "start", "group", "raw", "utime", "stime", "nt", "threads", "sums")
 
-    def __init__(self, start: bytes, comm: bytes, group: Group | None):
+    def __init__(self, head: bytes, start: bytes, group: Group | None):
+        self.head = head
         self.start = start
-        self.comm = comm
         self.group = group
+        self.raw = b""
+        self.utime = 0
+        self.stime = 0
+        self.nt = 0
+        self.threads: dict[str, tuple] = {}
+        self.sums = (0, 0, 0)
 
 
-# Per-thread state: (pid, group, voluntary, involuntary, migrations, utime, stime)
+# Per-thread state: (voluntary, involuntary, migrations, i, row_i, j, rows_j):
+# the values and where they were found in task/TID/sched: row_i is the bytes
+# of the se.nr_migrations row at offset i, rows_j the nr_voluntary_switches
+# and nr_involuntary_switches rows at offset j. If the next read has the same
+# bytes at the same offsets, the three values are unchanged and nothing is
+# parsed. (An idle thread's rows stay byte-identical; the rest of the file,
+# e.g. clock-delta, changes on every read, so the whole file cannot be
+# compared.) Values parsed by the slow path carry a pair that never matches.
 ThreadState = tuple
+_NO_ROWS = (-1, b"--", -1, b"--")
+
+# The three task/TID/sched rows, in the order proc_sched_show_task() prints
+# them (kernel/sched/debug.c: se.nr_migrations, [schedstats rows],
+# nr_switches, nr_voluntary_switches, nr_involuntary_switches). Matched from
+# the LAST "\nse.nr_migrations", so nothing in the header line (comm) can
+# stand in for a row. Anything else goes to the slower parse_sched().
+_SCHED_FAST = re.compile(
+    rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
+    rb"(nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n)")
+_MIG_KEY = b"\nse.nr_migrations"
 
 
 class ProcessCollector:
@@ -182,14 +224,15 @@ class ProcessCollector:
                 raise ValueError(f"extra group {group_name!r}: invalid regex {pattern!r}: {e}") from None
         self.max_series = int(max_series)
         self.clk_tck = float(os.sysconf("SC_CLK_TCK"))
-        self._procs: dict[int, _Proc] = {}
-        self._threads: dict[tuple[int, bytes], ThreadState] = {}
+        self._procs: dict[str, _Proc] = {}
         self._dead: dict[Group, list[int]] = {}
         self._exported: set[Group] = set()
         self.dropped_series_total = 0
         # Statistics of the last scrape (for tests and the benchmark).
         self.last_files_read = 0
         self.last_cmdlines_read = 0
+        self.last_dirs_listed = 0
+        self.last_sched_parsed = 0   # sched files whose rows changed (or were new) and were parsed
 
     # -- classification -------------------------------------------------
     def classify(self, cmdline: str) -> Group | None:
@@ -209,180 +252,294 @@ class ProcessCollector:
 
     # -- scraping -------------------------------------------------------
     def scan(self) -> tuple[dict[Group, list[int]], dict[Group, list[int]]]:
-        """One pass over procfs. Returns (totals per group, [processes,
-        threads] per group) and updates the state."""
+        """One pass over procfs. Returns (totals per group: [voluntary,
+        involuntary, migrations, utime, stime], [processes, threads] per
+        group) and updates the state. This is the hot loop: kept flat."""
         root = self.procfs
-        old_threads = self._threads
-        new_threads: dict[tuple[int, bytes], ThreadState] = {}
-        new_procs: dict[int, _Proc] = {}
+        old_procs = self._procs
+        new_procs: dict[str, _Proc] = {}
         counts: dict[Group, list[int]] = {}
-        keep_pids: set[int] = set()      # present but unreadable: keep their threads
-        keep_tids: set[str] = set()
-        files = 0
-        cmdlines = 0
-        procs_cache = self._procs
+        files = cmdlines = dirs = parsed = 0
+        open_, read_, close_ = os.open, os.read, os.close
+        flags = _OPEN_FLAGS
+        listdir = os.listdir
+        gone = _GONE
+        fast = _SCHED_FAST.match
+        mig_key = _MIG_KEY
 
-        for name in os.listdir(root):
+        names = listdir(root)
+        dirs += 1
+        for name in names:
             if not (name.isdigit() and name.isascii()):
                 continue
-            pid = int(name)
-            pdir = f"{root}/{name}"
-            cached = procs_cache.get(pid)
+            pdir = root + "/" + name
+            old = old_procs.get(name)
             try:
-                if cached is not None and cached.group is not None:
-                    # Known match: the main thread's stat both validates the
-                    # cache entry and is that thread's sample.
-                    files += 1
-                    main = read_file(f"{pdir}/task/{name}/stat")
-                    comm, rest = parse_stat(main)
-                    if rest[19] == cached.start and comm == cached.comm:
-                        entry = cached
-                    else:
-                        entry = self._identify(pdir, rest[19], comm)
-                        cmdlines += 1
-                        files += 1
-                        main = None if entry.group is None else main
+                fd = open_(pdir + "/stat", flags)
+                try:
+                    data = read_(fd, _CHUNK)
+                finally:
+                    close_(fd)
+                files += 1
+                if old is not None and data == old.raw:
+                    # Byte-identical stat: same process, same CPU time and
+                    # thread count (an idle process).
+                    entry = old
+                    group = entry.group
+                    if group is None:
+                        new_procs[name] = entry
+                        continue
+                    utime = entry.utime
+                    stime = entry.stime
+                    nt = entry.nt
                 else:
-                    files += 1
-                    comm, rest = parse_stat(read_file(f"{pdir}/stat"))
-                    if cached is not None and rest[19] == cached.start and comm == cached.comm:
-                        entry = cached
+                    rp = data.rfind(b")")
+                    lp = data.find(b"(")
+                    if lp < 0 or rp < lp:
+                        raise Malformed("no (comm) in stat")
+                    rest = data[rp + 1:].split(None, 20)
+                    if len(rest) < 20:  # up to field 22 (starttime)
+                        raise Malformed("stat has %d fields after comm" % len(rest))
+                    head = data[:rp]
+                    start = rest[19]
+                    if old is not None and old.start == start and old.head == head:
+                        entry = old
                     else:
-                        entry = self._identify(pdir, rest[19], comm)
-                        cmdlines += 1
+                        # A PID not seen before, reused, or a process that
+                        # exec'd (comm changed): identify it by its command line.
                         files += 1
-                    main = None
-                new_procs[pid] = entry
-                if entry.group is None:
+                        cmdlines += 1
+                        group = self.classify(command_line(read_file(pdir + "/cmdline")))
+                        if old is not None and old.start == start and group is not None and old.group == group:
+                            old.head = head   # exec within the same group: same process, same threads
+                            entry = old
+                        else:
+                            entry = _Proc(head, start, group)
+                    group = entry.group
+                    if group is None:
+                        entry.raw = data
+                        new_procs[name] = entry
+                        continue
+                    utime = int(rest[11])
+                    stime = int(rest[12])
+                    nt = int(rest[17])
+                    if utime < 0 or stime < 0:
+                        raise Malformed("negative CPU time in stat")
+
+                # -- threads: task/TID/sched of each, once ----------------
+                known = entry.threads
+                tdir = pdir + "/task/"
+                if known and nt == len(known):
+                    # Same thread count as last time: read the known TIDs
+                    # without listing task/. If one of them is gone, the set
+                    # changed: list task/ and read again.
+                    tids = known
+                    verify = True
+                elif nt == 1:
+                    tids = (name,)   # single-threaded: the only thread is the leader
+                    verify = False
+                else:
+                    tids = listdir(tdir)
+                    dirs += 1
+                    verify = False
+                while True:
+                    new_thr: dict[str, ThreadState] = {}
+                    live = sv = si = sm = 0
+                    folds = None
+                    missing = False
+                    for tid in tids:
+                        o = known.get(tid)
+                        try:
+                            fd = open_(tdir + tid + "/sched", flags)
+                            try:
+                                sched = read_(fd, _CHUNK)
+                            finally:
+                                close_(fd)
+                            files += 1
+                            if o is not None and sched.startswith(o[4], o[3]) and sched.startswith(o[6], o[5]):
+                                # the rows are unchanged: same values
+                                new_thr[tid] = o
+                                live += 1
+                                sv += o[0]
+                                si += o[1]
+                                sm += o[2]
+                                continue
+                            parsed += 1
+                            # The rows are usually where they were last time
+                            # (fixed-width rows, same header): try there first.
+                            # Offsets come from an earlier last-occurrence
+                            # search and lie past any header a kernel prints
+                            # (comm is at most 15 bytes), so a header cannot
+                            # stand in for them.
+                            m = None
+                            if o is not None:
+                                i = o[3]
+                                if i > 0:
+                                    m = fast(sched, i)
+                            if m is None:
+                                i = sched.rfind(mig_key)
+                                m = fast(sched, i) if i >= 0 else None
+                            if m is not None:
+                                mg = int(m[1])
+                                v = int(m[3])
+                                iv = int(m[4])
+                                j = m.start(2) - 1
+                                t = (v, iv, mg, i, sched[i:m.end(1) + 1], j, sched[j:m.end()])
+                            else:
+                                v, iv, mg = parse_sched(sched)
+                                if mg is None:
+                                    mg = 0
+                                t = (v, iv, mg) + _NO_ROWS
+                        except OSError as e:
+                            if e.errno == errno.ENOENT:
+                                # No sched file: the thread is gone (then so is
+                                # status) or the kernel lacks CONFIG_SCHED_DEBUG.
+                                try:
+                                    status = read_file(tdir + tid + "/status")
+                                    files += 1
+                                    v, iv = parse_status_switches(status)
+                                    mg = 0
+                                    t = (v, iv, mg) + _NO_ROWS
+                                except OSError as e2:
+                                    if e2.errno in gone:
+                                        missing = True
+                                        continue
+                                    if o is not None:   # present but unreadable: keep
+                                        new_thr[tid] = o
+                                        sv += o[0]
+                                        si += o[1]
+                                        sm += o[2]
+                                    continue
+                                except (Malformed, ValueError):
+                                    if o is not None:
+                                        new_thr[tid] = o
+                                        sv += o[0]
+                                        si += o[1]
+                                        sm += o[2]
+                                    continue
+                            elif e.errno in gone:
+                                missing = True
+                                continue
+                            else:
+                                if o is not None:   # present but unreadable: keep
+                                    new_thr[tid] = o
+                                    sv += o[0]
+                                    si += o[1]
+                                    sm += o[2]
+                                continue
+                        except (Malformed, ValueError):
+                            if o is not None:
+                                new_thr[tid] = o
+                                sv += o[0]
+                                si += o[1]
+                                sm += o[2]
+                            continue
+                        if o is not None and (v < o[0] or iv < o[1] or mg < o[2]):
+                            # Not the same thread after all (TID reused) or its
+                            # counters were reset: account the old one as exited.
+                            if folds is None:
+                                folds = []
+                            folds.append(o)
+                        new_thr[tid] = t
+                        live += 1
+                        sv += v
+                        si += iv
+                        sm += mg
+                    if verify and missing:
+                        tids = listdir(tdir)
+                        dirs += 1
+                        verify = False
+                        continue
+                    break
+
+                if not new_thr:
+                    # No thread could be read (the process exited during the
+                    # scan): it is not counted; if it was known, its last
+                    # values go to the exited totals below.
                     continue
-                nthreads, nfiles = self._scan_threads(pid, name, pdir, entry.group, main,
-                                                      old_threads, new_threads, keep_tids)
-                files += nfiles
-                if nthreads:
-                    c = counts.get(entry.group)
+                dead = None
+                if folds:
+                    dead = self._dead_of(group)
+                    for o in folds:
+                        dead[0] += o[0]
+                        dead[1] += o[1]
+                        dead[2] += o[2]
+                if not verify or len(new_thr) != len(known):
+                    for tid, o in known.items():
+                        if tid not in new_thr:   # the thread exited
+                            if dead is None:
+                                dead = self._dead_of(group)
+                            dead[0] += o[0]
+                            dead[1] += o[1]
+                            dead[2] += o[2]
+                if utime < entry.utime or stime < entry.stime:
+                    # CPU time went backwards: a new process after all
+                    if dead is None:
+                        dead = self._dead_of(group)
+                    dead[3] += entry.utime
+                    dead[4] += entry.stime
+                entry.raw = data
+                entry.utime = utime
+                entry.stime = stime
+                entry.nt = nt
+                entry.threads = new_thr
+                entry.sums = (sv, si, sm)
+                new_procs[name] = entry
+                if live:
+                    c = counts.get(group)
                     if c is None:
-                        counts[entry.group] = [1, nthreads]
+                        counts[group] = [1, live]
                     else:
                         c[0] += 1
-                        c[1] += nthreads
+                        c[1] += live
             except OSError as e:
-                if e.errno not in _GONE:
-                    keep_pids.add(pid)
-                    if cached is not None:
-                        new_procs[pid] = cached
-                    log.debug("pid %d unreadable: %s", pid, e)
+                if e.errno not in gone and old is not None:
+                    new_procs[name] = old   # present but unreadable: keep its last values
+                log.debug("pid %s: %s", name, e)
             except (Malformed, ValueError, IndexError) as e:
-                keep_pids.add(pid)
-                if cached is not None:
-                    new_procs[pid] = cached
-                log.debug("pid %d malformed: %s", pid, e)
+                if old is not None:
+                    new_procs[name] = old
+                log.debug("pid %s malformed: %s", name, e)
 
-        # Threads that were not seen: carried over if they were merely
-        # unreadable, otherwise their last values go to the exited totals.
-        for key, th in old_threads.items():
-            if key in new_threads:
-                continue
-            if th[0] in keep_pids or str(key[0]) in keep_tids:
-                new_threads[key] = th
-                continue
-            self._fold(th)
+        # Processes that exited (or whose PID now belongs to another
+        # process): their last values go to the exited totals.
+        for name, o in old_procs.items():
+            if o.group is not None and new_procs.get(name) is not o:
+                d = self._dead_of(o.group)
+                sv, si, sm = o.sums
+                d[0] += sv
+                d[1] += si
+                d[2] += sm
+                d[3] += o.utime
+                d[4] += o.stime
 
         totals: dict[Group, list[int]] = {g: list(v) for g, v in self._dead.items()}
-        for _, g, vol, invol, mig, utime, stime in new_threads.values():
+        for p in new_procs.values():
+            g = p.group
+            if g is None:
+                continue
+            sv, si, sm = p.sums
             t = totals.get(g)
             if t is None:
-                totals[g] = [vol, invol, mig, utime, stime]
+                totals[g] = [sv, si, sm, p.utime, p.stime]
             else:
-                t[0] += vol
-                t[1] += invol
-                t[2] += mig
-                t[3] += utime
-                t[4] += stime
-        self._threads = new_threads
+                t[0] += sv
+                t[1] += si
+                t[2] += sm
+                t[3] += p.utime
+                t[4] += p.stime
         self._procs = new_procs
         self.last_files_read = files
         self.last_cmdlines_read = cmdlines
+        self.last_dirs_listed = dirs
+        self.last_sched_parsed = parsed
         return totals, counts
 
-    def _identify(self, pdir: str, start: bytes, comm: bytes) -> _Proc:
-        raw = read_file(f"{pdir}/cmdline")
-        return _Proc(start, comm, self.classify(command_line(raw)))
-
-    def _scan_threads(self, pid, name, pdir, group, main_stat, old_threads, new_threads, keep_tids):
-        """Read task/TID/{stat,sched} of every thread of one matching process.
-        This is the hot loop: kept flat on purpose."""
-        tdir = f"{pdir}/task/"
-        tids = os.listdir(tdir)
-        nthreads = 0
-        files = 0
-        open_, read_, close_ = os.open, os.read, os.close
-        flags = _OPEN_FLAGS
-        for tname in tids:
-            try:
-                tid = int(tname)
-                if main_stat is not None and tname == name:
-                    stat = main_stat
-                else:
-                    files += 1
-                    fd = open_(tdir + tname + "/stat", flags)
-                    try:
-                        stat = read_(fd, _CHUNK)
-                    finally:
-                        close_(fd)
-                rp = stat.rfind(b")")
-                if rp < 0 or stat.find(b"(") < 0:
-                    raise Malformed("no (comm) in stat")
-                rest = stat[rp + 1:].split(None, 20)
-                tstart = rest[19]
-                utime = int(rest[11])
-                stime = int(rest[12])
-                files += 1
-                try:
-                    fd = open_(tdir + tname + "/sched", flags)
-                    try:
-                        sched = read_(fd, _CHUNK)
-                    finally:
-                        close_(fd)
-                    vol, invol, mig = parse_sched(sched)
-                    if mig is None:
-                        mig = 0
-                except OSError as e:
-                    if e.errno != errno.ENOENT:
-                        raise
-                    # No sched file: either the thread is gone (then status
-                    # is gone too) or the kernel lacks CONFIG_SCHED_DEBUG.
-                    files += 1
-                    vol, invol = parse_status_switches(read_file(tdir + tname + "/status"))
-                    mig = 0
-            except OSError as e:
-                if e.errno not in _GONE:
-                    keep_tids.add(tname)
-                continue
-            except (Malformed, ValueError, IndexError):
-                keep_tids.add(tname)
-                continue
-            key = (tid, tstart)
-            old = old_threads.get(key)
-            if old is not None:
-                if (old[1] == group and vol >= old[2] and invol >= old[3] and mig >= old[4]
-                        and utime >= old[5] and stime >= old[6]):
-                    new_threads[key] = (pid, group, vol, invol, mig, utime, stime)
-                    nthreads += 1
-                    continue
-                # Not the same thread after all (or its counters were reset):
-                # account the old one as exited.
-                self._fold(old)
-            new_threads[key] = (pid, group, vol, invol, mig, utime, stime)
-            nthreads += 1
-        return nthreads, files
-
-    def _fold(self, th) -> None:
-        d = self._dead.get(th[1])
+    def _dead_of(self, group: Group) -> list[int]:
+        d = self._dead.get(group)
         if d is None:
-            self._dead[th[1]] = list(th[2:])
-        else:
-            for i in range(_NVALS):
-                d[i] += th[2 + i]
+            d = self._dead[group] = [0] * _NVALS
+        return d
 
     def collect(self) -> Iterator[Metric]:
         totals, counts = self.scan()
@@ -415,8 +572,8 @@ class ProcessCollector:
             "including threads that exited.", labels=labels)
         cpu = CounterMetricFamily(
             "dbhost_process_cpu_seconds",
-            "CPU time of the group's threads (task/TID/stat utime, stime / SC_CLK_TCK), "
-            "including threads that exited.", labels=labels + ["mode"])
+            "CPU time of the group's processes (/proc/PID/stat utime, stime / SC_CLK_TCK: all "
+            "their threads), including threads and processes that exited.", labels=labels + ["mode"])
         procs = GaugeMetricFamily("dbhost_process_processes",
                                   "Processes in the group now.", labels=labels)
         threads = GaugeMetricFamily("dbhost_process_threads",

@@ -1,0 +1,147 @@
+"""Alert thresholds: the one source of truth, alerts/thresholds.yaml.
+
+Importable by path (dashboards and tests do not need alerts/ to be a package):
+
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("thresholds", "alerts/thresholds.py")
+    thresholds = importlib.util.module_from_spec(spec); spec.loader.exec_module(thresholds)
+    t = thresholds.load()          # dict[id, Threshold]
+    t["R1"].value                  # 0.002 (seconds)
+    t["R1"].floor("waits").value   # 1 (waits/s)
+
+Values are in base units (seconds, ratios 0..1, bytes, per-second rates).
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+DEFAULT_PATH = Path(__file__).resolve().with_name("thresholds.yaml")
+SEVERITIES = ("critical", "warning", "info")
+OPS = (">", ">=", "<", "<=", "==")
+_DURATION = re.compile(r"^(?:\d+[smhd])+$")
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_NOTE = re.compile(r"^[A-Z]\d+$")
+
+
+class ThresholdError(ValueError):
+    """A malformed thresholds file; the message names the file, entry and field."""
+
+
+@dataclass(frozen=True)
+class Floor:
+    name: str
+    value: float
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Threshold:
+    id: str
+    notes: tuple[str, ...]          # field-notes row ids, e.g. ("R17", "R7")
+    alert: str
+    description: str
+    value: float
+    unit: str
+    op: str
+    for_: str                       # Prometheus duration, e.g. "10m"
+    severity: str
+    noise_floor: dict[str, Floor] = field(default_factory=dict)
+
+    @property
+    def note(self) -> str:
+        """The primary field-notes id."""
+        return self.notes[0]
+
+    def floor(self, name: str) -> Floor:
+        try:
+            return self.noise_floor[name]
+        except KeyError:
+            raise ThresholdError(f"threshold {self.id}: no noise_floor named {name!r}") from None
+
+    def for_seconds(self) -> int:
+        return duration_seconds(self.for_)
+
+
+def duration_seconds(text: str) -> int:
+    if not _DURATION.match(text):
+        raise ThresholdError(f"not a Prometheus duration: {text!r}")
+    mult = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return sum(int(n) * mult[u] for n, u in re.findall(r"(\d+)([smhd])", text))
+
+
+def _number(src: str, where: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ThresholdError(f"{src}: {where}: must be a number, got {value!r}")
+    return value
+
+
+def _str(src: str, where: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ThresholdError(f"{src}: {where}: must be a non-empty string, got {value!r}")
+    return value
+
+
+def load(path: str | Path | None = None) -> dict[str, Threshold]:
+    """Read and validate the thresholds file; keys are threshold ids, in file order."""
+    src = str(path or DEFAULT_PATH)
+    try:
+        with open(src, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh)
+    except OSError as exc:
+        raise ThresholdError(f"{src}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ThresholdError(f"{src}: not valid YAML: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("thresholds"), list):
+        raise ThresholdError(f"{src}: expected a mapping with a 'thresholds' list")
+    if doc.get("version") != 1:
+        raise ThresholdError(f"{src}: version: expected 1, got {doc.get('version')!r}")
+    known = {"id", "note", "alert", "description", "value", "unit", "op", "for", "severity", "noise_floor"}
+    out: dict[str, Threshold] = {}
+    for i, raw in enumerate(doc["thresholds"]):
+        where = f"thresholds[{i}]"
+        if not isinstance(raw, dict):
+            raise ThresholdError(f"{src}: {where}: expected a mapping")
+        tid = raw.get("id")
+        if not isinstance(tid, str) or not _ID.match(tid):
+            raise ThresholdError(f"{src}: {where}.id: expected an identifier like R1 or R17_write, got {tid!r}")
+        where = f"thresholds[{tid}]"
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ThresholdError(f"{src}: {where}: unknown field(s) {', '.join(unknown)}")
+        if tid in out:
+            raise ThresholdError(f"{src}: {where}: duplicate id")
+        notes = tuple(n.strip() for n in _str(src, f"{where}.note", raw.get("note")).split(","))
+        for n in notes:
+            if not _NOTE.match(n):
+                raise ThresholdError(f"{src}: {where}.note: {n!r} is not a field-notes id like R1 or Q3")
+        op = raw.get("op")
+        if op not in OPS:
+            raise ThresholdError(f"{src}: {where}.op: expected one of {', '.join(OPS)}, got {op!r}")
+        sev = raw.get("severity")
+        if sev not in SEVERITIES:
+            raise ThresholdError(f"{src}: {where}.severity: expected one of {', '.join(SEVERITIES)}, got {sev!r}")
+        dur = _str(src, f"{where}.for", raw.get("for"))
+        if not _DURATION.match(dur):
+            raise ThresholdError(f"{src}: {where}.for: not a Prometheus duration: {dur!r}")
+        floors: dict[str, Floor] = {}
+        nf = raw.get("noise_floor") or {}
+        if not isinstance(nf, dict):
+            raise ThresholdError(f"{src}: {where}.noise_floor: expected a mapping of name -> {{value, unit, description}}")
+        for name, f in nf.items():
+            fw = f"{where}.noise_floor.{name}"
+            if not isinstance(f, dict) or set(f) - {"value", "unit", "description"}:
+                raise ThresholdError(f"{src}: {fw}: expected a mapping with value, unit, description")
+            floors[name] = Floor(name, _number(src, f"{fw}.value", f.get("value")),
+                                 _str(src, f"{fw}.unit", f.get("unit")),
+                                 _str(src, f"{fw}.description", f.get("description")))
+        out[tid] = Threshold(
+            id=tid, notes=notes, alert=_str(src, f"{where}.alert", raw.get("alert")),
+            description=_str(src, f"{where}.description", raw.get("description")),
+            value=_number(src, f"{where}.value", raw.get("value")),
+            unit=_str(src, f"{where}.unit", raw.get("unit")), op=op, for_=dur, severity=sev,
+            noise_floor=floors)
+    return out

@@ -1,0 +1,257 @@
+"""oracle-capacity: the experts' capacity profile, now beside a baseline (field notes K1).
+
+"now" is the rate over the dashboard's time range ($__range); the baseline is the same window
+shifted by the `baseline` variable: `offset 1d`, `offset 7d`, or a fixed window ending at the
+unix time typed in `baseline_end` (`@ <time>`, same length as the current range).
+"""
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.models.dashboard import VariableOption
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
+
+from dashboards.common import (DB, HOST, new_dashboard, override_name, override_ref, q, re_escape,
+                               stat_panel, table_panel, timeseries_panel, v_database, v_datasource,
+                               v_host)
+from dashboards.context import Ctx
+from dashboards.wallboard import SID_TO_DB
+
+UID = "oracle-capacity"
+T = PromQueryFormat.TABLE
+BASELINE_END_DEFAULT = "1767225600"  # 2026-01-01T00:00:00Z; type any unix time
+BASELINE_OPTIONS = [
+    ("same window 1 day earlier", "offset 1d"),
+    ("same window 1 week earlier", "offset 7d"),
+    ("fixed window ending at baseline_end", "@ ${baseline_end}"),
+]
+
+# (label, counter, unit) -- the section 1 workload profile
+WORKLOAD = [
+    ("redo size", "oracle_redo_size_bytes_total", "Bps"),
+    ("commits", "oracle_user_commits_total", "ops"),
+    ("redo synch writes", "oracle_redo_synch_writes_total", "wps"),
+    ("LGWR redo writes", "oracle_redo_writes_total", "wps"),
+    ("redo entries", "oracle_redo_entries_total", "ops"),
+]
+
+# (field-notes id, event, kind of threshold): 'avg' = average wait ceiling, 'rate' = eliminate
+WAITS = [
+    ("R1", "log file parallel write", "avg"),
+    ("R2", "log file sync", "avg"),
+    ("R3", "log buffer space", "rate"),
+    ("R4", "log file switch (checkpoint incomplete)", "rate"),
+    ("R5", "latch: redo allocation", "rate"),
+    ("R5", "latch: redo writing", "rate"),
+    ("R6", "log file switch completion", "rate"),
+    ("R7", "log file sequential read", None),
+    ("I2", "db file sequential read", "avg"),
+]
+
+LOAD_PROFILE = [
+    ("logical reads", "oracle_logical_reads_total"),
+    ("block changes", "oracle_db_block_changes_total"),
+    ("physical reads", "oracle_physical_reads_total"),
+    ("physical writes", "oracle_physical_writes_total"),
+    ("user calls", "oracle_user_calls_total"),
+    ("parses", "oracle_parses_total"),
+    ("hard parses", "oracle_hard_parses_total"),
+    ("sorts", "oracle_sorts_total"),
+    ("logons", "oracle_logons_total"),
+    ("executes", "oracle_executions_total"),
+]
+
+RANGE_NOW = "[$__range]"
+RANGE_BASE = "[$__range] $baseline"
+
+
+def v_baseline_end() -> db.TextBoxVariable:
+    return (db.TextBoxVariable("baseline_end").label("Fixed baseline ends at (unix time)")
+            .description("Used when baseline = fixed window: the end of the baseline window, "
+                         "as unix seconds; the window has the length of the dashboard range.")
+            .default_value(BASELINE_END_DEFAULT)
+            .current(VariableOption(selected=True, text=BASELINE_END_DEFAULT, value=BASELINE_END_DEFAULT)))
+
+
+def v_baseline() -> db.CustomVariable:
+    query = ", ".join(f"{text} : {value}" for text, value in BASELINE_OPTIONS)
+    return (db.CustomVariable("baseline").label("Baseline").values(query)
+            .description("[K1] what 'baseline' means in every panel: the same window a day or a "
+                         "week earlier, or a fixed window (see baseline_end).")
+            .current(VariableOption(selected=True, text=BASELINE_OPTIONS[1][0],
+                                    value=BASELINE_OPTIONS[1][1]))
+            .options([VariableOption(selected=i == 1, text=t, value=v)
+                      for i, (t, v) in enumerate(BASELINE_OPTIONS)]))
+
+
+def events_regex(events) -> str:
+    return "|".join(re_escape(e) for e in events)
+
+
+def per_db_rate(counter: str, rng: str, extra: str = "") -> str:
+    sel = DB + (", " + extra if extra else "")
+    return f"sum by (database) (rate({counter}{{{sel}}}{rng}))"
+
+
+def build(ctx: Ctx):
+    # ---------------- workload table (now | baseline per measure)
+    targets, rename, units = [], {}, {}
+    refs = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    for label, counter, unit in WORKLOAD:
+        for period, rng in (("now", RANGE_NOW), ("baseline", RANGE_BASE)):
+            ref = next(refs)
+            targets.append(q(per_db_rate(counter, rng), "", ref, instant=True, fmt=T))
+            rename[f"Value #{ref}"] = f"{label} {period}"
+            units[f"{label} {period}"] = unit
+    workload = table_panel(
+        "Workload profile: now vs baseline (per second)",
+        "[Section 1 workload profile, K1] redo size (bytes/s), commits (user commits/s), redo synch "
+        "writes/s, LGWR redo writes/s and redo entries/s, averaged over the dashboard range ('now') "
+        "beside the same measures over the baseline window. Case study: 72 commits/s and 9.45 MB/s "
+        "redo before, 520/s and 10.1 MB/s after.",
+        "ops", targets, h=6, rename=rename)
+    for name, unit in units.items():
+        workload = override_name(workload, name, unit=unit)
+
+    # ---------------- waits table
+    events = [e for _, e, _ in WAITS]
+    ev_sel = f'event=~"{events_regex(events)}"'
+    waits_rate = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_waits_total"
+                              f"{{{DB}, {ev_sel}}}{rng}))")
+    time_rate = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total"
+                             f"{{{DB}, {ev_sel}}}{rng}))")
+    avg = lambda rng: f"{time_rate(rng)} / ({waits_rate(rng)} > 0)"
+    avg_th, rate_th, cited = [], [], []
+    for ident, event, kind in WAITS:
+        if kind is None:
+            cited.append(ident)
+            continue
+        th = ctx.th(ident)
+        cited.append(ident)
+        base = (f'label_replace(group by (database) (oracle_up{{{DB}}}), "event", '
+                f'"{event}", "", "") * {th.colour_at!r}')
+        (avg_th if kind == "avg" else rate_th).append(base)
+    waits = table_panel(
+        "Waits: now vs baseline, with thresholds",
+        f"[{', '.join(dict.fromkeys(cited))}] redo and I/O wait events: waits/s and average wait "
+        "(time waited / waits) over the range and over the baseline window. 'max avg wait' is the "
+        "alert threshold on the average ("
+        + ", ".join(f"{i} {ctx.th(i).value * 1000:g} ms" for i, _, k in WAITS if k == "avg")
+        + "); 'max waits/s' is where the alert pack counts a finding for rate-based events ("
+        + ", ".join(dict.fromkeys(f"{i} {ctx.th(i).colour_at:g}/s" for i, _, k in WAITS if k == "rate"))
+        + "; 'eliminate' events use their noise floor). R7 has no threshold: watch the rate.",
+        "s",
+        [q(waits_rate(RANGE_NOW), "", "A", instant=True, fmt=T),
+         q(waits_rate(RANGE_BASE), "", "B", instant=True, fmt=T),
+         q(avg(RANGE_NOW), "", "C", instant=True, fmt=T),
+         q(avg(RANGE_BASE), "", "D", instant=True, fmt=T),
+         q(" or ".join(avg_th), "", "E", instant=True, fmt=T),
+         q(" or ".join(rate_th), "", "F", instant=True, fmt=T)],
+        h=9, rename={"Value #A": "waits/s now", "Value #B": "waits/s baseline",
+                     "Value #C": "avg wait now", "Value #D": "avg wait baseline",
+                     "Value #E": "max avg wait", "Value #F": "max waits/s"})
+    for name in ("waits/s now", "waits/s baseline", "max waits/s"):
+        waits = override_name(waits, name, unit="ops")
+    for name in ("avg wait now", "avg wait baseline", "max avg wait"):
+        waits = override_name(waits, name, unit="s")
+
+    # ---------------- top 5 timed events
+    nonidle = f'{DB}, wait_class!="Idle"'
+    ev_time = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total"
+                           f"{{{nonidle}}}{rng}))")
+    ev_waits = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_waits_total"
+                            f"{{{nonidle}}}{rng}))")
+    total = lambda rng: f"sum by (database) (rate(oracle_wait_event_time_seconds_total{{{nonidle}}}{rng}))"
+    top5 = f"topk by (database) (5, {ev_time(RANGE_NOW)})"
+    top = table_panel(
+        "Top 5 timed events (now) with share of wait time and average latency",
+        "[I3] the statspack 'Top 5 timed events': the five non-idle events with the most time waited "
+        "over the range, their share of total non-idle wait time, average wait (time/waits), waits/s, "
+        "and the same event's share in the baseline window [K1].",
+        "percentunit",
+        [q(f"{top5} / ignoring (event) group_left {total(RANGE_NOW)}", "", "A", instant=True, fmt=T),
+         q(f"({ev_time(RANGE_NOW)} / ({ev_waits(RANGE_NOW)} > 0)) and on (database, event) {top5}",
+           "", "B", instant=True, fmt=T),
+         q(f"{ev_waits(RANGE_NOW)} and on (database, event) {top5}", "", "C", instant=True, fmt=T),
+         q(f"({ev_time(RANGE_BASE)} / ignoring (event) group_left {total(RANGE_BASE)})"
+           f" and on (database, event) {top5}", "", "D", instant=True, fmt=T)],
+        h=8, rename={"Value #A": "share of wait time", "Value #B": "avg wait",
+                     "Value #C": "waits/s", "Value #D": "share in baseline"})
+    top = override_name(top, "share of wait time", unit="percentunit")
+    top = override_name(top, "share in baseline", unit="percentunit")
+    top = override_name(top, "avg wait", unit="s")
+    top = override_name(top, "waits/s", unit="ops")
+
+    # ---------------- system figures, now vs baseline
+    c1, r14 = ctx.th("C1"), ctx.th("R14")
+    r17w, r17r = ctx.th("R17", "write"), ctx.th("R17", "read")
+
+    def now_base(title, desc, unit, expr_fn, th, ids):
+        p = stat_panel(title, f"[{', '.join(ids)}] {desc} Left: now (average over the range); "
+                       "right: the baseline window.", unit,
+                       [q(expr_fn(RANGE_NOW), "now {{instance}}{{database}}", "A", instant=True),
+                        q(expr_fn(RANGE_BASE), "baseline {{instance}}{{database}}", "B", instant=True)],
+                       w=6, h=6, th=th)
+        return override_ref(override_ref(p, "A", th=th), "B", th=th)
+
+    runq = now_base("Run queue per CPU", "Runnable tasks per CPU (node_procs_running / CPUs); "
+                    f"sustained >= {c1.colour_at} per CPU is a CPU bottleneck; 1.2 in the case study (R18).",
+                    "short", lambda rng: f"max by (instance) (avg_over_time(instance:node_run_queue_per_cpu:avg5m{{{HOST}}}{rng}))",
+                    c1, ["C1", "R18"])
+    lgwr = now_base("LGWR involuntary switch share", "Share of LGWR's context switches that were "
+                    "involuntary: 30% before, < 0.1% after the fix.", "percentunit",
+                    lambda rng: ("max by (database) (avg_over_time(instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{role=\"lgwr\"}"
+                                 f"{rng}) * on (sid) group_left (database) {SID_TO_DB})"),
+                    r14, ["R14"])
+    lunw = now_base("Redo LUN write latency", "Average write service time of LUNs with role=redo "
+                    f"(node_exporter diskstats): writes < {r17w.colour_at} s.", "s",
+                    lambda rng: f"max by (instance) (avg_over_time(instance_device_role:node_disk_write_latency_seconds:rate5m{{{HOST}, role=\"redo\"}}{rng}))",
+                    r17w, ["R17"])
+    lunr = now_base("Redo LUN read latency", "Average read service time of LUNs with role=redo "
+                    f"(ARCH reads redo): reads < {r17r.colour_at} s.", "s",
+                    lambda rng: f"max by (instance) (avg_over_time(instance_device_role:node_disk_read_latency_seconds:rate5m{{{HOST}, role=\"redo\"}}{rng}))",
+                    r17r, ["R17"])
+
+    # ---------------- load profile (I3): per second and per transaction
+    def lp(rng, per_txn=False):
+        parts = []
+        for label, counter in LOAD_PROFILE:
+            e = per_db_rate(counter, rng)
+            if per_txn:
+                e = (f"{e} / ({per_db_rate('oracle_user_commits_total', rng)} + "
+                     f"{per_db_rate('oracle_user_rollbacks_total', rng)} > 0)")
+            parts.append(f'label_replace({e}, "measure", "{label}", "", "")')
+        return " or ".join(parts)
+    load = table_panel(
+        "Load profile: per second and per transaction",
+        "[I3, I4] the statspack load profile over the range and the baseline window: per second, and "
+        "per transaction (user commits + user rollbacks). High physical reads alone are not a finding "
+        "(I4: they may be host or array cache hits).",
+        "short",
+        [q(lp(RANGE_NOW), "", "A", instant=True, fmt=T),
+         q(lp(RANGE_NOW, True), "", "B", instant=True, fmt=T),
+         q(lp(RANGE_BASE), "", "C", instant=True, fmt=T)],
+        h=10, rename={"Value #A": "per second now", "Value #B": "per transaction now",
+                      "Value #C": "per second baseline"})
+    load = override_name(load, "per second now", unit="ops")
+    load = override_name(load, "per second baseline", unit="ops")
+
+    trend = timeseries_panel(
+        "Commits/s and redo writes/s over time",
+        "[R1, R2; section 1 workload profile] the rates behind the table, 5 m windows (recording rules): "
+        "each commit waits on log file sync (R2), each LGWR write is a log file parallel write (R1).",
+        "ops",
+        [q(f"sum by (database) (database_inst:oracle_user_commits:rate5m{{{DB}}})", "{{database}} commits/s", "A"),
+         q(f"sum by (database) (database_inst:oracle_redo_writes:rate5m{{{DB}}})", "{{database}} LGWR writes/s", "B"),
+         q(f"sum by (database) (database_inst:oracle_redo_synch_writes:rate5m{{{DB}}})", "{{database}} redo synch writes/s", "C")],
+        w=24, h=7)
+
+    d = new_dashboard(UID, "Capacity profile: workload, waits with thresholds, top 5 timed events and "
+                      "system figures, now beside a baseline (field notes K1).",
+                      [v_datasource(), v_database(), v_host(), v_baseline(), v_baseline_end()],
+                      refresh="1m", time_from="now-1h")
+    d = (d.with_row(db.Row("Workload profile")).with_panel(workload).with_panel(trend)
+         .with_row(db.Row("Waits")).with_panel(waits).with_panel(top)
+         .with_row(db.Row("System figures")).with_panel(runq).with_panel(lgwr)
+         .with_panel(lunw).with_panel(lunr)
+         .with_row(db.Row("Load profile")).with_panel(load))
+    return d

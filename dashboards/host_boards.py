@@ -1,0 +1,234 @@
+"""Host deep dives: host-storage, host-cpu, host-zfs."""
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
+
+from dashboards.common import (HOST, new_dashboard, q, table_panel, timeseries_panel, v_database,
+                               v_datasource, v_host, v_query)
+from dashboards.context import Ctx
+from dashboards.oracle_boards import _add
+
+DEV = 'device=~"$device"'
+HD = f"{HOST}, {DEV}"
+RI = "[$__rate_interval]"
+
+
+def ms(t) -> str:
+    return f"{t.colour_at * 1000:g} ms"
+
+
+# ------------------------------------------------------------------------------------ storage
+
+def storage(ctx: Ctx):
+    q2, q3 = ctx.th("Q2"), ctx.th("Q3")
+    r17w, r17r = ctx.th("R17_write"), ctx.th("R17_read")
+    leg = "{{instance}} {{device}}"
+    lat = lambda rw: f"instance_device_role:node_disk_{rw}_latency_seconds:rate5m"
+    panels = [
+        db.Row("Queues: configured depth vs LUN queue vs host queue"),
+        timeseries_panel("Configured depth vs LUN queue vs host queue", "[Q1, Q2, Q3] Per device: the "
+                         "configured LUN queue depth, the requests dispatched to the LUN (5 m average) and "
+                         "the requests waiting above it in the host queue. A LUN queue pinned at the depth "
+                         "with a growing host queue is the throttle Q3 warns about.", "short",
+                         [q(f"dbhost_lun_queue_depth{{{HD}}}", leg + " configured depth", "A"),
+                          q(f"instance_device:dbhost_lun_lun_queue:avg5m{{{HD}}}", leg + " LUN queue", "B"),
+                          q(f"instance_device:dbhost_lun_host_queue:avg5m{{{HD}}}", leg + " host queue", "C")],
+                         w=24, h=9),
+        timeseries_panel("Configured LUN queue depth", f"[Q3] device/queue_depth: {q3.colour_at:.0f} or less "
+                         "is a throttle ('ridiculously low'); the driver default and maximum is 256. "
+                         "nr_requests is the block layer's limit above it.", "short",
+                         [q(f"dbhost_lun_queue_depth{{{HD}}}", leg + " queue_depth", "A"),
+                          q(f"dbhost_lun_nr_requests{{{HD}}}", leg + " nr_requests", "B")], w=8, th=q3),
+        timeseries_panel("LUN queue (dispatched, iostat actv)", "[Q1] Requests dispatched to the device and "
+                         "being serviced, 5 m average.", "short",
+                         [q(f"instance_device:dbhost_lun_lun_queue:avg5m{{{HD}}}", leg)], w=8),
+        timeseries_panel("Host queue (waiting, iostat wait)", f"[Q1, Q2] Requests accepted by the block layer "
+                         f"but not dispatched, 5 m average; the array cannot sort or merge them. Above "
+                         f"{q2.colour_at:g} is a backlog (5-10 at peak with a good setting).", "short",
+                         [q(f"instance_device:dbhost_lun_host_queue:avg5m{{{HD}}}", leg)], w=8, th=q2),
+        timeseries_panel("Share of samples with the LUN queue full", "[Q2, Q3] How often in-flight reached "
+                         "the configured depth: a backlog must form above it even where the host queue is "
+                         "invisible.", "percentunit",
+                         [q(f"rate(dbhost_lun_queue_full_samples_total{{{HD}}}{RI}) / "
+                            f"(rate(dbhost_lun_samples_total{{{HD}}}{RI}) > 0)", leg)], w=12),
+        timeseries_panel("Average queue size (iostat aqu-sz)", "[Q1] node_exporter weighted I/O time rate: "
+                         "host + LUN queue as iostat's aqu-sz.", "short",
+                         [q(f"instance_device:node_disk_queue_size:rate5m{{{HD}}}", leg)], w=12),
+        db.Row("Latency against the LUN's role thresholds"),
+        timeseries_panel("Write latency: redo LUNs", f"[R17] Writes to role=redo LUNs < {ms(r17w)} "
+                         "(12 ms before, < 1 ms after).", "s",
+                         [q(f'{lat("write")}{{{HD}, role="redo"}}', leg)], w=12, th=r17w),
+        timeseries_panel("Read latency: redo LUNs", f"[R17, R7] Reads from redo LUNs (ARCH) < {ms(r17r)} "
+                         f"({r17r.severity}).", "s",
+                         [q(f'{lat("read")}{{{HD}, role="redo"}}', leg)], w=12, th=r17r),
+        timeseries_panel("Read and write latency: other roles", "[I2, Z2] Average service time per LUN and "
+                         "role (data, arch, ...): spinning disks serve random 8 KB reads in 9-10 ms, SSD "
+                         "cache devices in 0.4-0.6 ms. The R17 thresholds apply to redo LUNs only.", "s",
+                         [q(f'{lat("read")}{{{HD}, role!="redo"}}', leg + " {{role}} read", "A"),
+                          q(f'{lat("write")}{{{HD}, role!="redo"}}', leg + " {{role}} write", "B")], w=24),
+        db.Row("Throughput"),
+        timeseries_panel("IOPS", "[R17, Z2] Completed reads and writes per second (node_exporter diskstats).",
+                         "iops",
+                         [q(f"rate(node_disk_reads_completed_total{{{HD}}}{RI})", leg + " reads", "A"),
+                          q(f"rate(node_disk_writes_completed_total{{{HD}}}{RI})", leg + " writes", "B")], w=8),
+        timeseries_panel("Throughput", "[R15, F3] Bytes read and written per second (ARCH reached ~150 MB/s; "
+                         "watch write bursts).", "Bps",
+                         [q(f"rate(node_disk_read_bytes_total{{{HD}}}{RI})", leg + " read", "A"),
+                          q(f"rate(node_disk_written_bytes_total{{{HD}}}{RI})", leg + " written", "B")], w=8),
+        timeseries_panel("Average request size", "[F2] Bytes per completed request (avgrq-sz x 512): shows "
+                         "where a layer splits I/O (e.g. 128 KB).", "bytes",
+                         [q(f"rate(node_disk_read_bytes_total{{{HD}}}{RI}) / (rate(node_disk_reads_completed_total{{{HD}}}{RI}) > 0)",
+                            leg + " read", "A"),
+                          q(f"rate(node_disk_written_bytes_total{{{HD}}}{RI}) / (rate(node_disk_writes_completed_total{{{HD}}}{RI}) > 0)",
+                            leg + " write", "B")], w=8),
+        table_panel("LUN inventory", "[Q1-Q4, R17] dbhost_lun_info: device, H:C:T:L, vendor, model, WWID, "
+                    "multipath map and the configured role the latency thresholds depend on; with the "
+                    "configured queue depth.", "short",
+                    [q(f"max by (instance, device, hctl, vendor, model, wwid, multipath, role) "
+                       f"(dbhost_lun_info{{{HD}}}) * on (instance, device) group_left () "
+                       f"max by (instance, device) (dbhost_lun_queue_depth{{{HD}}})", "", "A", instant=True,
+                       fmt=PromQueryFormat.TABLE)], h=7, rename={"Value": "queue depth"}),
+    ]
+    dev = v_query("device", "Device", 'label_values(dbhost_lun_info{instance=~"$host"}, device)')
+    d = new_dashboard("host-storage", "Storage deep dive: LUN queue depths, latency by LUN role, IOPS, "
+                      "request size (field notes Q1-Q4, R17, F2).", [v_datasource(), v_database(), v_host(), dev])
+    return _add(d, panels)
+
+
+# ------------------------------------------------------------------------------------ CPU
+
+def cpu(ctx: Ctx):
+    c1, c4, r14 = ctx.th("C1"), ctx.th("C4"), ctx.th("R14")
+    ncpu = f'count by (instance) (node_cpu_seconds_total{{{HOST}, mode="idle"}})'
+    busy = (f'sum by (instance) (rate(node_cpu_seconds_total{{{HOST}, mode!~"idle|iowait"}}{RI})) / {ncpu}')
+    sr = "{{instance}} {{sid}} {{role}}"
+    panels = [
+        db.Row("Run queue and CPU time"),
+        timeseries_panel("Run queue per CPU", f"[C1, R18] Runnable tasks / CPUs, 5 m average: "
+                         f"{c1.colour_at:g} or more per CPU with involuntary switches is a CPU bottleneck "
+                         "(1.2 in the redo case study: not the bottleneck).", "short",
+                         [q(f"instance:node_run_queue_per_cpu:avg5m{{{HOST}}}", "{{instance}}")], w=8, th=c1),
+        timeseries_panel("CPU time by mode", "[C2] Share of all CPU per mode: user is the real work; system "
+                         "(kernel) ideally below 5%.", "percentunit",
+                         [q(f'sum by (instance, mode) (rate(node_cpu_seconds_total{{{HOST}, mode!="idle"}}{RI})) '
+                            f"/ on (instance) group_left {ncpu}", "{{instance}} {{mode}}")], w=8, stack=True),
+        timeseries_panel("System share of busy CPU", f"[C2, C4] System / (all non-idle, non-iowait CPU): above "
+                         f"{c4.colour_at:g} the kernel dominates (80-90% when statistics gathering contended "
+                         "on a kernel lock).", "percentunit",
+                         [q(f"instance:node_cpu_system_share_of_busy:rate5m{{{HOST}}}", "{{instance}}")], w=8, th=c4),
+        timeseries_panel("Oracle's view of host load", "[C6] V$SYSMETRIC 'Current OS Load' and host CPU "
+                         "utilisation as Oracle reports them, per database.", "short",
+                         [q('oracle_host_os_load{database=~"$database"}', "{{database}}/{{inst_id}} OS load", "A")],
+                         w=12),
+        timeseries_panel("Oracle's view of host CPU utilisation", "[C6] V$SYSMETRIC 'Host CPU Utilization "
+                         "(%)' as a ratio, per database: compare with node_exporter's CPU time by mode.",
+                         "percentunit",
+                         [q('oracle_host_cpu_utilization_ratio{database=~"$database"}', "{{database}}/{{inst_id}}")],
+                         w=12),
+        timeseries_panel("Context switches and interrupts per second", "[C3, C5] Host-wide: many voluntary "
+                         "switches are fine; see the per-role involuntary share below.", "ops",
+                         [q(f"rate(node_context_switches_total{{{HOST}}}{RI})", "{{instance}} context switches", "A"),
+                          q(f"rate(node_intr_total{{{HOST}}}{RI})", "{{instance}} interrupts", "B")], w=24),
+        db.Row("Oracle processes by role"),
+        timeseries_panel("Involuntary context-switch share by role", f"[R14, C3] involuntary / all switches "
+                         f"per sid and role (lgwr, dbw0, ..., foreground); LGWR above {r14.colour_at:g} is "
+                         "R14's finding.", "percentunit",
+                         [q(f"instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{{{HOST}}}", sr)],
+                         w=12, th=r14),
+        timeseries_panel("Involuntary context switches per second by role", "[C3, R14] The rate behind the "
+                         "share: involuntary switches mean the process was preempted.", "ops",
+                         [q(f'sum by (instance, sid, role) (rate(dbhost_process_context_switches_total{{{HOST}, kind="involuntary"}}{RI}))', sr)],
+                         w=12),
+        timeseries_panel("Migrations per second by role", "[C3] Thread migrations between CPUs per sid and "
+                         "role; with involuntary switches a CPU-bottleneck signal.", "ops",
+                         [q(f"instance_sid_role:dbhost_process_migrations:rate5m{{{HOST}}}", sr)], w=12),
+        timeseries_panel("Oracle CPU by role and mode", "[C2, C4] CPU seconds per second (1 = one CPU) used by "
+                         "each sid and role, user vs system.", "short",
+                         [q(f"sum by (instance, sid, role, mode) (rate(dbhost_process_cpu_seconds_total{{{HOST}}}{RI}))",
+                            sr + " {{mode}}")], w=12, stack=True),
+        db.Row("Cycles per instruction (node_exporter --collector.perf)"),
+        timeseries_panel("CPI: cycles per instruction", "[C7] node_perf_cpucycles_total / "
+                         "node_perf_instructions_total, only while CPUs are more than 5% busy: ~0.34 is the "
+                         "best an AMD64 core does, ~1.1 cache-friendly, ~8.5 scattered memory reads. Empty "
+                         "unless node_exporter runs with --collector.perf.", "short",
+                         [q(f"(sum by (instance) (rate(node_perf_cpucycles_total{{{HOST}}}{RI})) / "
+                            f"(sum by (instance) (rate(node_perf_instructions_total{{{HOST}}}{RI})) > 0)) "
+                            f"and on (instance) ({busy} > 0.05)", "{{instance}}")], w=24),
+    ]
+    panels += [
+        db.Row("Monitoring agents: cheap, never the cause (C4)"),
+        timeseries_panel("Exporter scrape duration", "[C4, C5] How long each scrape of the exporters takes "
+                         "(Prometheus' scrape_duration_seconds) and the oracle-exporter's own per-database "
+                         "query time: C4's host lost 80-90% to statistics gathering, so the agent must stay "
+                         "cheap.", "s",
+                         [q('scrape_duration_seconds{job=~"oracle|dbhost|node"}', "{{job}} {{instance}}", "A"),
+                          q('oracle_scrape_duration_seconds{database=~"$database"}', "oracle {{database}}", "B")],
+                         w=12),
+        timeseries_panel("Collector success", "[C5] 1 when the last run of each collector succeeded "
+                         "(dbhost-exporter per host, oracle-exporter per database); 0 means its metrics and "
+                         "the alerts built on them are missing.", "bool",
+                         [q(f"dbhost_collector_success{{{HOST}}}", "dbhost {{instance}} {{collector}}", "A"),
+                          q('oracle_collector_success{database=~"$database"}', "oracle {{database}} {{collector}}", "B")],
+                         w=12),
+    ]
+    d = new_dashboard("host-cpu", "CPU scheduling deep dive: run queue, system vs user, per-role "
+                      "involuntary switches and migrations, CPI (field notes C1-C7, R14).",
+                      [v_datasource(), v_database(), v_host()])
+    return _add(d, panels)
+
+
+# ------------------------------------------------------------------------------------ ZFS
+
+def zfs(ctx: Ctx):
+    z4 = ctx.th("Z4")
+    z3 = ctx.th("Z3")
+    panels = [
+        db.Row("ARC"),
+        timeseries_panel("ARC size vs target, min and max", "[Z5, Z1] Current ARC size against its target "
+                         "(c), c_min and c_max.", "bytes",
+                         [q(f"dbhost_zfs_arc_size_bytes{{{HOST}}}", "{{instance}} size", "A"),
+                          q(f"dbhost_zfs_arc_target_bytes{{{HOST}}}", "{{instance}} target", "B"),
+                          q(f"dbhost_zfs_arc_min_bytes{{{HOST}}}", "{{instance}} min", "C"),
+                          q(f"dbhost_zfs_arc_max_bytes{{{HOST}}}", "{{instance}} max", "D")], w=12),
+        timeseries_panel("ARC hit ratio: all, demand, prefetch", "[Z5] hits / (hits + misses) over 5 m, all "
+                         "kinds and per kind (demand_data, demand_metadata, prefetch_data, prefetch_metadata).",
+                         "percentunit",
+                         [q(f"instance:dbhost_zfs_arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}} all", "A"),
+                          q(f"instance_kind:dbhost_zfs_arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}} {{kind}}", "B")],
+                         w=12, minimum=None),
+        timeseries_panel("ARC requests per second by kind", "[Z5] hits, misses and I/O hits (request found "
+                         "its I/O already in flight) per kind.", "ops",
+                         [q(f"sum by (instance, kind) (rate(dbhost_zfs_arc_hits_total{{{HOST}}}{RI}))", "{{instance}} {{kind}} hits", "A"),
+                          q(f"sum by (instance, kind) (rate(dbhost_zfs_arc_misses_total{{{HOST}}}{RI}))", "{{instance}} {{kind}} misses", "B"),
+                          q(f"sum by (instance, kind) (rate(dbhost_zfs_arc_iohits_total{{{HOST}}}{RI}))", "{{instance}} {{kind}} iohits", "C")],
+                         w=24),
+        db.Row("L2ARC"),
+        timeseries_panel("L2ARC hit ratio", f"[Z5, Z2, Z3] l2_hits / (l2_hits + l2_misses) over 5 m; warms "
+                         f"over hours; still below {z3.colour_at:g} after 6 h of demand is a finding (info).",
+                         "percentunit", [q(f"instance:dbhost_zfs_l2arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}}")],
+                         w=8, th=z3, minimum=None),
+        timeseries_panel("L2ARC size", "[Z5, Z3] Data held in the L2ARC (l2_size) and space allocated on the "
+                         "cache devices (l2_asize).", "bytes",
+                         [q(f"dbhost_zfs_l2arc_size_bytes{{{HOST}}}", "{{instance}} size", "A"),
+                          q(f"dbhost_zfs_l2arc_allocated_bytes{{{HOST}}}", "{{instance}} allocated", "B")], w=8),
+        timeseries_panel("L2ARC feed rate", "[Z5, Z3] Bytes written to the cache devices per second (filled "
+                         "asynchronously from the ARC's eviction end) and feed-thread runs per second.", "Bps",
+                         [q(f"rate(dbhost_zfs_l2arc_written_bytes_total{{{HOST}}}{RI})", "{{instance}} written", "A"),
+                          q(f"rate(dbhost_zfs_l2arc_feeds_total{{{HOST}}}{RI})", "{{instance}} feeds/s", "B")], w=8),
+        timeseries_panel("L2ARC errors", "[Z4] Checksum and I/O errors reading the L2ARC (increase per interval): "
+                         "reads fall back to the pool, but any error is a finding (enough of them offline the "
+                         "device).", "short",
+                         [q(f"sum by (instance, kind) (increase(dbhost_zfs_l2arc_errors_total{{{HOST}}}{RI}))",
+                            "{{instance}} {{kind}}")], w=12, th=z4),
+        timeseries_panel("Per-device service time", "[Z5, Z2] Average read and write service time of every "
+                         "block device of the host, L2ARC cache devices included (0.4-0.6 ms from warm SSD "
+                         "cache vs 9-10 ms from disks).", "s",
+                         [q(f"rate(node_disk_read_time_seconds_total{{{HOST}}}{RI}) / (rate(node_disk_reads_completed_total{{{HOST}}}{RI}) > 0)",
+                            "{{instance}} {{device}} read", "A"),
+                          q(f"rate(node_disk_write_time_seconds_total{{{HOST}}}{RI}) / (rate(node_disk_writes_completed_total{{{HOST}}}{RI}) > 0)",
+                            "{{instance}} {{device}} write", "B")], w=12),
+    ]
+    d = new_dashboard("host-zfs", "ZFS ARC and L2ARC deep dive (field notes Z1-Z5).",
+                      [v_datasource(), v_database(), v_host()])
+    return _add(d, panels)

@@ -1,0 +1,271 @@
+"""``make run``: the whole monitoring stack on 127.0.0.1, no Docker.
+
+Starts, in order: the webhook receiver, oracle-exporter (the demo recording in
+replay-loop mode, or your database config with --oracle-config),
+dbhost-exporter (this host's /proc and /sys), node_exporter, Alertmanager
+(the project's routing, receivers pointed at the local webhook) and Prometheus
+(compose/prometheus/prometheus.yml with local addresses, the alert pack's
+recording and alerting rules). Waits until Prometheus reports every target
+up, prints "all targets up" and the URLs, and runs until Ctrl-C / SIGTERM,
+then stops everything. All state lives under .state/ (git-ignored).
+
+The end-to-end tests build the same stack through StackOptions/plan/start.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import configs
+from .procs import Proc, StackError, Supervisor, check_ports, http_json, wait_until
+
+ROOT = configs.ROOT
+DEMO_RECORDING = ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"
+
+# Default ports: outside the Prometheus default-port-allocation range (9100-9999)
+# and the usual 3000/8080/9090/9093, so the stack does not collide with an
+# existing Prometheus or exporter on the machine. Documented in docs/stack.md.
+DEFAULT_PORTS = {
+    "webhook": 19199,      # alerts/alertmanager.yml's receivers point here
+    "oracle": 19161,       # oracle-exporter default
+    "dbhost": 19162,       # dbhost-exporter default
+    "node": 19100,         # node_exporter
+    "alertmanager": 19093,
+    "prometheus": 19090,
+}
+
+# node_exporter collectors the rules and dashboards need (everything else off,
+# keeping the agent cheap, field notes C4).
+NODE_COLLECTORS = ["cpu", "diskstats", "loadavg", "meminfo", "vmstat", "stat", "pressure",
+                   "filesystem", "netdev", "uname", "time"]
+
+BINARIES = {
+    "prometheus": "/usr/bin/prometheus",
+    "alertmanager": "/usr/bin/prometheus-alertmanager",
+    "node": "/usr/bin/prometheus-node-exporter",
+}
+
+
+@dataclass
+class StackOptions:
+    state: Path = ROOT / ".state"
+    host: str = "127.0.0.1"
+    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    oracle_args: list[str] = field(default_factory=lambda: ["--replay", str(DEMO_RECORDING), "--replay-loop"])
+    dbhost_args: list[str] = field(default_factory=list)
+    rules_dir: Path = configs.ALERTS_DIR
+    alertmanager_source: Path = configs.ALERTS_DIR / "alertmanager.yml"
+    scrape_interval: str | None = None        # None: the template's (15s)
+    evaluation_interval: str | None = None
+    alertmanager_timing: dict[str, str] | None = None   # tests shorten group_wait etc.
+    node_collectors: list[str] = field(default_factory=lambda: list(NODE_COLLECTORS))
+    node_perf: bool = False
+
+    def addr(self, comp: str) -> str:
+        return f"{self.host}:{self.ports[comp]}"
+
+    def url(self, comp: str) -> str:
+        return f"http://{self.addr(comp)}"
+
+
+def _script(name: str) -> str:
+    """A console script of the project: next to this interpreter (the venv), else PATH."""
+    cand = Path(sys.executable).parent / name
+    if cand.exists():
+        return str(cand)
+    found = shutil.which(name)
+    if not found:
+        raise StackError(f"{name} not found next to {sys.executable} or on PATH; run `make venv`")
+    return found
+
+
+def prepare(opts: StackOptions) -> dict[str, Path]:
+    """Write every config under opts.state; return their paths. Fails clearly on missing inputs."""
+    for comp, binary in BINARIES.items():
+        if not os.access(binary, os.X_OK):
+            raise StackError(f"{binary} ({comp}) is missing; install the Debian packages with `make deps`")
+    for name in configs.RULE_FILES:
+        if not (opts.rules_dir / name).is_file():
+            raise StackError(f"rule file {opts.rules_dir / name} is missing (the alert pack, alerts/)")
+    if not opts.alertmanager_source.is_file():
+        raise StackError(f"Alertmanager config {opts.alertmanager_source} is missing (the alert pack, alerts/)")
+    st = opts.state
+    paths = {}
+    prom_dir = st / "prometheus"
+    prom_dir.mkdir(parents=True, exist_ok=True)
+    rules_link = prom_dir / "rules"
+    if rules_link.is_symlink() or rules_link.exists():
+        if rules_link.is_dir() and not rules_link.is_symlink():
+            shutil.rmtree(rules_link)
+        else:
+            rules_link.unlink()
+    rules_link.symlink_to(opts.rules_dir.resolve(), target_is_directory=True)
+    paths["prometheus"] = configs.dump(
+        configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus", "alertmanager")},
+                                  opts.scrape_interval, opts.evaluation_interval),
+        prom_dir / "prometheus.yml")
+    paths["alertmanager"] = configs.dump(
+        configs.render_alertmanager(opts.alertmanager_source, opts.url("webhook"), opts.alertmanager_timing),
+        st / "alertmanager" / "alertmanager.yml")
+    paths["webhook_log"] = st / "webhook" / "notifications.jsonl"
+    return paths
+
+
+def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
+    """The components in start order (dependencies first)."""
+    st, logs = opts.state, opts.state / "logs"
+    node_flags = ["--collector.disable-defaults"] + [f"--collector.{c}" for c in opts.node_collectors]
+    if opts.node_perf:
+        node_flags.append("--collector.perf")
+    return [
+        Proc("webhook", [sys.executable, "-m", "stack.webhook", "--listen", opts.addr("webhook"),
+                         "--log", paths["webhook_log"]], logs / "webhook.log",
+             ready_url=opts.url("webhook") + "/-/ready", cwd=ROOT),
+        Proc("oracle-exporter", [_script("oracle-exporter"), *opts.oracle_args,
+                                 "--web.listen-address", opts.addr("oracle")],
+             logs / "oracle-exporter.log", ready_url=opts.url("oracle") + "/-/healthy"),
+        Proc("dbhost-exporter", [_script("dbhost-exporter"), *opts.dbhost_args,
+                                 "--web.listen-address", opts.addr("dbhost")],
+             logs / "dbhost-exporter.log", ready_url=opts.url("dbhost") + "/"),
+        Proc("node_exporter", [BINARIES["node"], "--web.listen-address", opts.addr("node"), *node_flags],
+             logs / "node_exporter.log", ready_url=opts.url("node") + "/"),
+        Proc("alertmanager", [BINARIES["alertmanager"], "--config.file", paths["alertmanager"],
+                              "--storage.path", st / "alertmanager" / "data",
+                              "--web.listen-address", opts.addr("alertmanager"),
+                              "--web.external-url", opts.url("alertmanager"),
+                              "--cluster.listen-address=", "--log.level=warn"],
+             logs / "alertmanager.log", ready_url=opts.url("alertmanager") + "/-/ready"),
+        Proc("prometheus", [BINARIES["prometheus"], "--config.file", paths["prometheus"],
+                            "--storage.tsdb.path", st / "prometheus" / "data",
+                            "--web.listen-address", opts.addr("prometheus"),
+                            # links in alerts (generatorURL) and notifications point here
+                            "--web.external-url", opts.url("prometheus"),
+                            "--web.enable-lifecycle", "--log.level=warn"],
+             logs / "prometheus.log", ready_url=opts.url("prometheus") + "/-/ready"),
+    ]
+
+
+def start(opts: StackOptions, sup: Supervisor, ready_timeout: float = 30.0) -> dict[str, Path]:
+    check_ports(opts.ports, opts.host)
+    paths = prepare(opts)
+    for proc in plan(opts, paths):
+        sup.start(proc, ready_timeout)
+    return paths
+
+
+def targets_status(prometheus_url: str) -> list[dict]:
+    data = http_json(prometheus_url + "/api/v1/targets?state=active")
+    return data["data"]["activeTargets"]
+
+
+def wait_all_targets_up(opts: StackOptions, sup: Supervisor, timeout: float = 120.0,
+                        log=lambda msg: None) -> list[dict]:
+    last = [""]
+
+    def check():
+        targets = targets_status(opts.url("prometheus"))
+        down = [f"{t['labels'].get('job')}({t['scrapeUrl']}: {t.get('lastError') or t['health']})"
+                for t in targets if t["health"] != "up"]
+        msg = f"targets up: {len(targets) - len(down)}/{len(targets)}" + (f"; waiting for {', '.join(down)}" if down else "")
+        if msg != last[0]:
+            log(msg)
+            last[0] = msg
+        return targets if targets and not down else None
+
+    return wait_until(check, timeout, "every Prometheus target to be up", interval=1.0, alive=sup.check_alive)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--oracle-config", help="oracle-exporter config (YAML list of databases); "
+                   "default: replay the demo recording in a loop")
+    p.add_argument("--oracle-replay", default=str(DEMO_RECORDING), help="recording to replay when no --oracle-config")
+    p.add_argument("--dbhost-config", help="dbhost-exporter config (LUN roles etc.), optional")
+    p.add_argument("--rules-dir", default=str(configs.ALERTS_DIR),
+                   help="directory with recording.rules.yml and alerts.rules.yml (default alerts/)")
+    p.add_argument("--alertmanager-config", default=str(configs.ALERTS_DIR / "alertmanager.yml"),
+                   help="Alertmanager routing; its webhook URLs are pointed at the local receiver")
+    p.add_argument("--state-dir", default=str(ROOT / ".state"), help="where all state goes (default .state/)")
+    p.add_argument("--scrape-interval", default=None, help="override the 15s scrape/evaluation interval")
+    p.add_argument("--node-perf", action="store_true", help="enable node_exporter's perf collector (needs perf_event access)")
+    for comp, port in DEFAULT_PORTS.items():
+        p.add_argument(f"--{comp}-port", type=int, default=port, help=f"{comp} port (default {port})")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    def say(msg: str) -> None:
+        print(f"[stack] {msg}", flush=True)
+
+    opts = StackOptions(state=Path(args.state_dir).resolve(),
+                        ports={c: getattr(args, f"{c}_port") for c in DEFAULT_PORTS},
+                        scrape_interval=args.scrape_interval, evaluation_interval=args.scrape_interval,
+                        node_perf=args.node_perf, rules_dir=Path(args.rules_dir).resolve(),
+                        alertmanager_source=Path(args.alertmanager_config).resolve())
+    if args.oracle_config:
+        if not Path(args.oracle_config).is_file():
+            print(f"error: --oracle-config {args.oracle_config}: no such file", file=sys.stderr)
+            return 2
+        opts.oracle_args = ["--config.file", str(Path(args.oracle_config).resolve())]
+        say(f"oracle-exporter: databases from {args.oracle_config}")
+    else:
+        if not Path(args.oracle_replay).is_file():
+            print(f"error: recording {args.oracle_replay} is missing (oracle-exporter demo); "
+                  "give --oracle-config or --oracle-replay", file=sys.stderr)
+            return 2
+        opts.oracle_args = ["--replay", str(Path(args.oracle_replay).resolve()), "--replay-loop"]
+        say(f"oracle-exporter: no database configured, replaying {args.oracle_replay} in a loop")
+    if args.dbhost_config:
+        opts.dbhost_args = ["--config.file", str(Path(args.dbhost_config).resolve())]
+
+    stopping = {"sig": None}
+
+    def on_signal(signum, frame):
+        stopping["sig"] = signum
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    sup = Supervisor(log=say)
+    try:
+        say(f"state directory {opts.state}")
+        t0 = time.monotonic()
+        paths = start(opts, sup)
+        wait_all_targets_up(opts, sup, log=say)
+        say(f"all targets up ({time.monotonic() - t0:.1f}s after start)")
+        print(f"""
+  Prometheus       {opts.url('prometheus')}   (alerts: {opts.url('prometheus')}/alerts)
+  Alertmanager     {opts.url('alertmanager')}
+  oracle-exporter  {opts.url('oracle')}/metrics
+  dbhost-exporter  {opts.url('dbhost')}/metrics
+  node_exporter    {opts.url('node')}/metrics
+  webhook          {opts.url('webhook')}/notifications   (log: {paths['webhook_log']})
+  logs             {opts.state / 'logs'}
+
+Press Ctrl-C to stop.""", flush=True)
+        while True:
+            sup.check_alive()
+            time.sleep(1)
+    except KeyboardInterrupt:
+        say("stopping ...")
+        return 0
+    except (StackError, configs.ConfigRenderError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sup.stop_all()
+        say("stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

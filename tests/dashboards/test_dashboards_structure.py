@@ -1,0 +1,405 @@
+"""Structural checks of the generated dashboards (no Prometheus needed).
+
+Thresholds are read here straight from alerts/thresholds.yaml through the alert pack's own
+alerts/thresholds.py, not through the dashboards' adapter, and the expected Grafana steps are
+derived from them with the rule stated in dashboards/thresholds.py.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import dash_model as dm  # noqa: E402
+
+REPO = dm.REPO
+sys.path.insert(0, str(REPO))
+from dashboards import generate  # noqa: E402
+
+UIDS = {"oracle-wallboard", "oracle-capacity", "oracle-redo", "oracle-waits", "oracle-memory",
+        "host-storage", "host-cpu", "host-zfs"}
+# Every row id of ../shared/field-notes.md (sections 1-8).
+FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5)} |
+                  {f"C{i}" for i in range(1, 8)} | {f"M{i}" for i in range(1, 6)} |
+                  {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
+                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"})
+ID_RE = re.compile(r"\b([RQCMIZFK]\d{1,2})\b")
+EPS = 1e-9
+COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
+
+
+def _alert_thresholds():
+    spec = importlib.util.spec_from_file_location("alerts_thresholds_under_test", REPO / "alerts" / "thresholds.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.load()
+
+
+BOARDS = dm.load_all()
+T = _alert_thresholds()
+
+# Which thresholds.yaml entries colour which panel field: (uid, panel title, field) -> ids.
+# field: "defaults", a query refId (byFrameRefID override) or a column name (byName override).
+EXPECTED = {
+    ("oracle-wallboard", "$database", "defaults"): ["R2"],
+    ("oracle-wallboard", "$database", "B"): ["R2"],
+    ("oracle-wallboard", "$database", "E"): ["R14"],
+    ("oracle-wallboard", "$host", "defaults"): ["Q2"],
+    ("oracle-wallboard", "$host", "B"): ["Q2"],
+    ("oracle-wallboard", "$host", "D"): ["C1"],
+    ("oracle-wallboard", "$host", "E"): ["C4"],
+    **{("oracle-capacity", title, f): ids
+       for title, ids in (("Run queue per CPU", ["C1"]), ("LGWR involuntary switch share", ["R14"]),
+                          ("Redo LUN write latency", ["R17_write"]), ("Redo LUN read latency", ["R17_read"]))
+       for f in ("defaults", "A", "B")},
+    ("oracle-redo", "log file sync average", "defaults"): ["R2"],
+    ("oracle-redo", "log file parallel write average", "defaults"): ["R1"],
+    ("oracle-redo", "log file sync / log file parallel write", "defaults"): ["R13"],
+    ("oracle-redo", "Gap: log file sync minus log file parallel write", "defaults"): ["R13_gap"],
+    ("oracle-redo", "LGWR involuntary context-switch share", "defaults"): ["R14"],
+    ("oracle-redo", "log buffer space waits/s", "defaults"): ["R3"],
+    ("oracle-redo", "log file switch (checkpoint incomplete) waits/s", "defaults"): ["R4"],
+    ("oracle-redo", "Redo latch waits/s", "defaults"): ["R5"],
+    ("oracle-redo", "Redo buffer allocation retries/s", "defaults"): ["R10"],
+    ("oracle-redo", "Redo log space requests/s", "defaults"): ["R11"],
+    ("oracle-redo", "Log switches per hour", "defaults"): ["R15"],
+    ("oracle-redo", "log file switch waits/s", "defaults"): ["R6"],
+    ("oracle-redo", "Redo LUN write latency", "defaults"): ["R17_write"],
+    ("oracle-redo", "Redo LUN read latency", "defaults"): ["R17_read"],
+    ("oracle-waits", "db file sequential read average", "defaults"): ["I2"],
+    ("oracle-waits", "Latch hit ratio (all latches)", "defaults"): ["I1", "I1_red"],
+    ("oracle-memory", "PGA allocated / target", "defaults"): ["M4"],
+    ("oracle-memory", "Major / all page faults", "defaults"): ["M2"],
+    ("oracle-memory", "Swap pages in + out per second", "defaults"): ["M3"],
+    ("host-storage", "Configured LUN queue depth", "defaults"): ["Q3"],
+    ("host-storage", "Host queue (waiting, iostat wait)", "defaults"): ["Q2"],
+    ("host-storage", "Write latency: redo LUNs", "defaults"): ["R17_write"],
+    ("host-storage", "Read latency: redo LUNs", "defaults"): ["R17_read"],
+    ("host-cpu", "Run queue per CPU", "defaults"): ["C1"],
+    ("host-cpu", "System share of busy CPU", "defaults"): ["C4"],
+    ("host-cpu", "Involuntary context-switch share by role", "defaults"): ["R14"],
+    ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
+    ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
+}
+# The brief's threshold ids: each must colour at least one panel (C2 is carried by C4's entry,
+# R17 by R17_write/R17_read, I1 also by I1_red).
+REQUIRED_IDS = ["R1", "R2", "R3", "R4", "R5", "R10", "R11", "R13", "R14", "R15", "R17_write", "R17_read",
+                "I1", "I2", "M2", "M3", "M4", "C1", "C4", "Q2", "Q3", "Z4"]
+
+
+def step_at(t) -> float:
+    """Where Grafana (colour when value >= step) must switch for the alert comparison `t.op t.value`."""
+    if t.op == "<":
+        return t.value
+    if t.op == "<=":
+        return t.value + EPS
+    if t.value == 0 and "rate" in t.noise_floor:
+        return t.noise_floor["rate"].value
+    if t.value == 0 and t.op == ">":
+        return EPS
+    return t.value
+
+
+def expected_steps(ids: list[str]) -> list[dict]:
+    tiers = sorted((T[i] for i in ids), key=step_at)
+    if tiers[0].op in ("<", "<="):
+        steps = [{"color": COLOUR[tiers[0].severity], "value": None}]
+        for i, t in enumerate(tiers):
+            steps.append({"color": COLOUR[tiers[i + 1].severity] if i + 1 < len(tiers) else "green",
+                          "value": step_at(t)})
+        return steps
+    return [{"color": "green", "value": None}] + [{"color": COLOUR[t.severity], "value": step_at(t)} for t in tiers]
+
+
+def threshold_configs(panel: dict) -> dict[str, list[dict]]:
+    """field -> threshold steps, for the defaults and every override that sets thresholds."""
+    fc = panel.get("fieldConfig", {})
+    out = {}
+    if "thresholds" in fc.get("defaults", {}):
+        out["defaults"] = fc["defaults"]["thresholds"]["steps"]
+    for o in fc.get("overrides", []):
+        for prop in o.get("properties", []):
+            if prop["id"] == "thresholds":
+                out[o["matcher"]["options"]] = prop["value"]["steps"]
+    return out
+
+
+# ------------------------------------------------------------------------------ generation
+
+def test_regenerating_changes_nothing():
+    fresh = generate.build_all()
+    assert set(fresh) == {p.stem for p in dm.JSON_DIR.glob("*.json")}
+    for uid, board in fresh.items():
+        on_disk = (dm.JSON_DIR / f"{uid}.json").read_text(encoding="utf-8")
+        assert generate.render(board) == on_disk, f"{uid}.json is stale: run python dashboards/generate.py"
+
+
+def test_generate_check_mode_reports_drift(tmp_path):
+    out = tmp_path / "json"
+    run = lambda *a: subprocess.run([sys.executable, str(REPO / "dashboards" / "generate.py"), *a],
+                                    capture_output=True, text=True, timeout=120)
+    assert run("--out", str(out)).returncode == 0
+    assert run("--check", "--out", str(out)).returncode == 0
+    (out / "host-zfs.json").write_text("{}\n")
+    r = run("--check", "--out", str(out))
+    assert r.returncode == 1 and "stale: " in r.stderr and "host-zfs.json" in r.stderr
+
+
+def test_bad_thresholds_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "thresholds.yaml"
+    doc = yaml.safe_load((REPO / "alerts" / "thresholds.yaml").read_text())
+    doc["thresholds"] = [t for t in doc["thresholds"] if t["id"] != "R2"]
+    bad.write_text(yaml.safe_dump(doc))
+    r = subprocess.run([sys.executable, str(REPO / "dashboards" / "generate.py"), "--thresholds", str(bad),
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert str(bad) in r.stderr and "R2" in r.stderr
+    bad.write_text("thresholds: [{id: R2, value: fast}]\n")
+    r = subprocess.run([sys.executable, str(REPO / "dashboards" / "generate.py"), "--thresholds", str(bad),
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "thresholds[R2].value" in r.stderr and "fast" in r.stderr
+
+
+def test_changing_a_threshold_changes_the_dashboards(tmp_path):
+    """The same numbers as the alerts: edit thresholds.yaml and the colours move with it."""
+    from dashboards.thresholds import load
+    doc = yaml.safe_load((REPO / "alerts" / "thresholds.yaml").read_text())
+    for t in doc["thresholds"]:
+        if t["id"] == "R2":
+            t["value"] = 0.0075
+        if t["id"] == "R3":
+            t["noise_floor"]["rate"]["value"] = 0.25
+    path = tmp_path / "thresholds.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    boards = generate.build_all(load(path))
+    tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "$database")
+    assert threshold_configs(tile)["B"] == [{"color": "green", "value": None}, {"color": "red", "value": 0.0075}]
+    lbs = next(p for p in dm.panels(boards["oracle-redo"]) if p["title"] == "log buffer space waits/s")
+    assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25
+
+
+# ------------------------------------------------------------------------------ identity
+
+def test_uids_are_the_fixed_ones_and_unique():
+    assert set(BOARDS) == UIDS
+    for name, board in BOARDS.items():
+        assert board["uid"] == name
+    ids_per_board = {uid: [p["id"] for p in b["panels"]] for uid, b in BOARDS.items()}
+    for uid, ids in ids_per_board.items():
+        assert len(ids) == len(set(ids)), f"{uid}: duplicate panel ids"
+    assert len({b["title"] for b in BOARDS.values()}) == len(BOARDS)
+
+
+def test_variables_datasource_database_host_everywhere():
+    for uid, board in BOARDS.items():
+        names = {v["name"]: v for v in dm.variables(board)}
+        assert names["datasource"]["type"] == "datasource" and names["datasource"]["query"] == "prometheus"
+        assert names["database"]["query"] == "label_values(oracle_up, database)", uid
+        assert names["database"]["multi"] and names["database"]["includeAll"]
+        assert names["host"]["query"] == 'label_values(up{job=~"dbhost|node"}, instance)', uid
+        for v in names.values():
+            if v["type"] == "query":
+                assert v["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, (uid, v["name"])
+
+
+# ------------------------------------------------------------------------------ panels
+
+def test_every_panel_has_datasource_unit_and_cited_description():
+    seen = 0
+    for uid, board in BOARDS.items():
+        for p in dm.panels(board):
+            seen += 1
+            where = f"{uid} / {p['title']}"
+            assert p["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, where
+            for t in p["targets"]:
+                assert t.get("datasource", p["datasource"]) == p["datasource"], where
+            unit = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+            assert unit, f"{where}: no unit"
+            desc = p.get("description", "")
+            ids = set(ID_RE.findall(desc))
+            assert ids, f"{where}: description cites no field-notes id: {desc!r}"
+            assert ids <= FIELD_NOTE_IDS, f"{where}: unknown ids {ids - FIELD_NOTE_IDS}"
+            assert p["targets"], f"{where}: no query"
+    assert seen >= 70
+
+
+def test_units_of_overridden_fields_are_set():
+    """A multi-value tile shows different measures: every renamed value carries its own unit."""
+    renamed = 0
+    for uid, board in BOARDS.items():
+        for p in dm.panels(board):
+            for o in p.get("fieldConfig", {}).get("overrides", []):
+                ids = {prop["id"] for prop in o["properties"]}
+                if p["type"] == "stat" and "displayName" in ids:
+                    renamed += 1
+                    assert "unit" in ids, (uid, p["title"], o["matcher"])
+    assert renamed == 10  # the wallboard's two tiles, five values each
+    # tables: every renamed value column has a unit override
+    for uid, board in BOARDS.items():
+        for p in dm.panels(board):
+            if p["type"] != "table":
+                continue
+            organize = next(t for t in p["transformations"] if t["id"] == "organize")["options"]
+            unit_fields = {o["matcher"]["options"] for o in p["fieldConfig"].get("overrides", [])
+                           if o["matcher"]["id"] == "byName" and any(x["id"] == "unit" for x in o["properties"])}
+            for new in organize["renameByName"].values():
+                assert new in unit_fields or p["fieldConfig"]["defaults"]["unit"], (uid, p["title"], new)
+
+
+def test_thresholds_equal_thresholds_yaml():
+    found = {}
+    for uid, board in BOARDS.items():
+        for p in dm.panels(board):
+            for field, steps in threshold_configs(p).items():
+                if len(steps) == 1:  # a single base colour: no threshold
+                    continue
+                key = (uid, p["title"], field)
+                assert key in EXPECTED, f"threshold not traced to thresholds.yaml: {key} {steps}"
+                assert steps == expected_steps(EXPECTED[key]), key
+                found[key] = steps
+    assert set(found) == set(EXPECTED), f"expected thresholds missing: {set(EXPECTED) - set(found)}"
+    used = {i for ids in EXPECTED.values() for i in ids}
+    assert set(REQUIRED_IDS) <= used
+
+
+def test_exact_colours_of_key_thresholds():
+    """Spot values straight from field notes / thresholds.yaml, so a shared mistake in the
+    rule above cannot hide: R2 5 ms critical, R1 2 ms, R3 at its 0.01/s noise floor, I1 tiers."""
+    by = {(u, p["title"]): p for u, b in BOARDS.items() for p in dm.panels(b)}
+    assert threshold_configs(by[("oracle-redo", "log file sync average")])["defaults"] == \
+        [{"color": "green", "value": None}, {"color": "red", "value": T["R2"].value}]
+    assert T["R2"].value == 0.005 and T["R1"].value == 0.002
+    assert threshold_configs(by[("oracle-redo", "log buffer space waits/s")])["defaults"][1]["value"] == \
+        T["R3"].noise_floor["rate"].value
+    assert threshold_configs(by[("oracle-waits", "Latch hit ratio (all latches)")])["defaults"] == [
+        {"color": "red", "value": None}, {"color": "orange", "value": T["I1_red"].value},
+        {"color": "green", "value": T["I1"].value}]
+
+
+def test_capacity_threshold_columns_equal_thresholds_yaml():
+    """The waits table's threshold columns are PromQL constants: they must be the yaml values."""
+    board = BOARDS["oracle-capacity"]
+    p = next(p for p in dm.panels(board) if p["title"].startswith("Waits: now vs baseline"))
+    pairs = {}
+    for t in p["targets"]:
+        if t["refId"] in ("E", "F"):
+            for ev, num in re.findall(r'"event", "([^"]+)", "", ""\) \* ([0-9.e-]+)', t["expr"]):
+                pairs[(t["refId"], ev)] = float(num)
+    expected = {("E", "log file parallel write"): T["R1"].value, ("E", "log file sync"): T["R2"].value,
+                ("E", "db file sequential read"): T["I2"].value,
+                ("F", "log buffer space"): T["R3"].noise_floor["rate"].value,
+                ("F", "log file switch (checkpoint incomplete)"): T["R4"].noise_floor["rate"].value,
+                ("F", "latch: redo allocation"): T["R5"].noise_floor["rate"].value,
+                ("F", "latch: redo writing"): T["R5"].noise_floor["rate"].value,
+                ("F", "log file switch completion"): T["R6"].value}
+    assert pairs == expected
+
+
+# ------------------------------------------------------------------------------ links
+
+def test_every_dashboard_reachable_from_the_wallboard():
+    graph = {uid: dm.link_targets(b, BOARDS) for uid, b in BOARDS.items()}
+    for uid, targets in graph.items():
+        assert targets <= UIDS, f"{uid} links to unknown dashboards {targets - UIDS}"
+    seen, todo = {"oracle-wallboard"}, ["oracle-wallboard"]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    assert seen == UIDS
+    # and the deep dives link back
+    for uid in UIDS - {"oracle-wallboard"}:
+        assert "oracle-wallboard" in graph[uid]
+
+
+def test_wallboard_tiles_repeat_and_link_to_their_deep_dives():
+    panels = {p["title"]: p for p in dm.panels(BOARDS["oracle-wallboard"])}
+    db_tile, host_tile = panels["$database"], panels["$host"]
+    assert db_tile["repeat"] == "database" and host_tile["repeat"] == "host"
+    db_links = {re.search(r"/d/([\w-]+)", l["url"]).group(1): l["url"] for l in db_tile["links"]}
+    host_links = {re.search(r"/d/([\w-]+)", l["url"]).group(1): l["url"] for l in host_tile["links"]}
+    assert set(db_links) == {"oracle-redo", "oracle-waits", "oracle-memory", "oracle-capacity"}
+    assert set(host_links) == {"host-storage", "host-cpu", "host-zfs"}
+    assert all("var-database=${database}" in u for u in db_links.values())
+    assert all("var-host=${host}" in u for u in host_links.values())
+    # big fonts for a TV and colour filling the tile
+    for tile in (db_tile, host_tile):
+        assert tile["options"]["colorMode"] == "background"
+        assert tile["options"]["text"]["valueSize"] >= 40
+    # the status value: ALERTS firing by severity, and 2 when the database is down
+    status = next(t for t in db_tile["targets"] if t["refId"] == "A")["expr"]
+    assert 'ALERTS{alertstate="firing", severity="critical"' in status
+    assert "1 - oracle_up" in status
+
+
+def test_capacity_baseline_choices():
+    board = BOARDS["oracle-capacity"]
+    var = {v["name"]: v for v in dm.variables(board)}
+    opts = dict((v, t) for t, v in dm.custom_options(var["baseline"]))
+    assert set(opts) == {"offset 1d", "offset 7d", "@ ${baseline_end}"}
+    assert var["baseline_end"]["type"] == "textbox"
+    baseline_targets = [t for p in dm.panels(board) for t in p["targets"] if "$baseline" in t["expr"]]
+    assert len(baseline_targets) >= 12
+    for t in baseline_targets:
+        assert "[$__range] $baseline" in t["expr"], t["expr"]
+
+
+def test_waits_dashboard_has_heatmap_and_quantiles():
+    panels = dm.panels(BOARDS["oracle-waits"])
+    heat = next(p for p in panels if p["type"] == "heatmap")
+    assert heat["repeat"] == "event"
+    assert heat["targets"][0]["format"] == "heatmap"
+    assert "oracle_wait_event_latency_seconds_bucket" in heat["targets"][0]["expr"]
+    assert heat["options"]["calculate"] is False
+    q = next(p for p in panels if p["title"] == "p50 and p99 latency")
+    exprs = sorted(t["expr"] for t in q["targets"])
+    assert exprs[0].startswith("histogram_quantile(0.5,") and exprs[1].startswith("histogram_quantile(0.99,")
+
+
+# ------------------------------------------------------------------------------ provisioning
+
+def _go_expand_env(s: str, env: dict) -> str:
+    """Go's os.ExpandEnv, which Grafana applies to provisioning values ($X, ${X}; no defaults)."""
+    def repl(m):
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        return env.get(name, "")
+    return re.sub(r"\$\{([^}]*)\}|\$([A-Za-z0-9_]+)", repl, s)
+
+
+def test_datasource_provisioning():
+    doc = yaml.safe_load((REPO / "dashboards/provisioning/datasources/prometheus.yml").read_text())
+    assert doc["apiVersion"] == 1
+    (ds,) = doc["datasources"]
+    assert ds["type"] == "prometheus" and ds["uid"] == "prometheus" and ds["access"] == "proxy"
+    assert _go_expand_env(ds["url"], {"PROMETHEUS_URL": "http://prometheus:9090"}) == "http://prometheus:9090"
+    assert _go_expand_env(ds["url"], {"PROMETHEUS_URL": "http://10.0.0.5:19090"}) == "http://10.0.0.5:19090"
+    assert ":-" not in ds["url"]  # Grafana would expand ${X:-d} to "" (no default syntax)
+
+
+def test_dashboard_provider_points_at_the_mounted_json():
+    doc = yaml.safe_load((REPO / "dashboards/provisioning/dashboards/oracle-dbhost.yml").read_text())
+    (prov,) = doc["providers"]
+    assert prov["type"] == "file" and prov["options"]["path"] == "/var/lib/grafana/dashboards"
+
+
+def test_json_parses_as_the_grafana_11_dashboard_schema():
+    """Each file loads into the SDK's Grafana 11 Dashboard model and keeps every panel and query."""
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+    from grafana_foundation_sdk.models.dashboard import Dashboard
+    for uid, board in BOARDS.items():
+        again = json.loads(json.dumps(Dashboard.from_json(board), cls=JSONEncoder))
+        assert again["uid"] == uid and again["schemaVersion"] == board["schemaVersion"] >= 39
+        assert [(p["type"], p["title"]) for p in again["panels"]] == \
+            [(p["type"], p["title"]) for p in board["panels"]]
+        assert [t["expr"] for p in dm.panels(again) for t in p.get("targets", [])] == \
+            [t["expr"] for p in dm.panels(board) for t in p.get("targets", [])]
+        assert [v["name"] for v in dm.variables(again)] == [v["name"] for v in dm.variables(board)]

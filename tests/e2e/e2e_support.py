@@ -1,0 +1,96 @@
+"""Helpers of the end-to-end tests: what is missing (skip with the exact
+reason), the fixture tree of the host exporter, recordings derived from the
+oracle-exporter's demo recording, and Prometheus/Alertmanager queries.
+
+Processes are started only through stack.procs / stack.run (the same code as
+`make run`), inside fixtures whose finally stops every process group."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from stack.procs import http_json  # noqa: E402
+
+# Overridable to run the end-to-end tests against another recording / alert pack.
+DEMO_BEFORE = Path(os.environ.get("E2E_DEMO_RECORDING",
+                                  ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"))
+FIXTURE_GENERATOR = ROOT / "tests" / "dbhost" / "make_fixtures.py"
+ALERTS = Path(os.environ.get("E2E_ALERTS_DIR", ROOT / "alerts"))
+DOWN_ERROR = "ORA-12170: TNS:Connect timeout occurred"
+
+
+def require(path: Path, what: str) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} is missing ({what}); re-run once it exists")
+    return path
+
+
+def require_stack_inputs() -> None:
+    require(DEMO_BEFORE, "oracle-exporter demo recording that crosses R1 and R2")
+    require(FIXTURE_GENERATOR, "dbhost-exporter fixture generator")
+    for name in ("recording.rules.yml", "alerts.rules.yml", "alertmanager.yml"):
+        require(ALERTS / name, "alert pack")
+
+
+def build_dbhost_fixture(dest: Path) -> dict[str, str]:
+    """Run the dbhost fixture generator (a real sysfs/procfs-shaped tree); return its paths."""
+    res = subprocess.run([sys.executable, str(FIXTURE_GENERATOR), str(dest)], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, f"fixture generator failed: {res.stderr}"
+    out = dict(kv.split("=", 1) for kv in res.stdout.split())
+    assert {"procfs", "sysfs", "config"} <= set(out), res.stdout
+    return out
+
+
+def read_recording(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def derive_recording(source: list[dict], database: str, down_after: int | None = None) -> list[dict]:
+    """The snapshots of the source's first database renamed to `database`; from
+    snapshot index `down_after` on, the database is unreachable: empty views and
+    errors {"*": ORA-12170} (the replay convention for a failed connection)."""
+    first = source[0]["database"]
+    out = []
+    for i, snap in enumerate(s for s in source if s["database"] == first):
+        snap = json.loads(json.dumps(snap))
+        snap["database"] = database
+        if down_after is not None and i >= down_after:
+            snap["views"] = {}
+            snap["errors"] = {"*": DOWN_ERROR}
+        out.append(snap)
+    return out
+
+
+def write_recording(path: Path, *streams: list[dict]) -> Path:
+    """Interleave per-database streams in time order (the order a recorder writes)."""
+    merged = sorted((s for stream in streams for s in stream), key=lambda s: s["time"])
+    path.write_text("".join(json.dumps(s) + "\n" for s in merged))
+    return path
+
+
+def prom_query(base: str, expr: str) -> list[dict]:
+    data = http_json(f"{base}/api/v1/query?query={urllib.parse.quote(expr)}")
+    assert data["status"] == "success", data
+    return data["data"]["result"]
+
+
+def system_event_rows(snap: dict, event: str) -> list[dict]:
+    return [r for r in snap["views"].get("GV$SYSTEM_EVENT", []) if r.get("EVENT") == event]
+
+
+def prometheus_hashmod(value: str, modulus: int) -> int:
+    """Prometheus' relabel hashmod: md5 of the joined source labels, the low 8
+    bytes as a big-endian uint64, modulo `modulus` (model/relabel/relabel.go)."""
+    return int.from_bytes(hashlib.md5(value.encode()).digest()[8:], "big") % modulus

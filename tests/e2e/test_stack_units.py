@@ -1,0 +1,307 @@
+"""Fast tests of the stack's building blocks (stack/procs.py, stack/configs.py,
+stack/webhook.py, stack/run.py's failure paths), with real processes and
+sockets: no mocks."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from e2e_support import ROOT
+from stack import configs
+from stack.procs import Proc, StackError, Supervisor, check_ports, free_ports, http_get, http_json
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_supervisor_stops_whole_process_group(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    sup = Supervisor()
+    proc = sup.start(Proc("sleeper", ["sh", "-c", f"sleep 300 & echo $! > {pidfile}; wait"],
+                          tmp_path / "sleeper.log"))
+    child = int(wait_for_file(pidfile))
+    assert _alive(proc.pid) and _alive(child)
+    sup.stop_all()
+    assert not _alive(proc.pid)
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "grandchild in the same process group survived stop_all"
+    assert sup.procs == []
+
+
+def test_supervisor_context_manager_stops_on_exception(tmp_path):
+    procs = []
+    with pytest.raises(RuntimeError, match="boom"):
+        with Supervisor() as sup:
+            procs.append(sup.start(Proc("a", ["sleep", "300"], tmp_path / "a.log")))
+            procs.append(sup.start(Proc("b", ["sleep", "300"], tmp_path / "b.log")))
+            raise RuntimeError("boom")
+    assert [p.running() for p in procs] == [False, False]
+    assert [p.popen.returncode for p in procs] == [-15, -15]   # SIGTERM was enough
+
+
+def test_sigterm_ignoring_process_is_killed(tmp_path):
+    p = Proc("stubborn", ["sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"], tmp_path / "s.log").start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    assert p.stop(timeout=0.5) == -9
+    assert time.monotonic() - t0 < 5
+
+
+def test_crash_during_startup_is_reported_with_log_tail(tmp_path):
+    port = free_ports(1)[0]
+    p = Proc("crasher", ["sh", "-c", "echo 'fatal: bad flag --x' >&2; exit 3"], tmp_path / "c.log",
+             ready_url=f"http://127.0.0.1:{port}/")
+    with Supervisor() as sup:
+        with pytest.raises(StackError) as exc:
+            sup.start(p, ready_timeout=10)
+    msg = str(exc.value)
+    assert "crasher exited with status 3" in msg and "fatal: bad flag --x" in msg
+
+
+def test_missing_binary_is_a_clear_error(tmp_path):
+    with pytest.raises(StackError, match=r"nope: cannot start /nonexistent/bin: No such file"):
+        Proc("nope", ["/nonexistent/bin"], tmp_path / "n.log").start()
+
+
+def test_check_ports_names_every_taken_port():
+    a, b, c = free_ports(3)
+    s1, s2 = socket.socket(), socket.socket()
+    try:
+        for s, port in ((s1, a), (s2, c)):
+            s.bind(("127.0.0.1", port))
+            s.listen()
+        with pytest.raises(StackError) as exc:
+            check_ports({"prometheus": a, "alertmanager": b, "webhook": c})
+        assert str(exc.value).startswith(
+            f"port already in use: prometheus (127.0.0.1:{a}), webhook (127.0.0.1:{c});")
+        check_ports({"alertmanager": b})   # the free one passes
+    finally:
+        s1.close()
+        s2.close()
+
+
+def test_make_run_fails_clearly_when_a_port_is_taken(tmp_path):
+    port = free_ports(1)[0]
+    recording = tmp_path / "r.jsonl"
+    recording.write_text("")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        res = subprocess.run([sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path / "state"),
+                              "--oracle-replay", str(recording), "--prometheus-port", str(port)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert f"error: port already in use: prometheus (127.0.0.1:{port})" in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    assert not (tmp_path / "state" / "logs").exists()   # nothing was started
+
+
+def test_make_run_rejects_missing_oracle_config(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path),
+                          "--oracle-config", str(tmp_path / "absent.yml")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"error: --oracle-config {tmp_path / 'absent.yml'}: no such file"
+
+
+# ---------------------------------------------------------------- configs
+
+def test_duration_seconds():
+    assert [configs.duration_seconds(d) for d in ("15s", "2m", "1h30m", "500ms", "1d")] == [15, 120, 5400, 0.5, 86400]
+    with pytest.raises(configs.ConfigRenderError, match="not a Prometheus duration: '5 minutes'"):
+        configs.duration_seconds("5 minutes")
+
+
+def test_shorten_rules_caps_only_longer_for(tmp_path):
+    src = tmp_path / "in.yml"
+    src.write_text(yaml.safe_dump({"groups": [{"name": "g", "interval": "1m", "rules": [
+        {"record": "a:b:c", "expr": "1"},
+        {"alert": "Slow", "expr": "vector(1)", "for": "10m", "labels": {"severity": "warning"}},
+        {"alert": "Fast", "expr": "vector(1)", "for": "500ms"},
+        {"alert": "Never", "expr": "vector(1)"},
+    ]}]}))
+    changed = configs.shorten_rules(src, tmp_path / "out.yml", "1s")
+    assert changed == {"Slow": "10m"}
+    assert yaml.safe_load((tmp_path / "out.yml").read_text())["groups"][0]["interval"] == "1m"
+    changed = configs.shorten_rules(src, tmp_path / "out.yml", "1s", max_interval="1s")
+    assert changed == {"group g": "1m", "Slow": "10m"}
+    assert yaml.safe_load((tmp_path / "out.yml").read_text())["groups"][0]["interval"] == "1s"
+    rules = yaml.safe_load((tmp_path / "out.yml").read_text())["groups"][0]["rules"]
+    assert [r.get("for") for r in rules] == [None, "1s", "500ms", None]
+    assert rules[1]["labels"] == {"severity": "warning"}
+
+
+def test_render_alertmanager_points_webhooks_at_local_receiver(tmp_path):
+    src = tmp_path / "am.yml"
+    src.write_text(yaml.safe_dump({
+        "route": {"receiver": "ticket", "group_wait": "30s", "routes": [
+            {"receiver": "pager", "matchers": ['severity="critical"'], "group_wait": "10s"},
+            {"receiver": "ticket", "matchers": ['severity="warning"']}]},
+        "receivers": [{"name": "pager", "webhook_configs": [{"url": "http://127.0.0.1:19199/pager", "send_resolved": True}]},
+                      {"name": "ticket", "webhook_configs": [{"url": "https://hooks.example.com:8443/ticket?x=1"}]},
+                      {"name": "null"}]}))
+    doc = configs.render_alertmanager(src, "http://127.0.0.1:40001", {"group_wait": "1s", "group_interval": "1s"})
+    urls = [w["url"] for r in doc["receivers"] for w in r.get("webhook_configs", [])]
+    assert urls == ["http://127.0.0.1:40001/pager", "http://127.0.0.1:40001/ticket?x=1"]
+    assert doc["receivers"][0]["webhook_configs"][0]["send_resolved"] is True
+    root = doc["route"]
+    assert (root["group_wait"], root["group_interval"]) == ("1s", "1s")
+    assert root["routes"][0]["group_wait"] == "1s" and "group_interval" not in root["routes"][0]
+    assert "group_wait" not in root["routes"][1]
+
+
+def test_render_alertmanager_without_webhooks_is_an_error(tmp_path):
+    src = tmp_path / "am.yml"
+    src.write_text("route: {receiver: x}\nreceivers: [{name: x}]\n")
+    with pytest.raises(configs.ConfigRenderError, match="no webhook_configs"):
+        configs.render_alertmanager(src, "http://127.0.0.1:1", None)
+
+
+def test_render_prometheus_replaces_every_address_and_only_addresses():
+    addrs = {"oracle": "127.0.0.1:1", "dbhost": "127.0.0.1:2", "node": "127.0.0.1:3",
+             "prometheus": "127.0.0.1:4", "alertmanager": "127.0.0.1:5"}
+    doc = configs.render_prometheus(addrs)
+    tmpl = configs.load(configs.PROMETHEUS_TEMPLATE)
+    jobs = {sc["job_name"]: sc["static_configs"][0]["targets"] for sc in doc["scrape_configs"]}
+    assert jobs == {"oracle": ["127.0.0.1:1"], "dbhost": ["127.0.0.1:2"], "node": ["127.0.0.1:3"],
+                    "prometheus": ["127.0.0.1:4"], "alertmanager": ["127.0.0.1:5"]}
+    assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == ["127.0.0.1:5"]
+    assert doc["global"] == tmpl["global"] and doc["rule_files"] == tmpl["rule_files"]
+    with pytest.raises(configs.ConfigRenderError, match="no address given for: node"):
+        configs.render_prometheus({k: v for k, v in addrs.items() if k != "node"})
+
+
+def test_host_relabel_drops_the_port_like_prometheus_does(tmp_path):
+    """The dbhost/node instance relabeling on the address forms of a fleet
+    (hostname, IPv4, bracketed IPv6). Prometheus anchors relabel regexes, so
+    fullmatch has its semantics for this RE2-compatible pattern; the e2e test
+    checks the result in real Prometheus (instance="127.0.0.1")."""
+    import re
+    tmpl = configs.load(configs.PROMETHEUS_TEMPLATE)
+    for sc in tmpl["scrape_configs"]:
+        if sc["job_name"] in ("dbhost", "node"):
+            rl = sc["relabel_configs"][0]
+            assert (rl["source_labels"], rl["target_label"], rl["replacement"]) == (["__address__"], "instance", "$1")
+            rx = re.compile(rl["regex"])
+            assert rx.fullmatch("dbhost01.example.com:19162").group(1) == "dbhost01.example.com"
+            assert rx.fullmatch("127.0.0.1:19100").group(1) == "127.0.0.1"
+            assert rx.fullmatch("[2001:db8::1]:19100").group(1) == "2001:db8::1"
+
+
+# ---------------------------------------------------------------- webhook
+
+def wait_for_file(path: Path, timeout: float = 5.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never written")
+
+
+def _post(url: str, body: bytes) -> int:
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_webhook_logs_every_notification_as_json_lines(tmp_path):
+    port = free_ports(1)[0]
+    log = tmp_path / "n.jsonl"
+    with Supervisor() as sup:
+        p = sup.start(Proc("webhook", [sys.executable, "-m", "stack.webhook", "--listen", f"127.0.0.1:{port}",
+                                       "--log", log], tmp_path / "webhook.log", cwd=ROOT,
+                           ready_url=f"http://127.0.0.1:{port}/-/ready"))
+        # the Alertmanager webhook payload (version 4) as documented in its configuration docs
+        payload = {"version": "4", "groupKey": '{}:{alertname="OracleDown"}', "truncatedAlerts": 0,
+                   "status": "firing", "receiver": "pager", "groupLabels": {"alertname": "OracleDown"},
+                   "commonLabels": {"alertname": "OracleDown", "severity": "critical"},
+                   "commonAnnotations": {}, "externalURL": "http://127.0.0.1:19093",
+                   "alerts": [{"status": "firing", "labels": {"alertname": "OracleDown", "database": "X"},
+                               "annotations": {"summary": "down"}, "startsAt": "2026-01-01T00:00:00Z",
+                               "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://p/graph",
+                               "fingerprint": "abc"}]}
+        assert _post(f"http://127.0.0.1:{port}/pager", json.dumps(payload).encode()) == 200
+        assert _post(f"http://127.0.0.1:{port}/ticket", json.dumps({**payload, "receiver": "ticket"}).encode()) == 200
+        assert _post(f"http://127.0.0.1:{port}/pager", b"{not json") == 400
+        assert _post(f"http://127.0.0.1:{port}/pager", b"[1,2]") == 400
+        lines = [json.loads(l) for l in log.read_text().splitlines()]
+        assert [(l["path"], l["receiver"]) for l in lines] == [("/pager", "pager"), ("/ticket", "ticket")]
+        assert lines[0]["alerts"] == payload["alerts"] and lines[0]["received_at"].endswith("Z")
+        got = http_json(f"http://127.0.0.1:{port}/notifications")
+        assert got == lines
+        assert http_get(f"http://127.0.0.1:{port}/elsewhere")[0] == 404
+        time.sleep(0.2)
+        stdout_lines = [l for l in p.log_path.read_text().splitlines() if l.startswith("{")]
+        assert [json.loads(l) for l in stdout_lines] == lines   # also printed on stdout
+    assert not p.running()
+
+
+def test_webhook_reports_taken_port(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "stack.webhook", "--listen", f"127.0.0.1:{port}",
+                              "--log", str(tmp_path / "x")], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_make_run_names_a_missing_rule_file(tmp_path):
+    recording = tmp_path / "r.jsonl"
+    recording.write_text("")
+    (tmp_path / "rules").mkdir()
+    argv = [sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path / "state"),
+            "--oracle-replay", str(recording), "--rules-dir", str(tmp_path / "rules")]
+    for comp, port in zip(("webhook", "oracle", "dbhost", "node", "alertmanager", "prometheus"), free_ports(6)):
+        argv += [f"--{comp}-port", str(port)]
+    res = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert res.stderr.strip() == (f"error: rule file {tmp_path / 'rules' / 'recording.rules.yml'} is missing "
+                                  "(the alert pack, alerts/)")
+    assert res.stdout.splitlines()[-1] == "[stack] stopped"
+
+
+def test_scaleout_renders_one_file_per_shard(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "stack.scaleout", "--shards", "3", "--exporter", "exp:1",
+                          "--remote-write", "http://vm:8428/api/v1/write", "--out-dir", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == [str(tmp_path / f"agent-{n}.yml") for n in range(3)]
+    for n in range(3):
+        doc = yaml.safe_load((tmp_path / f"agent-{n}.yml").read_text())
+        rl = doc["scrape_configs"][0]["relabel_configs"]
+        assert [r["modulus"] for r in rl if r.get("action") == "hashmod"] == [3]
+        assert [r["regex"] for r in rl if r.get("action") == "keep"] == [str(n)]
+        assert doc["global"]["external_labels"] == {"shard": str(n)}
+        assert [r["replacement"] for r in rl if r.get("target_label") == "__address__"] == ["exp:1"]
+        assert doc["remote_write"][0]["url"] == "http://vm:8428/api/v1/write"
+    bad = subprocess.run([sys.executable, "-m", "stack.scaleout", "--shards", "0", "--exporter", "e:1",
+                          "--remote-write", "http://x"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --shards must be at least 1"
