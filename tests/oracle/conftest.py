@@ -245,11 +245,16 @@ def load_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# Captured while this module executes: later, sys.modules["conftest"] may be another
+# directory's conftest (several test directories have one).
+_THIS_MODULE = sys.modules[__name__]
+
+
 @pytest.fixture
 def core():
     """This module's helpers (make_snapshot, sample, run_cli, ...) without importing
-    `conftest` by name (several test directories have one)."""
-    return sys.modules[__name__]
+    `conftest` by name."""
+    return _THIS_MODULE
 
 
 @pytest.fixture

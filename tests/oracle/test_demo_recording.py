@@ -487,7 +487,7 @@ def test_latches_and_hit_ratio(recordings, name) -> None:
     assert REQUIRED_LATCHES <= set(b) and 10 <= len(b) <= 20
     gets = sum(b[n]["GETS"] - a[n]["GETS"] for n in b)
     misses = sum(b[n]["MISSES"] - a[n]["MISSES"] for n in b)
-    assert 0.994 <= 1 - misses / gets <= 0.998                 # I1: about 99.5 %
+    assert 0.995 < 1 - misses / gets <= 0.998                  # I1: about 99.5 % is healthy; no I1 finding in the demo
     for n in b:
         assert b[n]["SLEEPS"] <= b[n]["MISSES"] and b[n]["SPIN_GETS"] <= b[n]["MISSES"]
     # the redo allocation latch's sleeps are the 'latch: redo allocation' waits

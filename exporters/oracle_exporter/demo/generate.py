@@ -172,7 +172,7 @@ BEFORE = Profile(
         Ev("latch: shared pool", "Concurrency", 0.2, 900, 1.0),
     ) + COMMON_EVENTS,
     latches=(
-        Latch("cache buffers chains", 360_000, 0.0048, 4_200, 0.0002, event="latch: cache buffers chains"),
+        Latch("cache buffers chains", 360_000, 0.0026, 4_200, 0.0002, event="latch: cache buffers chains"),
         Latch("cache buffers lru chain", 9_200, 0.006, 3_100, 0.001, sleeps=0.05),
         Latch("redo allocation", 31_000, 0.012, 60, 0.002, event="latch: redo allocation"),
         Latch("redo copy", 6, 0.0, 13_326, 0.0006),
