@@ -24,7 +24,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEFAULT_RUNBOOK_BASE = "https://github.com/example/oracle-dbhost-monitoring/blob/main/docs/runbooks/"
-DEFAULT_GRAFANA_URL = "http://localhost:3000"
+DEFAULT_GRAFANA_URL = "http://localhost:13000"  # Grafana of the compose stack
 
 
 def _load(name: str):
@@ -120,7 +120,15 @@ def render_alerts(th: dict, runbook_base: str, grafana_url: str, used: set | Non
             "runbook_url": runbook_base + a["alert"] + ".md",
         }
         if a.get("dashboard"):
-            ann["dashboard_url"] = grafana_url.rstrip("/") + "/d/" + a["dashboard"]
+            # open the dashboard on the alert's own database / host, where the alert
+            # carries that label (its own summary/description use it)
+            text = a["summary"] + a["description"]
+            var = ""
+            if a["dashboard"].startswith("oracle-") and "$labels.database" in text:
+                var = "?var-database={{ $labels.database }}"
+            elif a["dashboard"].startswith("host-") and "$labels.instance" in text:
+                var = "?var-host={{ $labels.instance }}"
+            ann["dashboard_url"] = grafana_url.rstrip("/") + "/d/" + a["dashboard"] + var
         rule = {"alert": a["alert"], "expr": substitute(a["expr"], th, used)}
         dur = a.get("for_", primary.for_)
         if thresholds_mod.duration_seconds(dur) > 0:

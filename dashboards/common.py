@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import heatmap, prometheus, stat, table, timeseries

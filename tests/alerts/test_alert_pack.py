@@ -225,7 +225,15 @@ def test_generator_urls_are_configurable(tmp_path):
     doc = generate.render_alerts(th, "https://git.example/ops/blob/main/docs/runbooks/", "https://grafana.example/")
     rule = next(r for g in doc["groups"] for r in g["rules"] if r["alert"] == "LunQueueDepthThrottled")
     assert rule["annotations"]["runbook_url"] == "https://git.example/ops/blob/main/docs/runbooks/LunQueueDepthThrottled.md"
-    assert rule["annotations"]["dashboard_url"] == "https://grafana.example/d/host-storage"
+    assert rule["annotations"]["dashboard_url"] == "https://grafana.example/d/host-storage?var-host={{ $labels.instance }}"
+    # Oracle alerts open their dashboard on the alert's database; alerts without that label get none
+    sync = next(r for g in doc["groups"] for r in g["rules"] if r["alert"] == "OracleLogFileSyncSlow")
+    assert sync["annotations"]["dashboard_url"].endswith("?var-database={{ $labels.database }}")
+    for g in doc["groups"]:
+        for r in g["rules"]:
+            url = r["annotations"].get("dashboard_url", "")
+            if "$labels.database" in url:
+                assert "$labels.database" in r["annotations"]["summary"] + r["annotations"]["description"]
 
 
 def test_generated_files_up_to_date():
@@ -305,7 +313,7 @@ def test_every_alert_is_complete():
         assert "${" not in ann["description"] + ann["summary"] + r["expr"], f"{name}: unrendered threshold"
         assert ann["runbook_url"] == generate.DEFAULT_RUNBOOK_BASE + name + ".md"
         if "dashboard_url" in ann:
-            uid = ann["dashboard_url"].rsplit("/d/", 1)[1]
+            uid = ann["dashboard_url"].rsplit("/d/", 1)[1].split("?", 1)[0]
             assert uid in DASHBOARD_UIDS, f"{name}: unknown dashboard {uid}"
 
 

@@ -104,7 +104,7 @@ def _promtool(tmp_path, series: dict, expr_tests: list) -> subprocess.CompletedP
 
 
 def _firing(names) -> dict:
-    return {"expr": f'count by (alertname) (ALERTS{{alertstate="firing"}})', "eval_time": EVAL,
+    return {"expr": 'count by (alertname) (ALERTS{alertstate="firing"})', "eval_time": EVAL,
             "exp_samples": [{"labels": f'{{alertname="{n}"}}', "value": FIRING_RULES.get(n, 1)} for n in sorted(names)]}
 
 

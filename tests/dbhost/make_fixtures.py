@@ -481,7 +481,7 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
     for h, path, cpl in ((1, "devices/pci0000:00/0000:00:01.1/ata2/host1", 1),
                          (5, "devices/platform/host5/session1", 128),
                          (6, "devices/pci0000:00/0000:00:1f.2/ata3/host6", 32)):
-        hostdir = f"{path}/scsi_host/host{h}" if h != 5 else f"devices/platform/host5/scsi_host/host5"
+        hostdir = f"{path}/scsi_host/host{h}" if h != 5 else "devices/platform/host5/scsi_host/host5"
         _write(sysfs / hostdir / "can_queue", "1\n" if h == 1 else "1024\n")
         _write(sysfs / hostdir / "host_busy", "0\n")
         _write(sysfs / hostdir / "cmd_per_lun", f"{cpl}\n")

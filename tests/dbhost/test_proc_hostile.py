@@ -14,7 +14,7 @@ from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from fixtures_proc import ProcSpec, build_proc_tree, make_proc, proc_specs, write_process  # noqa: E402
+from fixtures_proc import build_proc_tree, make_proc, proc_specs, write_process  # noqa: E402
 
 from dbhost_exporter.collectors.process import ProcessCollector, parse_stat  # noqa: E402
 

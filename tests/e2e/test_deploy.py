@@ -93,7 +93,6 @@ def test_oracle_password_is_a_credential_not_an_argument():
     u = _unit("oracle-exporter.service")
     assert u["LoadCredential"] == ["monitor.password:/etc/oracle-exporter/monitor.password"]
     assert "password" not in u["ExecStart"][0].replace("--config.file", "")
-    from oracle_exporter.config import load_config
     import yaml
     doc = yaml.safe_load((ROOT / "deploy" / "oracle-exporter.yml").read_text())
     assert {d["password_file"] for d in doc["databases"]} == {

@@ -19,12 +19,11 @@ from __future__ import annotations
 import os
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import yaml
 
-from e2e_support import (ALERTS, DEMO_BEFORE, DOWN_ERROR, ROOT, build_dbhost_fixture, derive_recording,
+from e2e_support import (ALERTS, DEMO_BEFORE, ROOT, build_dbhost_fixture, derive_recording,
                       prom_query, read_recording, require_stack_inputs, system_event_rows, write_recording)
 from stack import configs, run
 from stack.procs import Supervisor, free_ports, http_json, wait_until

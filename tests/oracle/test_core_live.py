@@ -8,7 +8,6 @@ import time
 from decimal import Decimal
 
 import oracledb
-import pytest
 
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.queries import build_queries

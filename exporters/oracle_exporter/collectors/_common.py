@@ -110,6 +110,19 @@ def gauge(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, doc, labels=labels)
 
 
+def stat_counters(stats: dict[str, dict[str, float]],
+                  table: Iterable[tuple[str, str, str, float]]) -> list[CounterMetricFamily]:
+    """One counter family per (metric, help, GV$SYSSTAT statistic, scale) row, per instance."""
+    families = []
+    for name, doc, stat, scale in table:
+        family = counter(name, doc, ["inst_id"])
+        for i in sorted_inst(stats):
+            if stat in stats[i]:
+                family.add_metric([i], stats[i][stat] * scale)
+        families.append(family)
+    return families
+
+
 def thread_owners(snapshot: Any) -> dict[int, str]:
     """{THREAD#: inst_id} from GV$INSTANCE (the instance that opened each redo thread).
 

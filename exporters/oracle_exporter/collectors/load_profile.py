@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import by_inst_name, counter, emit, gauge, sorted_inst
+from ._common import by_inst_name, counter, emit, gauge, sorted_inst, stat_counters
 
 NAME = "load_profile"
 VIEWS = ("GV$SYSSTAT",)
@@ -41,13 +41,7 @@ COUNTERS: tuple[tuple[str, str, str, float], ...] = (
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
-    families = []
-    for name, doc, stat, scale in COUNTERS:
-        family = counter(name, doc, ["inst_id"])
-        for i in sorted_inst(stats):
-            if stat in stats[i]:
-                family.add_metric([i], stats[i][stat] * scale)
-        families.append(family)
+    families = stat_counters(stats, COUNTERS)
     sorts = counter("oracle_sorts_total", "Sorts by where they ran ('sorts (memory)', 'sorts (disk)').",
                     ["inst_id", "kind"])
     sessions = gauge("oracle_sessions", "Sessions logged on now ('logons current').", ["inst_id"])
