@@ -102,6 +102,7 @@ class LunIdentity:
     nr_requests: int | None = None
     scsi_dir: str | None = None
     paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
+    blk_mq: bool = True           # /sys/block/X/mq exists (False: legacy request path, kernels < 5.0)
 
 
 def normalize_wwid(raw: str) -> str:
@@ -146,6 +147,25 @@ def host_queue_visibility(ver: tuple[int, int] | None) -> str:
     if ver >= HOST_QUEUE_VISIBLE_SINCE:
         return "true"
     return "false" if ver >= DISPATCHED_ONLY_SINCE else "partial"
+
+
+LEGACY_PATH_UNTIL = (5, 0)  # the legacy (non-blk-mq) request path was removed in 5.0
+
+
+def device_host_queue_visible(ver: tuple[int, int] | None, scsi: bool, blk_mq: bool) -> int | None:
+    """1 if diskstats in-progress of this device includes requests not yet dispatched.
+
+    blk-mq: from 6.10 only (see host_queue_visibility). A SCSI disk on the legacy request
+    path (no ``mq`` directory, kernels before 5.0, e.g. RHEL 7) counts a request from the
+    moment it is queued to the elevator (blk_account_io_start in add_acct_request), so its
+    host queue is real. None when the kernel release is unknown."""
+    if ver is None:
+        return None
+    if ver >= HOST_QUEUE_VISIBLE_SINCE:
+        return 1
+    if scsi and not blk_mq and ver < LEGACY_PATH_UNTIL:
+        return 1
+    return 0
 
 
 def parse_diskstats(text: str | None) -> dict[str, int]:
@@ -247,6 +267,7 @@ class LunCollector:
             base = os.path.join(self.sysfs, "block", name)
             ident = LunIdentity(device=name, kind=kind, scsi_dir=scsi_dir)
             ident.nr_requests = read_int(os.path.join(base, "queue", "nr_requests"))
+            ident.blk_mq = os.path.isdir(os.path.join(base, "mq"))
             if kind == "scsi":
                 ident.hctl = os.path.basename(scsi_dir)
                 ident.host = next((p for p in scsi_dir.split(os.sep) if _HOST.match(p)), "")
@@ -345,10 +366,18 @@ class LunCollector:
             "dbhost_lun_queue_full_samples", "Scrapes that found the LUN queue full (in-flight >= configured "
             "queue depth); judges Q2 where the host queue is invisible.", labels=["device"])
 
+        host_visible = GaugeMetricFamily(
+            "dbhost_lun_host_queue_visible", "1 if this device's host queue (inflight queue=host) can be "
+            "seen on this kernel: blk-mq from 6.10, or a SCSI disk on the legacy request path (before 5.0, "
+            "no /sys/block/X/mq); 0 where diskstats counts dispatched requests only.", labels=["device"])
+        release = kernel_release_tuple(self._release) if self._release else None
         for name in sorted(self._identities):
             ident = self._identities[name]
             base = os.path.join(self.sysfs, "block", name)
             label = device_label(name)
+            vis = device_host_queue_visible(release, ident.scsi_dir is not None, ident.blk_mq)
+            if vis is not None:
+                host_visible.add_metric([label], vis)
             info.add_metric([label, ident.hctl, ident.vendor, ident.model, ident.wwid, ident.multipath,
                              ident.role], {})
             if ident.queue_depth is not None:
@@ -416,7 +445,7 @@ class LunCollector:
             visible = host_queue_visibility(ver)
             kernel.add_metric([self._release, visible], {})
 
-        for fam in (info, depth, nr_req, inflight, ioreq, iodone, ioerr, samples, full, can_queue, cmd_per_lun,
-                    host_busy, kernel):
+        for fam in (info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full, can_queue,
+                    cmd_per_lun, host_busy, kernel):
             if fam.samples:
                 yield fam
