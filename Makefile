@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
+APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test deps venv dashboards docs clean bench
@@ -15,7 +15,7 @@ deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo ">>> installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
 	  for svc in prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics; do \
 	    $(SUDO) systemctl disable --now $$svc >/dev/null 2>&1 || true; done; \
 	else echo ">>> Debian packages present"; fi
@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo ">>> creating virtualenv $(VENV) and installing the project"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e '.[test,dashboards]'
+	@$(PY) -m pip install --progress-bar off -e '.[test,dashboards]'
 	@touch $@
 
 venv: $(VENV)/.installed

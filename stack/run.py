@@ -146,7 +146,9 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
                             "--web.listen-address", opts.addr("prometheus"),
                             # links in alerts (generatorURL) and notifications point here
                             "--web.external-url", opts.url("prometheus"),
-                            "--web.enable-lifecycle", "--log.level=warn"],
+                            # no --web.enable-lifecycle: nothing here reloads or quits
+                            # Prometheus over HTTP, and any local user could.
+                            "--log.level=warn"],
              logs / "prometheus.log", ready_url=opts.url("prometheus") + "/-/ready"),
     ]
 

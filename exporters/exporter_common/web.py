@@ -14,6 +14,7 @@ import base64
 import hashlib
 import html
 import logging
+import os
 import socket
 import ssl
 import threading
@@ -67,10 +68,16 @@ def load_web_config(path: str | None) -> WebConfig:
         return WebConfig()
     root = Fields(path, "", load_yaml(path))
     cfg = WebConfig()
+    base = os.path.dirname(os.path.abspath(path))
+
+    def rel(p: str | None) -> str | None:
+        """Relative paths are relative to the web config file (as in exporter-toolkit)."""
+        return os.path.join(base, p) if p else p
+
     tls = root.sub("tls_server_config")
     if tls.data:
-        cert = tls.str("cert_file", required=True)
-        key = tls.str("key_file", required=True)
+        cert = rel(tls.str("cert_file", required=True))
+        key = rel(tls.str("key_file", required=True))
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         try:
             ctx.load_cert_chain(cert, key)
@@ -87,7 +94,7 @@ def load_web_config(path: str | None) -> WebConfig:
         if auth not in _CLIENT_AUTH:
             raise tls.error("client_auth_type", f"must be one of {', '.join(_CLIENT_AUTH)}, got {auth!r}")
         ctx.verify_mode = _CLIENT_AUTH[auth]
-        ca = tls.str("client_ca_file")
+        ca = rel(tls.str("client_ca_file"))
         if ca:
             try:
                 ctx.load_verify_locations(ca)
@@ -107,7 +114,12 @@ def load_web_config(path: str | None) -> WebConfig:
         if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
             raise ConfigError(path, f"basic_auth_users.{user}", "expected a bcrypt hash ($2y$...)")
         # Python's bcrypt accepts $2b$; $2y$ (htpasswd) is the same algorithm.
-        cfg.users[str(user)] = hashed.replace("$2y$", "$2b$", 1).encode()
+        encoded = hashed.replace("$2y$", "$2b$", 1).encode()
+        try:
+            bcrypt.checkpw(b"", encoded)
+        except ValueError:
+            raise ConfigError(path, f"basic_auth_users.{user}", "not a valid bcrypt hash") from None
+        cfg.users[str(user)] = encoded
     http_cfg = root.sub("http_server_config")
     http_cfg.bool("http2", True)
     cfg.headers = http_cfg.str_map("headers")
@@ -140,7 +152,10 @@ class _AuthCache:
         with self.lock:
             if key in self.ok:
                 return True
-        good = bcrypt.checkpw(password.encode(), hashed or self._DUMMY) and hashed is not None
+        try:
+            good = bcrypt.checkpw(password.encode(), hashed or self._DUMMY) and hashed is not None
+        except ValueError:  # a hash bcrypt cannot use: a failed login, never a dropped connection
+            return False
         if good:
             with self.lock:
                 self.ok.add(key)

@@ -92,3 +92,33 @@ def test_web_config_accepts_htpasswd_2y_hashes(tmp_path):
     p.write_text(f"basic_auth_users:\n  prom: '{h}'\n")
     cfg = load_web_config(str(p))
     assert bcrypt.checkpw(b"pw", cfg.users["prom"])
+
+
+def test_web_config_rejects_a_malformed_bcrypt_hash(tmp_path):
+    p = tmp_path / "web.yml"
+    p.write_text("basic_auth_users:\n  prom: '$2y$10$REPLACE_WITH_A_REAL_BCRYPT_HASH'\n")
+    with pytest.raises(ConfigError, match="basic_auth_users.prom: not a valid bcrypt hash"):
+        load_web_config(str(p))
+
+
+def test_web_config_tls_paths_are_relative_to_the_file(tmp_path):
+    """exporter-toolkit resolves cert_file/key_file relative to the web config file."""
+    import shutil
+    import subprocess
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    tls = tmp_path / "conf" / "tls"
+    tls.mkdir(parents=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-keyout", str(tls / "k.pem"), "-out", str(tls / "c.pem")], check=True, capture_output=True)
+    web = tmp_path / "conf" / "web.yml"
+    web.write_text("tls_server_config:\n  cert_file: tls/c.pem\n  key_file: tls/k.pem\n")
+    assert load_web_config(str(web)).ssl_context is not None
+
+
+def test_auth_cache_treats_unusable_hash_as_failed_login():
+    import base64
+    from exporter_common.web import _AuthCache
+    cache = _AuthCache({"prom": b"$2b$10$tooshort"})
+    header = "Basic " + base64.b64encode(b"prom:pw").decode()
+    assert cache.check(header) is False

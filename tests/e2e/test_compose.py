@@ -199,3 +199,37 @@ def test_oracle_init_script_runs_the_monitoring_user_sql(compose):
     assert {d["user"].lower() for d in cfg["databases"]} == {user.lower()}
     assert re.search(rf'^ALTER USER {user} IDENTIFIED BY "\$\{{ORACLE_MONITOR_PASSWORD\}}";$', text, re.M | re.I)
     assert "ALTER SESSION SET CONTAINER = FREEPDB1;" in text
+
+
+def test_oracle_healthcheck_waits_for_the_monitoring_user(compose):
+    """gvenzl/oracle-free's healthcheck.sh is green once FREEPDB1 is open, which is
+    before the init scripts run; the compose healthcheck also requires the marker
+    the init script writes last, so oracle-exporter (depends_on: service_healthy)
+    starts only when ORAMON exists."""
+    init = _host_path(compose, "oracle", "/container-entrypoint-initdb.d") / "01-monitoring-user.sh"
+    text = init.read_text()
+    touched = re.findall(r"^touch (\S+)$", text, re.M)
+    assert len(touched) == 1 and touched[0].startswith("/opt/oracle/oradata/")   # the data volume
+    assert text.rstrip().endswith(f"touch {touched[0]}")                        # after the SQL
+    hc = compose["services"]["oracle"]["healthcheck"]["test"]
+    assert hc == ["CMD-SHELL", f"healthcheck.sh && test -f {touched[0]}"]
+    assert ("oracle-data", "/opt/oracle/oradata") in _mounts(compose["services"]["oracle"])   # a named volume
+    assert compose["services"]["oracle-exporter"]["depends_on"]["oracle"]["condition"] == "service_healthy"
+    # the entrypoint RUNS an executable *.sh and SOURCES a non-executable one (its
+    # `exit` would then end the entrypoint): the script must stay executable
+    assert os.access(init, os.X_OK)
+    mode = subprocess.run(["git", "ls-files", "-s", str(init.relative_to(ROOT))], cwd=ROOT, capture_output=True,
+                          text=True).stdout.split()
+    if mode:   # tracked: the executable bit is what a fresh clone gets
+        assert mode[0] == "100755"
+    # a '&' in the password must not be taken for a SQL*Plus substitution variable
+    assert text.index("SET DEFINE OFF") < text.index("ALTER USER")
+
+
+def test_alert_links_point_at_the_published_ports(compose):
+    prom = compose["services"]["prometheus"]["command"]
+    am = compose["services"]["alertmanager"]["command"]
+    assert "--web.external-url=http://localhost:19090" in prom and "--web.listen-address=:19090" in prom
+    assert "--web.external-url=http://localhost:19093" in am and "--web.listen-address=:19093" in am
+    assert [p.split("/")[0] for p in compose["services"]["prometheus"]["ports"]] == ["127.0.0.1:19090:19090"]
+    assert "127.0.0.1:19093:19093" in [p.split("/")[0] for p in compose["services"]["alertmanager"]["ports"]]

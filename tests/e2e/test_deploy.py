@@ -115,3 +115,52 @@ def test_example_configs_load_with_the_exporters_loaders(tmp_path):
     ocfg = load_oracle(str(tmp_path / "o.yml"))
     assert [(d.name, d.user, d.password) for d in ocfg.databases] == [
         ("ODS01", "c##monitor", "s3cret"), ("DWH01", "c##monitor", "s3cret")]
+
+
+def test_sysusers_creates_both_users_and_the_tls_group(tmp_path):
+    if not shutil.which("systemd-sysusers"):
+        pytest.skip("systemd-sysusers not available")
+    conf = tmp_path / "etc" / "sysusers.d" / "oracle-dbhost-monitoring.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text((UNITS / "oracle-dbhost-monitoring.sysusers").read_text())
+    res = subprocess.run(["systemd-sysusers", f"--root={tmp_path}"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    users = {l.split(":")[0]: l.split(":") for l in (tmp_path / "etc" / "passwd").read_text().splitlines()}
+    groups = {l.split(":")[0]: l.split(":") for l in (tmp_path / "etc" / "group").read_text().splitlines()}
+    for user in ("oracle-exporter", "dbhost-exporter"):
+        assert users[user][6] == "/usr/sbin/nologin"
+        assert 0 < int(users[user][2]) < 1000          # a system user
+        assert users[user][3] == groups[user][2]      # its own primary group (the units' Group=)
+    assert sorted(groups["oracle-dbhost-monitoring"][3].split(",")) == ["dbhost-exporter", "oracle-exporter"]
+
+
+def test_web_config_example_loads_once_filled_in(tmp_path):
+    """deploy/web-config.yml with a real key pair at the paths docs/stack.md installs
+    them to and a real bcrypt hash: the exporters' loader accepts it (TLS on, one user)."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl not available")
+    import bcrypt
+    import yaml
+
+    from exporter_common.web import load_web_config
+    src = (ROOT / "deploy" / "web-config.yml").read_text()
+    doc = yaml.safe_load(src)
+    cert, key = doc["tls_server_config"]["cert_file"], doc["tls_server_config"]["key_file"]
+    stack_md = (ROOT / "docs" / "stack.md").read_text()
+    assert re.search(rf"^install -m 0644 host\.crt {re.escape(cert)}$", stack_md, re.M)
+    assert re.search(rf"^install -m 0640 -g oracle-dbhost-monitoring host\.key {re.escape(key)}$", stack_md, re.M)
+    for exe in ("oracle-exporter", "dbhost-exporter"):
+        assert f"--web.config.file=/etc/{exe}/web-config.yml" in " ".join(_unit(f"{exe}.service")["ExecStart"])
+        assert re.search(rf"^install -m 0640 -g {exe} deploy/web-config.yml /etc/{exe}/web-config.yml$", stack_md, re.M)
+    res = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=db1",
+                          "-keyout", str(tmp_path / "k.pem"), "-out", str(tmp_path / "c.pem")],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    placeholder = doc["basic_auth_users"]["prometheus"]
+    real = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode().replace("$2b$", "$2y$", 1)
+    filled = src.replace(cert, str(tmp_path / "c.pem")).replace(key, str(tmp_path / "k.pem")).replace(placeholder, real)
+    (tmp_path / "web.yml").write_text(filled)
+    cfg = load_web_config(str(tmp_path / "web.yml"))
+    assert cfg.ssl_context is not None and cfg.ssl_context.minimum_version.name == "TLSv1_2"
+    assert list(cfg.users) == ["prometheus"]
+    assert bcrypt.checkpw(b"pw", cfg.users["prometheus"])

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from e2e_support import ALERTS, DEMO_BEFORE, ROOT, require
+from e2e_support import ALERTS, DEMO_BEFORE, ROOT, prom_query, require
 from stack import run
-from stack.procs import free_ports
+from stack.procs import free_ports, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -71,6 +71,70 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
         for pid in pids.values():   # components run in their own process groups
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_make_run_with_an_unreachable_database(tmp_path):
+    """`make run ORACLE_CONFIG=...` with a user's config whose databases cannot be
+    reached: the stack still comes up (the exporter answers, oracle_up 0 per
+    database) instead of failing, and stops cleanly."""
+    for name in ("recording.rules.yml", "alerts.rules.yml", "alertmanager.yml"):
+        require(ALERTS / name, "alert pack")
+    allp = free_ports(len(run.DEFAULT_PORTS) + 2)     # distinct ports in one call
+    ports = dict(zip(run.DEFAULT_PORTS, allp))
+    dead = allp[len(run.DEFAULT_PORTS):]               # nothing listens there: connection refused at once
+    cfg = tmp_path / "oracle-exporter.yml"
+    cfg.write_text(
+        "timeout_seconds: 3\nconnect_timeout_seconds: 2\ndatabases:\n"
+        f"  - {{name: LOST1, dsn: '127.0.0.1:{dead[0]}/NOPE', user: oramon, password_env: E2E_LOST_PW}}\n"
+        f"  - {{name: LOST2, dsn: '127.0.0.1:{dead[1]}/NOPE', user: oramon, password_env: E2E_LOST_PW}}\n")
+    argv = [sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path / "state"), "--scrape-interval", "1s",
+            "--oracle-config", str(cfg), "--rules-dir", str(ALERTS),
+            "--alertmanager-config", str(ALERTS / "alertmanager.yml")]
+    for comp, port in ports.items():
+        argv += [f"--{comp}-port", str(port)]
+    env = dict(os.environ, E2E_LOST_PW="not-a-real-password")
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env=env)
+    out: list[str] = []
+    pids: dict[str, int] = {}
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            out.append(line)
+            if "Press Ctrl-C to stop." in line:
+                break
+        text = "".join(out)
+        assert f"[stack] oracle-exporter: databases from {cfg}" in text, text
+        assert re.search(r"^\[stack\] all targets up", text, re.M), text
+        pids.update({name: int(pid) for name, pid in re.findall(r"\[stack\] (\S+) ready \(pid (\d+)\)", text)})
+        prom = f"http://127.0.0.1:{ports['prometheus']}"
+        result = wait_until(lambda: (r := prom_query(prom, 'oracle_up{job="oracle"}')) and len(r) == 2 and r,
+                            30, "oracle_up of both databases in Prometheus")
+        assert sorted((r["metric"]["database"], r["value"][1]) for r in result) == [("LOST1", "0"), ("LOST2", "0")]
+        # the exporter's own scrape is healthy: the target is up although no database answers
+        up = prom_query(prom, 'up{job="oracle"}')
+        assert [r["value"][1] for r in up] == ["1"]
+        log = (tmp_path / "state" / "logs" / "oracle-exporter.log").read_text()
+        assert "database LOST1: connect failed" in log and "not-a-real-password" not in log
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, text + rest
+        assert rest.splitlines()[-1] == "[stack] stopped"
+        for pid in pids.values():
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        for pid in pids.values():
             try:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
