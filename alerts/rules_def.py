@@ -65,6 +65,8 @@ RECORDING_GROUPS = [
         ("instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m",
          "sum by (instance, sid, role) (rate(dbhost_process_context_switches_total{kind=\"involuntary\"}[5m]))\n"
          "  / (instance_sid_role:dbhost_process_context_switches:rate5m > 0)"),
+        ("instance:dbhost_process_involuntary_context_switches:rate5m",
+         "sum by (instance) (rate(dbhost_process_context_switches_total{kind=\"involuntary\"}[5m]))"),
         ("instance:dbhost_process_involuntary_context_switches_share:rate5m",
          "sum by (instance) (rate(dbhost_process_context_switches_total{kind=\"involuntary\"}[5m]))\n"
          "  / (sum by (instance) (rate(dbhost_process_context_switches_total[5m])) > 0)"),
@@ -83,14 +85,19 @@ RECORDING_GROUPS = [
          "sum by (instance, device) (rate(node_disk_reads_completed_total[5m]))"),
         ("instance_device:node_disk_writes_completed:rate5m",
          "sum by (instance, device) (rate(node_disk_writes_completed_total[5m]))"),
+        # exactly one role per (instance, device): dbhost_lun_info can briefly hold two series
+        # for a device (a role changed in the config, two exporters on one host); group_left
+        # would then fail the whole rule for every device, so topk picks one.
+        ("instance_device:dbhost_lun_role:info",
+         "topk by (instance, device) (1, max by (instance, device, role) (dbhost_lun_info))"),
         ("instance_device_role:node_disk_read_latency_seconds:rate5m",
          "sum by (instance, device) (rate(node_disk_read_time_seconds_total[5m]))\n"
          "  / (instance_device:node_disk_reads_completed:rate5m > 0)\n"
-         "  * on (instance, device) group_left (role) max by (instance, device, role) (dbhost_lun_info)"),
+         "  * on (instance, device) group_left (role) instance_device:dbhost_lun_role:info"),
         ("instance_device_role:node_disk_write_latency_seconds:rate5m",
          "sum by (instance, device) (rate(node_disk_write_time_seconds_total[5m]))\n"
          "  / (instance_device:node_disk_writes_completed:rate5m > 0)\n"
-         "  * on (instance, device) group_left (role) max by (instance, device, role) (dbhost_lun_info)"),
+         "  * on (instance, device) group_left (role) instance_device:dbhost_lun_role:info"),
         ("instance_device:node_disk_queue_size:rate5m",
          "sum by (instance, device) (rate(node_disk_io_time_weighted_seconds_total[5m]))"),
     ]),
@@ -331,10 +338,12 @@ ALERTS = [
     dict(alert="HostRunQueueSaturated", ids=["C1"], layer="host", dashboard="host-cpu",
          expr="instance:node_run_queue_per_cpu:avg5m >= ${C1}\n"
               "and on (instance)\n"
-              "instance:dbhost_process_involuntary_context_switches_share:rate5m >= ${C1.floor.involuntary_share}",
+              "instance:dbhost_process_involuntary_context_switches_share:rate5m >= ${C1.floor.involuntary_share}\n"
+              "and on (instance)\n"
+              "instance:dbhost_process_involuntary_context_switches:rate5m >= ${C1.floor.involuntary_rate}",
          summary="CPU run queue saturated on {{ $labels.instance }}",
          description="{{ $value | printf \"%.2f\" }} runnable processes per CPU on {{ $labels.instance }} with at least "
-                     "${C1.floor.involuntary_share|pct} of Oracle context switches involuntary (C1: >= ${C1} per CPU plus involuntary switches is a CPU bottleneck)."),
+                     "${C1.floor.involuntary_share|pct} of Oracle context switches involuntary, and at least ${C1.floor.involuntary_rate}/s (C1: >= ${C1} per CPU plus involuntary switches is a CPU bottleneck)."),
     dict(alert="HostSystemCpuDominant", ids=["C4"], layer="host", dashboard="host-cpu",
          expr="instance:node_cpu_system_share_of_busy:rate5m > ${C4}\n"
               "and on (instance)\n"
@@ -357,10 +366,22 @@ ALERTS = [
 
     # ------------------------------------------------------------ LUNs
     dict(alert="LunHostQueueBacklog", ids=["Q2"], layer="storage", dashboard="host-storage",
+         labels={"cause": "host_queue"},
          expr="instance_device:dbhost_lun_host_queue:avg5m > ${Q2}",
          summary="I/O requests pile up in the host queue of {{ $labels.device }} on {{ $labels.instance }}",
          description="{{ $value | printf \"%.1f\" }} requests wait in the host queue of {{ $labels.device }} on {{ $labels.instance }} "
                      "on average (threshold ${Q2}, Q2): the LUN queue depth is too low for the load."),
+    dict(alert="LunHostQueueBacklog", ids=["Q2_full"], layer="storage", dashboard="host-storage",
+         labels={"cause": "lun_queue_full"},
+         doc="${Q2_full|pct} or more of the samples found the LUN queue full (in flight >= queue_depth) on a "
+             "device whose host queue the kernel does not show (dbhost_lun_host_queue_visible 0 or absent).",
+         expr="instance_device:dbhost_lun_queue_full_share:rate5m >= ${Q2_full}\n"
+              "unless on (instance, device)\n"
+              "max by (instance, device) (dbhost_lun_host_queue_visible) == 1",
+         summary="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} is full most of the time",
+         description="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} was full in {{ $value | humanizePercentage }} "
+                     "of the samples (threshold ${Q2_full|pct}, Q2); this kernel does not show the host queue "
+                     "(dbhost_lun_host_queue_visible), so requests arriving now wait there unseen: the LUN queue depth is too low for the load."),
     dict(alert="LunQueueDepthThrottled", ids=["Q3"], layer="storage", dashboard="host-storage",
          expr="max by (instance, device) (dbhost_lun_queue_depth) <= ${Q3}\n"
               "and on (instance, device) (\n"
@@ -378,6 +399,16 @@ ALERTS = [
          summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
          description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                      "{{ $value | humanizeDuration }} on average (threshold ${R17_write|dur}, R17)."),
+    dict(alert="LunWriteLatencyHigh", ids=["R17_other"], layer="storage", dashboard="host-storage",
+         doc="Average write service time of a data or arch LUN above ${R17_other|dur} (R17's 2 ms is for redo LUNs; "
+             "I2: disks serve 9-10 ms).",
+         expr="instance_device_role:node_disk_write_latency_seconds:rate5m{role=~\"data|arch\"} > ${R17_other}\n"
+              "and on (instance, device)\n"
+              "instance_device:node_disk_writes_completed:rate5m >= ${R17_other.floor.ops}",
+         summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+         description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                     "{{ $value | humanizeDuration }} on average (threshold ${R17_other|dur} for data/arch LUNs, R17/I2; "
+                     "redo LUNs alert at ${R17_write|dur})."),
     dict(alert="LunReadLatencyHigh", ids=["R17_read"], layer="storage", dashboard="host-storage",
          expr="instance_device_role:node_disk_read_latency_seconds:rate5m{role=\"redo\"} > ${R17_read}\n"
               "and on (instance, device)\n"
@@ -386,8 +417,8 @@ ALERTS = [
          description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                      "{{ $value | humanizeDuration }} on average (threshold ${R17_read|dur}, R17; ARCH reads compete with LGWR, R7)."),
     dict(alert="LunReadLatencyHigh", ids=["I2", "R17_read"], layer="storage", dashboard="host-storage",
-         doc="Average read service time of a data LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks).",
-         expr="instance_device_role:node_disk_read_latency_seconds:rate5m{role=\"data\"} > ${I2}\n"
+         doc="Average read service time of a data or arch LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks).",
+         expr="instance_device_role:node_disk_read_latency_seconds:rate5m{role=~\"data|arch\"} > ${I2}\n"
               "and on (instance, device)\n"
               "instance_device:node_disk_reads_completed:rate5m >= ${R17_read.floor.ops}",
          summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",

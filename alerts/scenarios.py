@@ -317,6 +317,18 @@ def oracle_tests(pack) -> list:
     tests += rate_event_cases(pack, "OracleArchivingBehind", "R15_archiving_needed", ["log file switch (archiving needed)"],
                               (12, 0.5, 0.2), (1, 0.5, 1 / 60), (every(3), 0.5, 1 / 180), index=1, value_of="sum")
 
+    # a 3-minute burst of 'archiving needed' waits that resolves by itself: the 5m rate stays over
+    # the floor for ~7 minutes, which a 5m `for` would page on; the critical alert must not
+    alert = "OracleArchivingBehind"
+    f = pack.for_min(alert, 1)
+    n = H + f + 15
+    burst = wait_event(Timeline(n), "log file switch (archiving needed)",
+                       [(0, 0, 0.0), (H, 200, 0.5), (H + 3, 0, 0.0)])
+    tests.append({"name": "OracleArchivingBehind: a 3-minute burst of archiving-needed waits does not page",
+                  "interval": "1m", "input_series": burst,
+                  "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []}
+                                      for t in range(H, n + 1)]})
+
     # --- statistics counters
     tests += counter_rate_cases(pack, "OracleRedoBufferAllocationRetries", "R10", "oracle_redo_buffer_allocation_retries_total",
                                 228, 9, (5, "5 retries/minute (0.0833/s, under the 0.1/s floor)"))
@@ -411,9 +423,9 @@ def oracle_tests(pack) -> list:
         base = {**ORA, **DB, "latch": "all"}
         return [tl.counter("oracle_latch_gets_total", base, [(0, gets), (H, gets)]),
                 tl.counter("oracle_latch_misses_total", base, [(0, 0), (H, misses)])]
-    tests.append(scenario(pack, "OracleLatchHitRatioLow: 99% warns", alert, 0, latch(60000, 600), dict(DB), 0.99))
+    tests.append(scenario(pack, "OracleLatchHitRatioLow: 99% is info", alert, 0, latch(60000, 600), dict(DB), 0.99))
     # critical after its 15m, the warning after its 30m: both fire at H + 30m + 10m
-    tests.append({"name": "OracleLatchHitRatioLow: 97% is critical (after 15m) and warns (after 30m)", "interval": "1m",
+    tests.append({"name": "OracleLatchHitRatioLow: 97% warns (red flag, after 15m) and is also info (after 30m)", "interval": "1m",
                   "input_series": latch(60000, 1800), "alert_rule_test": [
                       {"eval_time": f"{H + pack.for_min(alert, 1)}m", "alertname": alert, "exp_alerts": []},
                       {"eval_time": f"{H + pack.for_min(alert, 1) + 10}m", "alertname": alert,
@@ -476,6 +488,12 @@ def host_tests(pack) -> list:
                           rq(30, 54000, 6000), hl, 2.5))
     tests.append(quiet("HostRunQueueSaturated: 23 runnable on 12 CPUs (1.92/CPU) does not fire", alert, rq(23, 54000, 6000), n))
     tests.append(quiet("HostRunQueueSaturated: 30 runnable but 1% involuntary switches does not fire", alert, rq(30, 59400, 600), n))
+    invol_floor = pack.th["C1"].floor("involuntary_rate").value
+    tests.append(quiet(f"HostRunQueueSaturated: 30 runnable, 10% involuntary but only {invol_floor * 0.5:g} involuntary "
+                       f"switches/s (floor {invol_floor:g}/s) does not fire", alert,
+                       rq(30, round(invol_floor * 0.5 * 60 * 9), round(invol_floor * 0.5 * 60)), n))
+    tests.append(scenario(pack, f"HostRunQueueSaturated: 10% involuntary at {invol_floor * 1.1:g} involuntary switches/s fires",
+                          alert, 0, rq(30, round(invol_floor * 1.1 * 60 * 9), round(invol_floor * 1.1 * 60)), hl, 2.5))
     # C4 / C2
     alert = "HostSystemCpuDominant"
     n = _length(pack, alert)
@@ -534,6 +552,26 @@ def storage_tests(pack) -> list:
     tests.append(scenario(pack, "LunHostQueueBacklog: 14 requests in the host queue fires", alert, 0,
                           queues(14, 30), {"instance": HOST, "device": "sdb"}, 14))
     tests.append(quiet("LunHostQueueBacklog: 9 requests (the expert's 5-10 at peak) does not fire", alert, queues(9, 30), n))
+
+    def full(full_per_min, visible, device="sdb"):
+        """blk-mq 5.10-6.9: the host queue reads 0; the exporter samples every 15 s (4/min)."""
+        out = [tl.counter("dbhost_lun_samples_total", {**db, "device": device}, [(0, 4)]),
+               tl.counter("dbhost_lun_queue_full_samples_total", {**db, "device": device},
+                          [(0, 0), (H, full_per_min)]),
+               tl.gauge("dbhost_lun_inflight_requests", {**db, "device": device, "queue": "host"}, [(0, 0)]),
+               tl.gauge("dbhost_lun_inflight_requests", {**db, "device": device, "queue": "lun"}, [(0, 30)])]
+        if visible is not None:
+            out.append(tl.gauge("dbhost_lun_host_queue_visible", {**db, "device": device}, [(0, visible)]))
+        return out
+    q2f = pack.th["Q2_full"].value
+    tests.append(scenario(pack, "LunHostQueueBacklog: LUN queue full in 3 of 4 samples, host queue invisible (kernel 6.1) fires",
+                          alert, 1, full(3, 0), {"instance": HOST, "device": "sdb"}, 0.75))
+    tests.append(scenario(pack, "LunHostQueueBacklog: LUN queue full in every sample, visibility unknown fires",
+                          alert, 1, full(4, None), {"instance": HOST, "device": "sdb"}, 1))
+    tests.append(quiet(f"LunHostQueueBacklog: LUN queue full in 1 of 4 samples (under {q2f:g}) does not fire", alert,
+                       full(1, 0), n))
+    tests.append(quiet("LunHostQueueBacklog: LUN queue always full but host queue visible (6.10+) and 0: the host-queue "
+                       "rule decides, no alert", alert, full(4, 1), n))
     # Q3
     alert = "LunQueueDepthThrottled"
     n = _length(pack, alert)
@@ -574,9 +612,28 @@ def storage_tests(pack) -> list:
                        [lun_info(tl, "sdc", "redo")] + disk(tl, "sdc", "write", 845, 0.0018), n))
     tests.append(quiet("LunWriteLatencyHigh: 12 ms at 5 writes/s does not fire", alert,
                        [lun_info(tl, "sdc", "redo")] + disk(tl, "sdc", "write", 5, 0.012), n))
+    alert = "LunWriteLatencyHigh"
+    n = _length(pack, alert, 1)
+    tl = Timeline(n)
+    other = pack.th["R17_other"].value
+    tests.append(scenario(pack, f"LunWriteLatencyHigh: data LUN writes at {other * 1.25 * 1000:g} ms fire", alert, 1,
+                          [lun_info(tl, "sdd", "data")] + disk(tl, "sdd", "write", 200, other * 1.25),
+                          {"instance": HOST, "device": "sdd", "role": "data"}, other * 1.25))
+    tests.append(scenario(pack, f"LunWriteLatencyHigh: arch LUN writes at {other * 1.5 * 1000:g} ms fire", alert, 1,
+                          [lun_info(tl, "sde", "arch")] + disk(tl, "sde", "write", 150, other * 1.5),
+                          {"instance": HOST, "device": "sde", "role": "arch"}, other * 1.5))
+    tests.append(quiet("LunWriteLatencyHigh: data LUN writes at 12 ms (would be 6x the redo threshold) do not fire", alert,
+                       [lun_info(tl, "sdd", "data")] + disk(tl, "sdd", "write", 200, 0.012), n))
+    tests.append(quiet(f"LunWriteLatencyHigh: data LUN writes at {other * 0.9 * 1000:g} ms do not fire", alert,
+                       [lun_info(tl, "sdd", "data")] + disk(tl, "sdd", "write", 200, other * 0.9), n))
+    tests.append(quiet("LunWriteLatencyHigh: LUN without a role (other) at 30 ms does not fire", alert,
+                       [lun_info(tl, "sdf", "other")] + disk(tl, "sdf", "write", 200, 0.03), n))
     alert = "LunReadLatencyHigh"
     n = _length(pack, alert)
     tl = Timeline(n)
+    tests.append(scenario(pack, "LunReadLatencyHigh: arch LUN reads at 25 ms (RMAN reading archived logs) fire", alert, 1,
+                          [lun_info(tl, "sde", "arch")] + disk(tl, "sde", "read", 100, 0.025),
+                          {"instance": HOST, "device": "sde", "role": "arch"}, 0.025))
     tests.append(scenario(pack, "LunReadLatencyHigh: redo LUN reads at 16 ms (R17 after, info) fire", alert, 0,
                           [lun_info(tl, "sdc", "redo")] + disk(tl, "sdc", "read", 10.5, 0.016),
                           {"instance": HOST, "device": "sdc", "role": "redo"}, 0.016))
@@ -779,6 +836,15 @@ def recording_tests(pack) -> list:
               tl.gauge("dbhost_lun_inflight_requests", {**db, "device": "sdc", "queue": "lun"},
                        [(0, lambda t: 4 if t % 2 else 6)]),
               tl.gauge("dbhost_lun_inflight_requests", {**db, "device": "sdc", "queue": "host"}, [(0, 0)])]
+    dup = [tl.gauge("dbhost_lun_info", {**db, "device": "sdc", "hctl": "2:0:0:1", "vendor": "HITACHI", "model": "OPEN-V",
+                                        "wwid": "naa.60060e80sdc", "multipath": "mpatha", "role": role}, [(0, 1)])
+           for role in ("redo", "data")]
+    tests.append({"name": "LUN latency by role: two dbhost_lun_info series for one device still give one result",
+                  "interval": "1m", "input_series": dup + series[1:3], "promql_expr_test": [
+                      {"expr": "count(instance_device_role:node_disk_write_latency_seconds:rate5m)", "eval_time": "15m",
+                       "exp_samples": [{"labels": "{}", "value": 1}]},
+                      {"expr": "sum(instance_device_role:node_disk_write_latency_seconds:rate5m)", "eval_time": "15m",
+                       "exp_samples": [{"labels": "{}", "value": 0.0008}]}]})
     tests.append({"name": "LUN latency by role, queue size, LUN queue average", "interval": "1m", "input_series": series,
                   "promql_expr_test": [
                       {"expr": "instance_device_role:node_disk_write_latency_seconds:rate5m", "eval_time": "15m",

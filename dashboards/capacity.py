@@ -14,7 +14,7 @@ from dashboards.common import (DB, HOST, new_dashboard, override_name, override_
                                stat_panel, table_panel, timeseries_panel, v_database, v_datasource,
                                v_host)
 from dashboards.context import Ctx
-from dashboards.wallboard import SID_TO_DB
+from dashboards.wallboard import LGWR_ROLES, SID_TO_DB
 
 UID = "oracle-capacity"
 T = PromQueryFormat.TABLE
@@ -199,7 +199,7 @@ def build(ctx: Ctx):
                     c1, ["C1", "R18"])
     lgwr = now_base("LGWR involuntary switch share", "Share of LGWR's context switches that were "
                     "involuntary: 30% before, < 0.1% after the fix.", "percentunit",
-                    lambda rng: ("max by (database) (avg_over_time(instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{role=\"lgwr\"}"
+                    lambda rng: (f"max by (database) (avg_over_time(instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{{{LGWR_ROLES}}}"
                                  f"{rng}) * on (sid) group_left (database) {SID_TO_DB})"),
                     r14, ["R14"])
     lunw = now_base("Redo LUN write latency", "Average write service time of LUNs with role=redo "

@@ -23,6 +23,7 @@ def ms(t) -> str:
 def storage(ctx: Ctx):
     q2, q3 = ctx.th("Q2"), ctx.th("Q3")
     r17w, r17r = ctx.th("R17_write"), ctx.th("R17_read")
+    q2f, r17o, i2 = ctx.th("Q2_full"), ctx.th("R17_other"), ctx.th("I2")
     leg = "{{instance}} {{device}}"
     lat = lambda rw: f"instance_device_role:node_disk_{rw}_latency_seconds:rate5m"
     panels = [
@@ -49,9 +50,10 @@ def storage(ctx: Ctx):
                          [q(f"instance_device:dbhost_lun_host_queue:avg5m{{{HD}}}", leg)], w=8, th=q2),
         timeseries_panel("Share of samples with the LUN queue full", "[Q2, Q3] How often in-flight reached "
                          "the configured depth: a backlog must form above it even where the host queue is "
-                         "invisible.", "percentunit",
+                         f"invisible (blk-mq 5.10-6.9): there LunHostQueueBacklog fires at {q2f.colour_at:.0%} "
+                         "of the samples.", "percentunit",
                          [q(f"rate(dbhost_lun_queue_full_samples_total{{{HD}}}{RI}) / "
-                            f"(rate(dbhost_lun_samples_total{{{HD}}}{RI}) > 0)", leg)], w=12),
+                            f"(rate(dbhost_lun_samples_total{{{HD}}}{RI}) > 0)", leg)], w=12, th=q2f),
         timeseries_panel("Average queue size (iostat aqu-sz)", "[Q1] node_exporter weighted I/O time rate: "
                          "host + LUN queue as iostat's aqu-sz.", "short",
                          [q(f"instance_device:node_disk_queue_size:rate5m{{{HD}}}", leg)], w=12),
@@ -64,9 +66,12 @@ def storage(ctx: Ctx):
                          [q(f'{lat("read")}{{{HD}, role="redo"}}', leg)], w=12, th=r17r),
         timeseries_panel("Read and write latency: other roles", "[I2, Z2] Average service time per LUN and "
                          "role (data, arch, ...): spinning disks serve random 8 KB reads in 9-10 ms, SSD "
-                         "cache devices in 0.4-0.6 ms. The R17 thresholds apply to redo LUNs only.", "s",
+                         "cache devices in 0.4-0.6 ms. The R17 thresholds apply to redo LUNs only; data and "
+                         f"arch LUNs alert above {ms(i2)} for reads (I2) and {ms(r17o)} for writes (R17_other); "
+                         "LUNs with role 'other' never alert.", "s",
                          [q(f'{lat("read")}{{{HD}, role!="redo"}}', leg + " {{role}} read", "A"),
-                          q(f'{lat("write")}{{{HD}, role!="redo"}}', leg + " {{role}} write", "B")], w=24),
+                          q(f'{lat("write")}{{{HD}, role!="redo"}}', leg + " {{role}} write", "B")], w=24,
+                         th=[i2, r17o] if i2.colour_at != r17o.colour_at else r17o),
         db.Row("Throughput"),
         timeseries_panel("IOPS", "[R17, Z2] Completed reads and writes per second (node_exporter diskstats).",
                          "iops",

@@ -7,7 +7,7 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from dashboards.common import (DB, HOST, heatmap_panel, new_dashboard, q, re_escape, stat_panel,
                                timeseries_panel, v_database, v_datasource, v_host, v_query)
 from dashboards.context import Ctx
-from dashboards.wallboard import SID_TO_DB
+from dashboards.wallboard import LGWR_ROLES, SID_TO_DB
 
 AVG = "database_inst_event:oracle_wait_event_average_wait_seconds:rate5m"
 WAITS = "database_inst_event:oracle_wait_event_waits:rate5m"
@@ -57,14 +57,14 @@ def redo(ctx: Ctx):
         timeseries_panel("LGWR involuntary context-switch share", f"[R14, C3] Share of LGWR's context switches "
                          f"that were involuntary (host exporter, joined by sid): 30% before, < 0.1% after; "
                          f"threshold {r14.colour_at:g}.", "percentunit",
-                         [q('instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{role="lgwr"}'
-                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} on {{instance}}")],
+                         [q('instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{' + LGWR_ROLES + '}'
+                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8, th=r14),
         timeseries_panel("LGWR migrations per second", "[C3] CPU migrations of LGWR threads (host exporter); "
                          "with involuntary switches a sign of CPU contention (R14's fix bound LGWR to a "
                          "processor set).", "ops",
-                         [q('instance_sid_role:dbhost_process_migrations:rate5m{role="lgwr"}'
-                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} on {{instance}}")],
+                         [q('instance_sid_role:dbhost_process_migrations:rate5m{' + LGWR_ROLES + '}'
+                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8),
         db.Row("Workload profile"),
         timeseries_panel("Commits, redo synch writes, LGWR writes per second", "[R1, R2; section 1 workload profile] "

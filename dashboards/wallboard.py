@@ -35,16 +35,22 @@ def db_status_expr() -> str:
             ' or 2 * (1 - oracle_up{' + DB + '}))')
 
 
+# LGWR and its worker processes (12c+ LG00, LG01, ...), as OracleLgwrInvoluntaryContextSwitches selects them
+LGWR_ROLES = 'role=~"lgwr|lg[0-9]+"'
+
+
 def host_status_expr() -> str:
+    # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
+    # warning); `min` so that one of the two exporters being down is enough (max would hide it).
     return ('max by (instance) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
-            ' or 2 * (1 - max by (instance) (up{job=~"node|dbhost", ' + HOST + '})))')
+            ' or (1 - min by (instance) (up{job=~"node|dbhost", ' + HOST + '})))')
 
 
 def lgwr_share_by_db() -> str:
     return ('max by (database) ('
-            'instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{role="lgwr"}'
+            'instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{' + LGWR_ROLES + '}'
             ' * on (sid) group_left (database) ' + SID_TO_DB + ')')
 
 
@@ -89,7 +95,9 @@ def build(ctx: Ctx):
 
     host_tile = stat_panel(
         "$host",
-        "One tile per host (repeated over $host). STATUS from firing host alerts and scrape health; "
+        "One tile per host (repeated over $host). STATUS: CRITICAL when a critical alert fires for the "
+        "host, WARNING when a warning alert fires or node_exporter / dbhost-exporter cannot be scraped "
+        "(as DbhostExporterDown / NodeExporterDown, severity warning); "
         f"[Q2] worst LUN host-queue backlog, 5 m average (threshold {q2.colour_at} requests); "
         "[Z5] ZFS ARC hit ratio (no threshold: compare with the baseline); "
         f"[C1] run queue per CPU (threshold {c1.colour_at}); "

@@ -196,7 +196,7 @@ def test_promtool_check_rules_clean():
     res = subprocess.run(["promtool", "check", "rules", str(ALERTS / "recording.rules.yml"), str(ALERTS / "alerts.rules.yml")],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "SUCCESS: 49 rules found" in res.stdout
+    assert "SUCCESS: 51 rules found" in res.stdout  # 49 + lun role info + involuntary rate per host
     assert f"SUCCESS: {len(alert_rules())} rules found" in res.stdout
     assert "lint" not in (res.stdout + res.stderr).lower()
 
@@ -208,7 +208,8 @@ def test_amtool_check_config_clean():
 
 
 @pytest.mark.parametrize("labels,receiver", [
-    (["severity=critical", "alertname=OracleLogFileSyncSlow", "database=ODS"], "pager"),
+    (["severity=critical", "alertname=OracleDown", "database=ODS"], "pager"),
+    (["severity=warning", "alertname=OracleLogFileSyncSlow", "database=ODS"], "ticket"),
     (["severity=warning", "alertname=LunHostQueueBacklog", "instance=dbhost1"], "ticket"),
     (["severity=info", "alertname=ZfsL2arcNotWarming"], "null"),
     (["alertname=Unlabelled"], "null"),
@@ -278,7 +279,7 @@ def test_thresholds_api_for_dashboards():
     t = thresholds.load()
     assert t["R1"].value == 0.002 and t["R1"].unit == "seconds" and t["R1"].for_ == "10m"
     assert t["R1"].floor("waits").value == 1
-    assert t["R2"].value == 0.005 and t["R2"].severity == "critical"
+    assert t["R2"].value == 0.005 and t["R2"].severity == "warning"
     assert t["I1"].value == 0.995 and t["I1_red"].value == 0.98
     assert t["Q2"].value == 10 and t["Q3"].value == 8 and t["M2"].value == 0.005
     assert t["R17_write"].value == 0.002 and t["R17_read"].value == 0.01 and t["I2"].value == 0.02
@@ -286,6 +287,38 @@ def test_thresholds_api_for_dashboards():
     assert t["Z3"].for_seconds() == 6 * 3600
     with pytest.raises(thresholds.ThresholdError, match="no noise_floor named 'nope'"):
         t["R1"].floor("nope")
+
+
+# Only conditions where the database (or our view of it) is gone or about to hang may page at
+# 3 am; slow-but-working findings (R2 commit latency, I1 latch ratio) open a ticket. The case
+# study's business ran for months at 26 ms log file sync: a ticket, not a page.
+PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind"}
+
+
+def test_only_outage_conditions_page():
+    critical = {r["alert"] for r in alert_rules() if r["labels"]["severity"] == "critical"}
+    assert critical == PAGING
+    # and the archiving-needed page holds longer than its 5m rate window, so one burst cannot page
+    arch = [r for r in alert_rules() if r["alert"] == "OracleArchivingBehind" and r["labels"]["severity"] == "critical"]
+    assert len(arch) == 1 and arch[0]["for"] == "10m" and "[5m]" not in arch[0]["expr"]
+    assert "rate5m" in arch[0]["expr"]
+
+
+def test_every_latency_alert_covers_every_lun_role():
+    """R17: redo LUNs by R17's own numbers, data and arch LUNs by I2's (disks serve 9-10 ms)."""
+    by = {}
+    for r in alert_rules():
+        if r["alert"] in ("LunWriteLatencyHigh", "LunReadLatencyHigh"):
+            role = re.search(r'role=~?"([^"]+)"', r["expr"]).group(1)
+            thr = float(re.search(r"rate5m\{[^}]*\} > ([0-9.e-]+)", r["expr"]).group(1))
+            for one in role.split("|"):
+                by[(r["alert"], one)] = (thr, r["labels"]["severity"])
+    assert by == {("LunWriteLatencyHigh", "redo"): (0.002, "warning"),
+                  ("LunWriteLatencyHigh", "data"): (0.02, "warning"),
+                  ("LunWriteLatencyHigh", "arch"): (0.02, "warning"),
+                  ("LunReadLatencyHigh", "redo"): (0.01, "info"),
+                  ("LunReadLatencyHigh", "data"): (0.02, "warning"),
+                  ("LunReadLatencyHigh", "arch"): (0.02, "warning")}
 
 
 # ------------------------------------------------------------------ lint
@@ -357,7 +390,7 @@ def test_docs_table_lists_every_alert():
     row = next(l for l in text.splitlines() if l.startswith("| [OracleLogFileParallelWriteSlow]"))
     assert row.endswith("| above 2ms | 1 waits/s | 10m | warning | R1 | `R1` |")
     row = next(l for l in text.splitlines() if l.startswith("| [OracleLogFileSyncSlow]"))
-    assert row.endswith("| above 5ms | 1 waits/s | 10m | critical | R2 | `R2` |")
+    assert row.endswith("| above 5ms | 1 waits/s | 10m | warning | R2 | `R2` |")
     row = next(l for l in text.splitlines() if l.startswith("| [OracleLogBufferSpaceWaits]"))
     assert row.endswith("| fires above the noise floor (eliminate: healthy is 0) | 0.01 waits/s | 15m | warning | R3 | `R3` |")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 AM_BIN = "/usr/bin/prometheus-alertmanager"
@@ -74,29 +75,43 @@ def alertmanager(tmp_path):
         hook.shutdown()
 
 
-def _alert(name, **labels):
-    return {"labels": {"alertname": name, **labels}, "annotations": {"summary": name}}
+def _severities() -> dict:
+    """(alertname, cause label or None) -> severity, from the shipped rules (so this test follows them)."""
+    doc = yaml.safe_load((ROOT / "alerts" / "alerts.rules.yml").read_text())
+    return {(r["alert"], r["labels"].get("cause")): r["labels"]["severity"] for g in doc["groups"] for r in g["rules"]}
+
+
+SEV = _severities()
+
+
+def _alert(name, cause=None, **labels):
+    extra = {"cause": cause} if cause else {}
+    return {"labels": {"alertname": name, "severity": SEV[(name, cause)], **extra, **labels},
+            "annotations": {"summary": name}}
 
 
 def test_routing_and_inhibition(alertmanager):
+    assert SEV[("OracleDown", None)] == "critical" and SEV[("OracleLogFileSyncSlow", None)] == "warning"
+    assert SEV[("OracleArchivingBehind", "archiving_needed_waits")] == "critical"
+    assert SEV[("OracleArchivingBehind", "unarchived_groups")] == "warning"
     alerts = [
-        _alert("OracleDown", severity="critical", layer="oracle", database="ODS", instance="oracle-exporter:19161"),
-        _alert("OracleLogFileSyncSlow", severity="critical", layer="oracle", database="ODS", inst_id="1"),
-        _alert("OracleLogFileSyncSlow", severity="critical", layer="oracle", database="DW", inst_id="1"),
-        _alert("OracleLatchHitRatioLow", severity="critical", layer="oracle", database="DW", inst_id="1"),
-        _alert("OracleLatchHitRatioLow", severity="warning", layer="oracle", database="DW", inst_id="1"),
-        _alert("DbhostExporterDown", severity="warning", layer="monitoring", instance="dbhost1", job="dbhost"),
-        _alert("LunHostQueueBacklog", severity="warning", layer="storage", instance="dbhost1", device="sdb"),
-        _alert("LunHostQueueBacklog", severity="warning", layer="storage", instance="dbhost2", device="sdb"),
-        _alert("ZfsL2arcNotWarming", severity="info", layer="zfs", instance="dbhost2"),
+        _alert("OracleDown", layer="oracle", database="ODS", instance="oracle-exporter:19161"),
+        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1"),
+        _alert("OracleLogFileSyncSlow", layer="oracle", database="DW", inst_id="1"),
+        _alert("OracleArchivingBehind", "archiving_needed_waits", layer="oracle", database="DW", inst_id="2"),
+        _alert("OracleArchivingBehind", "unarchived_groups", layer="oracle", database="DW", thread="2"),
+        _alert("DbhostExporterDown", layer="monitoring", instance="dbhost1", job="dbhost"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", device="sdb"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost2", device="sdb"),
+        _alert("ZfsL2arcNotWarming", layer="zfs", instance="dbhost2"),
     ]
     r = requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5)
     assert r.status_code == 200, r.text
 
     expected = {
         ("/pager", "OracleDown", "ODS", "oracle-exporter:19161"),
-        ("/pager", "OracleLogFileSyncSlow", "DW", None),
-        ("/pager", "OracleLatchHitRatioLow", "DW", None),
+        ("/ticket", "OracleLogFileSyncSlow", "DW", None),
+        ("/pager", "OracleArchivingBehind", "DW", None),
         ("/ticket", "DbhostExporterDown", None, "dbhost1"),
         ("/ticket", "LunHostQueueBacklog", None, "dbhost2"),
     }
@@ -111,9 +126,9 @@ def test_routing_and_inhibition(alertmanager):
     inhibited = {(a["labels"]["alertname"], a["labels"].get("database"), a["labels"].get("instance"),
                   a["labels"]["severity"]) for a in state if a["status"]["inhibitedBy"]}
     assert inhibited == {
-        ("OracleLogFileSyncSlow", "ODS", None, "critical"),     # OracleDown for ODS
+        ("OracleLogFileSyncSlow", "ODS", None, "warning"),      # OracleDown for ODS
         ("LunHostQueueBacklog", None, "dbhost1", "warning"),    # DbhostExporterDown on dbhost1
-        ("OracleLatchHitRatioLow", "DW", None, "warning"),      # its critical variant
+        ("OracleArchivingBehind", "DW", None, "warning"),       # its critical variant (other inst_id/thread)
     }
     # info is accepted but routed to no receiver
     assert any(a["labels"]["alertname"] == "ZfsL2arcNotWarming" and not a["status"]["inhibitedBy"] for a in state)

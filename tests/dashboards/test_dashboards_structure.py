@@ -80,6 +80,8 @@ EXPECTED = {
     ("oracle-memory", "Swap pages in + out per second", "defaults"): ["M3"],
     ("host-storage", "Configured LUN queue depth", "defaults"): ["Q3"],
     ("host-storage", "Host queue (waiting, iostat wait)", "defaults"): ["Q2"],
+    ("host-storage", "Share of samples with the LUN queue full", "defaults"): ["Q2_full"],
+    ("host-storage", "Read and write latency: other roles", "defaults"): ["R17_other"],
     ("host-storage", "Write latency: redo LUNs", "defaults"): ["R17_write"],
     ("host-storage", "Read latency: redo LUNs", "defaults"): ["R17_read"],
     ("host-cpu", "Run queue per CPU", "defaults"): ["C1"],
@@ -182,7 +184,7 @@ def test_changing_a_threshold_changes_the_dashboards(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     boards = generate.build_all(load(path))
     tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "$database")
-    assert threshold_configs(tile)["B"] == [{"color": "green", "value": None}, {"color": "red", "value": 0.0075}]
+    assert threshold_configs(tile)["B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075}]
     lbs = next(p for p in dm.panels(boards["oracle-redo"]) if p["title"] == "log buffer space waits/s")
     assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25
 
@@ -273,16 +275,19 @@ def test_thresholds_equal_thresholds_yaml():
 
 def test_exact_colours_of_key_thresholds():
     """Spot values straight from field notes / thresholds.yaml, so a shared mistake in the
-    rule above cannot hide: R2 5 ms critical, R1 2 ms, R3 at its 0.01/s noise floor, I1 tiers."""
+    rule above cannot hide: R2 5 ms (warning: amber, a ticket), R1 2 ms, R3 at its 0.01/s noise
+    floor, I1 tiers (98% warning amber, 99.5% info yellow)."""
     by = {(u, p["title"]): p for u, b in BOARDS.items() for p in dm.panels(b)}
     assert threshold_configs(by[("oracle-redo", "log file sync average")])["defaults"] == \
-        [{"color": "green", "value": None}, {"color": "red", "value": T["R2"].value}]
+        [{"color": "green", "value": None}, {"color": "orange", "value": T["R2"].value}]
     assert T["R2"].value == 0.005 and T["R1"].value == 0.002
     assert threshold_configs(by[("oracle-redo", "log buffer space waits/s")])["defaults"][1]["value"] == \
         T["R3"].noise_floor["rate"].value
     assert threshold_configs(by[("oracle-waits", "Latch hit ratio (all latches)")])["defaults"] == [
-        {"color": "red", "value": None}, {"color": "orange", "value": T["I1_red"].value},
+        {"color": "orange", "value": None}, {"color": "yellow", "value": T["I1_red"].value},
         {"color": "green", "value": T["I1"].value}]
+    assert threshold_configs(by[("host-storage", "Share of samples with the LUN queue full")])["defaults"] == \
+        [{"color": "green", "value": None}, {"color": "orange", "value": 0.5}]
 
 
 def test_capacity_threshold_columns_equal_thresholds_yaml():
@@ -339,6 +344,13 @@ def test_wallboard_tiles_repeat_and_link_to_their_deep_dives():
     status = next(t for t in db_tile["targets"] if t["refId"] == "A")["expr"]
     assert 'ALERTS{alertstate="firing", severity="critical"' in status
     assert "1 - oracle_up" in status
+    # host status: an exporter down is amber like its (warning) alert, and either one is enough
+    hstatus = next(t for t in host_tile["targets"] if t["refId"] == "A")["expr"]
+    assert '(1 - min by (instance) (up{job=~"node|dbhost"' in hstatus and "max by (instance) (up" not in hstatus
+    assert "2 * (1 - min" not in hstatus
+    # LGWR share: the same roles as OracleLgwrInvoluntaryContextSwitches (12c+ LGnn workers)
+    lg = next(t for t in db_tile["targets"] if t["refId"] == "E")["expr"]
+    assert 'role=~"lgwr|lg[0-9]+"' in lg
 
 
 def test_capacity_baseline_choices():
