@@ -164,11 +164,16 @@ def test_bad_thresholds_file_is_a_clear_error(tmp_path):
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert str(bad) in r.stderr and "R2" in r.stderr
-    bad.write_text("thresholds: [{id: R2, value: fast}]\n")
+    # the dashboards read thresholds.yaml only through the alert pack's own loader: its errors name
+    # the file, the entry and the field
+    r2 = next(t for t in yaml.safe_load((REPO / "alerts" / "thresholds.yaml").read_text())["thresholds"]
+              if t["id"] == "R2")
+    doc["thresholds"].append({**r2, "value": "fast"})
+    bad.write_text(yaml.safe_dump(doc))
     r = subprocess.run([sys.executable, str(REPO / "dashboards" / "generate.py"), "--thresholds", str(bad),
                         "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "thresholds[R2].value" in r.stderr and "fast" in r.stderr
+    assert str(bad) in r.stderr and "thresholds[R2].value" in r.stderr and "fast" in r.stderr
 
 
 def test_changing_a_threshold_changes_the_dashboards(tmp_path):
