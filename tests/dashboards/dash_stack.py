@@ -9,7 +9,12 @@ Starts, on loopback ports that were free a moment before:
   127.0.0.2 so its ``instance`` is a host of its own                      (job ``dbhost``)
 * ``dbhost-exporter`` on this machine's /proc and /sys, 127.0.0.1, with the first real disk
   given role ``redo`` so node_exporter's diskstats join dbhost_lun_info    (job ``dbhost``)
-* ``prometheus-node-exporter`` on this machine, 127.0.0.1                  (job ``node``)
+* ``prometheus-node-exporter`` on this machine, 127.0.0.1, with the perf collector on (CPI needs
+  hardware counters; see ``hardware_instructions()``)                   (job ``node``)
+* ``prometheus-node-exporter`` (diskstats only) on the fixture tree, 127.0.0.2, so node_disk_* of the
+  fixture devices join dbhost_lun_info roles redo/data/arch/other         (job ``node``)
+* an animator thread that advances the fixture tree's counters one step per scrape interval
+  (make_fixtures.advance_tree: ARC/L2ARC, diskstats, SCSI counters, process switches/migrations)
 * ``prometheus`` scraping all of them every second and evaluating alerts/recording.rules.yml
   (and alerts/alerts.rules.yml when present) every second.
 
@@ -23,9 +28,14 @@ import os
 import re
 import shutil
 import signal
+import ctypes
+import errno
+import platform
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -111,6 +121,65 @@ while True:
 """
 
 
+# perf_event_open(2) syscall numbers; PERF_TYPE_HARDWARE = 0, PERF_COUNT_HW_INSTRUCTIONS = 1
+_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "s390x": 331, "riscv64": 241}
+
+
+def hardware_instructions() -> tuple[bool | None, str]:
+    """Can this machine count retired instructions (what node_exporter's perf collector needs for
+    node_perf_instructions_total)? Opens the hardware event with perf_event_open(2) for this
+    process, user space only (the least privileged form). (True, ...) if it opens, (False, why)
+    if the kernel refuses, (None, why) if the probe cannot run on this architecture."""
+    nr = _PERF_EVENT_OPEN.get(platform.machine())
+    if nr is None:
+        return None, f"no perf_event_open syscall number known for {platform.machine()}"
+    # struct perf_event_attr, PERF_ATTR_SIZE_VER0 (64 bytes): type, size, config, sample_period,
+    # sample_type, read_format, flags (disabled = bit 0, exclude_kernel = bit 5, exclude_hv = bit 6)
+    attr = struct.pack("=IIQQQQQ", 0, 64, 1, 0, 0, 0, (1 << 0) | (1 << 5) | (1 << 6)).ljust(64, b"\0")
+    buf = ctypes.create_string_buffer(attr, 64)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fd = libc.syscall(ctypes.c_long(nr), buf, ctypes.c_int(0), ctypes.c_int(-1), ctypes.c_int(-1),
+                      ctypes.c_ulong(0))
+    if fd >= 0:
+        os.close(fd)
+        return True, "perf_event_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) succeeded"
+    err = ctypes.get_errno()
+    pmus = sorted(os.listdir("/sys/bus/event_source/devices")) if os.path.isdir("/sys/bus/event_source/devices") else []
+    return False, (f"perf_event_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) fails with "
+                   f"{errno.errorcode.get(err, err)} ({os.strerror(err)}): no hardware PMU is exposed "
+                   f"(/sys/bus/event_source/devices: {', '.join(pmus) or 'none'}), so node_exporter's perf "
+                   f"collector exports only its software counters")
+
+
+class Animator:
+    """Advances a fixture tree one step every ``interval`` seconds in a thread (stop() joins it)."""
+
+    def __init__(self, fixture, advance, interval: float):
+        self.fixture, self.advance, self.interval = fixture, advance, interval
+        self.step = 0
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fixture-animator", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.advance(self.fixture, self.step + 1)
+                self.step += 1
+            except Exception as e:  # surfaced by the tests through .errors
+                self.errors.append(f"step {self.step + 1}: {type(e).__name__}: {e}")
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+
 def demo_sid(recording: Path) -> str:
     """INSTANCE_NAME of the first instance in the recording (the host exporter's sid)."""
     with open(recording, encoding="utf-8") as fh:
@@ -129,6 +198,8 @@ class Stack:
         self.prom_url = ""
         self.notes: list[str] = []
         self.real_disk: str | None = None
+        self.animator: Animator | None = None
+        self.fixture = None
 
     # ------------------------------------------------------------ processes
     def _start(self, name: str, argv: list[str], env: dict | None = None,
@@ -140,6 +211,8 @@ class Stack:
         return p
 
     def stop(self) -> None:
+        if self.animator is not None:
+            self.animator.stop()
         for name, p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -188,6 +261,10 @@ class Stack:
         try:
             import make_fixtures  # noqa: PLC0415
             fx = make_fixtures.build_tree(wd / "tree")
+            # the counters move one step per scrape interval, so ratios of rates are defined
+            self.fixture = fx
+            self.animator = Animator(fx, make_fixtures.advance_tree, SCRAPE_INTERVAL_S)
+            self.animator.start()
         finally:
             sys.path.remove(str(FIXTURES.parent))
         cfg = wd / "dbhost-fixture.yml"
@@ -222,7 +299,14 @@ class Stack:
         self._start("dbhost-real", [str(_exe("dbhost-exporter")), f"--config.file={real_cfg}",
                                     f"--web.listen-address=127.0.0.1:{p_real}"])
         p_node = free_port()
-        self._start("node-exporter", [str(NODE_EXPORTER), f"--web.listen-address=127.0.0.1:{p_node}"])
+        self._start("node-exporter", [str(NODE_EXPORTER), "--collector.perf",
+                                      f"--web.listen-address=127.0.0.1:{p_node}"])
+        # node_exporter's diskstats on the fixture tree, as host 127.0.0.2 (joins dbhost-fixture)
+        p_node_fx = free_port("127.0.0.2")
+        self._start("node-exporter-fixture", [str(NODE_EXPORTER), f"--path.procfs={fx.procfs}",
+                                              f"--path.sysfs={fx.sysfs}", "--collector.disable-defaults",
+                                              "--collector.diskstats",
+                                              f"--web.listen-address=127.0.0.2:{p_node_fx}"])
 
         rule_files = [str(RECORDING_RULES)] + ([str(ALERT_RULES)] if ALERT_RULES.exists() else [])
         host_relabel = [{"source_labels": ["__address__"], "regex": "(.+):\\d+",
@@ -235,7 +319,7 @@ class Stack:
                 {"job_name": "oracle", "static_configs": [{"targets": [f"127.0.0.1:{p_ora}", f"127.0.0.1:{p_rac}"]}]},
                 {"job_name": "dbhost", "static_configs": [{"targets": [f"127.0.0.2:{p_fx}", f"127.0.0.1:{p_real}"]}],
                  "relabel_configs": host_relabel},
-                {"job_name": "node", "static_configs": [{"targets": [f"127.0.0.1:{p_node}"]}],
+                {"job_name": "node", "static_configs": [{"targets": [f"127.0.0.1:{p_node}", f"127.0.0.2:{p_node_fx}"]}],
                  "relabel_configs": host_relabel},
             ],
         }

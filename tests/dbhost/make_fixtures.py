@@ -574,3 +574,185 @@ lun:
     kstat_file = root / "kstat_p.txt"
     _write(kstat_file, illumos_kstat_text())
     return Fixture(root, procfs, sysfs, kstat_file, config)
+
+
+# ---------------------------------------------------------------- animation (live tests)
+# advance_tree(fixture, n) sets every moving counter of a build_tree() tree to
+# "original value + n x per-step increment" (n = 0: the original tree, byte for byte), so a
+# live scrape stack sees rates whose ratios are known exactly from the constants below. Each
+# file is rewritten whole and renamed over the old one, so a concurrent reader sees either the
+# old or the new file, never a partial one (as with the kernel's seq_file reads, all counters
+# of one file belong to one moment). Gauges (sizes, queue depths, in-flight counts) never move.
+
+# arcstats, per step: per kind (hits, iohits, misses); the totals hits/iohits/misses are their sums
+# (OpenZFS arc.c counts every access once in a kind and once in the total).
+ARC_STEP_KINDS = {"demand_data": (900, 5, 100), "demand_metadata": (1900, 1, 20),
+                  "prefetch_data": (60, 40, 180), "prefetch_metadata": (30, 0, 2)}
+# The L2ARC is consulted on ARC misses (l2_hits + l2_misses <= misses); the feed thread runs once a
+# second (l2arc_feed_secs = 1) and writes up to l2arc_write_max (8 MiB) per feed; one checksum error
+# every L2_CKSUM_EVERY steps, no I/O errors.
+ARC_STEP = {"mru_hits": 600, "mfu_hits": 2290, "mru_ghost_hits": 20, "mfu_ghost_hits": 5,
+            "l2_hits": 150, "l2_misses": 130, "l2_read_bytes": 150 * 8192, "l2_feeds": 1,
+            "l2_write_bytes": 4 << 20, "l2_writes_sent": 1, "l2_writes_done": 1}
+L2_CKSUM_EVERY = 4
+
+
+@dataclass(frozen=True)
+class DiskStep:
+    """Per-step I/O of one block device: completed ops, total ms spent, sectors (512 B)."""
+    reads: int
+    read_ms: int
+    read_sectors: int
+    writes: int
+    write_ms: int
+    write_sectors: int
+
+
+# Average service time = ms / ops: redo paths write 16 KiB in 0.5 ms and read 1 MiB (ARCH) in
+# 4 ms; data paths read 8 KiB in 6 ms and write 32 KiB in 1 ms; the local disk ("other") 8/4 ms;
+# the NVMe arch device reads 128 KiB in 0.3 ms and writes 1 MiB in 0.2 ms. A dm-multipath map
+# completes the sum of its paths' requests.
+DISK_STEP = {
+    "sda": DiskStep(2, 8, 2 * 2048, 40, 20, 40 * 32),
+    "sdc": DiskStep(2, 8, 2 * 2048, 40, 20, 40 * 32),
+    "sdb": DiskStep(60, 360, 60 * 16, 15, 15, 15 * 64),
+    "sdd": DiskStep(60, 360, 60 * 16, 15, 15, 15 * 64),
+    "sde": DiskStep(5, 40, 5 * 16, 5, 20, 5 * 16),
+    "nvme0n1": DiskStep(10, 3, 10 * 256, 25, 5, 25 * 2048),
+}
+for _dm in DMS:
+    _paths = [DISK_STEP[s] for s in _dm.slaves]
+    DISK_STEP[_dm.name] = DiskStep(*(sum(getattr(p, f) for p in _paths) for f in DiskStep.__dataclass_fields__))
+del _dm, _paths
+
+
+def _thread_step(proc_index: int, k: int) -> dict[str, int]:
+    """Per-step growth of thread k of the proc_index-th process of fixtures_proc.proc_specs()."""
+    return dict(utime=1, stime=1, voluntary=20 + 3 * (proc_index % 5), involuntary=2 + proc_index % 3,
+                migrations=1 + (proc_index + k) % 3)
+
+
+# ORCL's LGWR keeps field notes R14 "before": 30 % of its switches involuntary.
+THREAD_STEP_OVERRIDES = {2107: dict(voluntary=70, involuntary=30)}
+
+
+def _replace_text(path: Path, text: str | bytes) -> None:
+    tmp = path.with_name(f".{path.name}.advance")
+    if isinstance(text, bytes):
+        tmp.write_bytes(text)
+    else:
+        tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _base_copy(fixture: Fixture, path: Path) -> str | None:
+    """The file's content at step 0 (saved under <root>/.advance-base on first use)."""
+    if not path.exists():
+        return None
+    saved = fixture.root / ".advance-base" / path.relative_to(fixture.root)
+    if not saved.exists():
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(path.read_text())
+    return saved.read_text()
+
+
+def _advanced_arc(values: dict[str, int], n: int) -> dict[str, int]:
+    out = dict(values)
+    for kind, (hits, iohits, misses) in ARC_STEP_KINDS.items():
+        for suffix, d in (("hits", hits), ("iohits", iohits), ("misses", misses)):
+            name = f"{kind}_{suffix}"
+            if name in out:
+                out[name] += n * d
+                if suffix in out:
+                    out[suffix] += n * d
+    for name, d in ARC_STEP.items():
+        if name in out:
+            out[name] += n * d
+    if "l2_cksum_bad" in out:
+        out["l2_cksum_bad"] += n // L2_CKSUM_EVERY
+    return out
+
+
+def advance_tree(fixture: Fixture, n: int) -> None:
+    """Set the counters of a build_tree() tree to step ``n`` (see the constants above):
+    arcstats (Linux and the illumos kstat text), /proc/diskstats, SCSI iorequest_cnt/iodone_cnt,
+    and the fixtures_proc processes' stat/status/sched counters. ``n = 0`` restores the original."""
+    if n < 0:
+        raise ValueError(f"step must be >= 0, got {n}")
+    root = Path(fixture.root)
+    # Linux arcstats: "name type data" rows after two header lines; the header's ks_snaptime (ns) moves too
+    arc = fixture.procfs / "spl/kstat/zfs/arcstats"
+    base = _base_copy(fixture, arc)
+    if base is not None:
+        lines = base.splitlines()
+        head = lines[0].split()
+        head[-1] = str(int(head[-1]) + n * 1_000_000_000)
+        rows = [line.split() for line in lines[2:]]
+        values = _advanced_arc({r[0]: int(r[2]) for r in rows}, n)
+        out = [" ".join(head), lines[1]] + [f"{r[0]:<31} {r[1]:<4} {values[r[0]]}" for r in rows]
+        _replace_text(arc, "\n".join(out) + "\n")
+    # illumos kstat -p text
+    base = _base_copy(fixture, fixture.kstat_file)
+    if base is not None:
+        rows = [line.split("\t", 1) for line in base.splitlines()]
+        stat = {r[0].rsplit(":", 1)[1]: r[1] for r in rows}
+        ints = _advanced_arc({k: int(v) for k, v in stat.items() if v.isdigit()}, n)
+        _replace_text(fixture.kstat_file, "".join(
+            f"{key}\t{ints.get(key.rsplit(':', 1)[1], value)}\n" for key, value in rows))
+    # /proc/diskstats: fields 1-4 reads, merges, sectors, ms; 5-8 the same for writes; 10 io_ticks
+    # (ms busy, at most the step's 1000 ms); 11 weighted ms (time in queue, the sum of both ms)
+    disk = fixture.procfs / "diskstats"
+    base = _base_copy(fixture, disk)
+    if base is not None:
+        out = []
+        for line in base.splitlines():
+            f = line.split()
+            step = DISK_STEP.get(f[2])
+            if step is not None and n:
+                c = [int(x) for x in f[3:]]
+                c[0] += n * step.reads
+                c[2] += n * step.read_sectors
+                c[3] += n * step.read_ms
+                c[4] += n * step.writes
+                c[6] += n * step.write_sectors
+                c[7] += n * step.write_ms
+                c[9] += n * min(1000, step.read_ms + step.write_ms)
+                c[10] += n * (step.read_ms + step.write_ms)
+                line = f"{int(f[0]):4d} {int(f[1]):7d} {f[2]} " + " ".join(str(v) for v in c)
+            out.append(line)
+        _replace_text(disk, "\n".join(out) + "\n")
+    # SCSI device counters (sysfs prints them as 0x%x): every completed request was issued and done
+    for block in sorted((fixture.sysfs / "block").glob("sd*")):
+        step = DISK_STEP.get(block.name)
+        dev = block / "device"
+        if step is None or not (dev / "iorequest_cnt").exists():
+            continue
+        for attr in ("iorequest_cnt", "iodone_cnt"):
+            value = int(_base_copy(fixture, dev / attr).strip(), 16)
+            _replace_text(dev / attr, f"0x{value + n * (step.reads + step.writes):x}\n")
+    # processes: each present PID directory rewritten from its spec with grown thread counters
+    try:
+        fixtures_proc = importlib.import_module("fixtures_proc")
+    except ImportError:
+        return
+    import dataclasses  # noqa: PLC0415
+    staging = root / f".advance-proc-{os.getpid()}"
+    for i, spec in enumerate(fixtures_proc.proc_specs()):
+        pdir = fixture.procfs / str(spec.pid)
+        if not pdir.is_dir():
+            continue
+        threads = []
+        for k, t in enumerate(spec.threads):
+            d = THREAD_STEP_OVERRIDES.get(spec.pid, {}) if k == 0 else {}
+            d = {**_thread_step(i, k), **d}
+            threads.append(dataclasses.replace(t, **{f: getattr(t, f) + n * v for f, v in d.items()}))
+        grown = dataclasses.replace(spec, threads=tuple(threads))
+        fixtures_proc.write_process(staging, grown)
+        for src in sorted((staging / str(spec.pid)).rglob("*")):
+            dst = pdir / src.relative_to(staging / str(spec.pid))
+            if src.is_file() and dst.parent.is_dir() and dst.exists():
+                os.replace(src, dst)
+    for dirpath, dirnames, filenames in os.walk(staging, topdown=False):
+        for name in filenames:
+            os.unlink(os.path.join(dirpath, name))
+        os.rmdir(dirpath)
