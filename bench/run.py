@@ -1,16 +1,31 @@
-"""Process collector benchmark: scrape time and CPU per scrape on a
-recorded-style procfs tree of 10,000 threads (3,808 processes, 3,467 Oracle),
-against peers measured in the same run.
+"""Benchmarks of the exporters against peers measured in the same run.
 
-    .venv/bin/python -m bench.run [--tree DIR] [--scrapes N] [--process-exporter BIN]
-                                  [--results bench/RESULTS.md]
+    .venv/bin/python -m bench.run [--only process|lun|memory ...] [--scrapes N]
+                                  [--process-exporter BIN] [--results bench/RESULTS.md]
 
+Sections (all by default; --only selects, repeatable; RESULTS.md keeps the
+sections not run from its previous version):
+
+* process: the process collector on a recorded-style procfs tree of 10,000
+  threads (3,808 processes, 3,467 Oracle) vs a naive read of every file and
+  process-exporter, below;
+* lun: the LUN + ZFS collectors vs node_exporter's diskstats + zfs on 1,024
+  SCSI paths + 512 dm-multipath maps + arcstats (bench/lun.py);
+* memory: resident memory vs process-exporter and node_exporter, and
+  oracle-exporter replaying 1, 10 and 50 databases (bench/memory.py).
+
+Speed and memory are reported as ratios against peers measured in the same
+run; nothing here asserts on time. A wrong answer from any exporter (series
+missing, totals off) fails the run (exit 1).
+
+Process section.
 Peers:
 * naive: read every file a scrape without caching or filtering needs, once
   (per process cmdline, comm, stat, status; per thread stat, status, sched),
   in Python, with the same read primitive as the collector;
 * process-exporter (github.com/ncabatoff/process-exporter) built from source
-  with Go, if a binary is given or found at /tmp/pe-src/process-exporter,
+  with Go (`go build ./cmd/process-exporter` in /tmp/pe-src when that
+  checkout exists and the binary is not built yet), or a binary given,
   configured to group the same Oracle processes by command line, with
   per-thread metrics on (its default), smaps off (the tree has none).
   node_exporter has no per-process collector: it is not comparable here.
@@ -21,14 +36,13 @@ counters by gen_proc_tree.advance(), outside the timed part). The busy run
 checks the collector's totals against the generator's ground truth and
 fails (exit 1) if they differ; the tree is restored afterwards.
 Times are wall clock per scrape; CPU is user+system time of the scraping
-process for that scrape. Nothing here asserts on time.
+process for that scrape.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import pathlib
-import platform
 import shutil
 import socket
 import statistics
@@ -43,7 +57,8 @@ from prometheus_client.registry import CollectorRegistry
 
 from dbhost_exporter.collectors.process import ProcessCollector, read_file
 
-from . import gen_proc_tree
+from . import gen_proc_tree, lun, memory
+from .common import PE_CONFIG, BenchError, ensure_process_exporter, machine, progress
 
 HERE = pathlib.Path(__file__).resolve().parent
 TCK = os.sysconf("SC_CLK_TCK")
@@ -112,14 +127,6 @@ def bench_naive(root: pathlib.Path, scrapes: int) -> dict:
     return {"steady": runs, "files": files}
 
 
-PE_CONFIG = """process_names:
-  - name: "{{.Matches.sid}}:{{.Matches.role}}"
-    cmdline:
-    - '^ora_(?P<role>[a-z0-9]+)_(?P<sid>[A-Za-z0-9_$#+]+)'
-  - name: "{{.Matches.sid}}:foreground"
-    cmdline:
-    - '^oracle(?P<sid>[A-Za-z0-9_$#+]+)( \\(.*)?$'
-"""
 
 
 def free_port() -> int:
@@ -187,15 +194,8 @@ def total_switches(text: bytes, kind: str) -> int:
                    if line.startswith(b"dbhost_process_context_switches_total{") and tag in line))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tree", help="procfs tree to use/generate (default: $TMPDIR/dbhost-bench-proc)")
-    ap.add_argument("--scrapes", type=int, default=5, help="steady-state scrapes per peer (default 5)")
-    ap.add_argument("--process-exporter", default=None,
-                    help="process-exporter binary (default: /tmp/pe-src/process-exporter if present)")
-    ap.add_argument("--results", default=str(HERE / "RESULTS.md"), help="markdown file to write")
-    args = ap.parse_args(argv)
-    root = tree_dir(args.tree)
+def process_section(args, root: pathlib.Path, pe_bin: str | None, pe_note: str) -> list[str]:
+    """The process collector benchmark; BenchError if the busy run's totals are wrong."""
     counts = eval((root / ".complete").read_text())  # written by our own generator
     specs = gen_proc_tree.build_specs()
     gen_proc_tree.advance(root, 0, specs)   # the tree as generated (undo an interrupted run)
@@ -206,8 +206,8 @@ def main(argv=None) -> int:
     try:
         idle = bench_collector(root, args.scrapes)
         naive = bench_naive(root, args.scrapes)
-        pe_bin = args.process_exporter or "/tmp/pe-src/process-exporter"
-        have_pe = os.access(pe_bin, os.X_OK)
+        have_pe = pe_bin is not None
+        progress(f"process: collector and naive read on {root}" + (", process-exporter" if have_pe else ""))
         pe_idle = bench_process_exporter(pe_bin, root, args.scrapes) if have_pe else None
         ours_busy = bench_collector(root, args.scrapes, busy)
         gen_proc_tree.advance(root, 0, specs)
@@ -221,15 +221,13 @@ def main(argv=None) -> int:
     want_vol = sum(t.voluntary for t in oracle_threads) + args.scrapes * len(oracle_threads)
     got_vol = total_switches(ours_busy["text"], "voluntary")
     if got_vol != want_vol:
-        print(f"WRONG: busy run voluntary switches {got_vol} != {want_vol}", file=sys.stderr)
-        return 1
+        raise BenchError(f"WRONG: busy run voluntary switches {got_vol} != {want_vol}")
 
     lines = [
-        "# Process collector benchmark",
+        "## Process collector",
         "",
-        f"Command: `.venv/bin/python -m bench.run` (steady-state scrapes per peer and scenario: {args.scrapes}).",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
-        f"Python {platform.python_version()}. Tree: {counts['processes']} processes "
+        f"Command: `.venv/bin/python -m bench.run --only process` (steady-state scrapes per peer and scenario: "
+        f"{args.scrapes}). Tree: {counts['processes']} processes "
         f"({counts['oracle_processes']} Oracle, 4 instances), {counts['threads']} threads "
         f"({counts['oracle_threads']} in Oracle processes), generated by `bench/gen_proc_tree.py` "
         "on the local file system (page cache warm).",
@@ -277,8 +275,7 @@ def main(argv=None) -> int:
         lines.append(f"- process-exporter found {pe_idle['procs']} processes in {pe_idle['groups']} groups "
                      f"(expected {counts['oracle_processes']} Oracle processes)")
     else:
-        lines.append(f"- process-exporter: not measured (no binary at {pe_bin}; build it with "
-                     "`go build ./cmd/process-exporter` in a checkout)")
+        lines.append(f"- process-exporter: not measured ({pe_note})")
     lines.append(f"- naive: {nw / naive['files'] * 1e6:.1f} us per file; collector steady state reads "
                  f"{idle['files_steady']} files ({idle['files_steady'] / naive['files']:.0%} of naive) and lists "
                  f"{idle['dirs_steady']} directory; sched files parsed per steady scrape: "
@@ -309,9 +306,98 @@ def main(argv=None) -> int:
         "- node_exporter has no per-process collector; it is not comparable here.",
         "",
     ]
-    text = "\n".join(lines)
+    return lines
+
+
+SECTIONS = ("process", "lun", "memory")
+TITLES = {"process": "## Process collector", "lun": "## LUN and ZFS collectors vs node_exporter",
+          "memory": "## Memory"}
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """The sections of a previous RESULTS.md, by name (text between <!-- bench:NAME --> markers)."""
+    out = {}
+    for name in SECTIONS:
+        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+        if start in text and end in text:
+            out[name] = text[text.index(start) + len(start):text.index(end)].strip("\n")
+    return out
+
+
+def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
+    try:
+        old = split_sections(pathlib.Path(path).read_text())
+    except OSError:
+        old = {}
+    parts = ["# Benchmarks", "",
+             f"Last run: `{command}` on {machine()}, {time.strftime('%Y-%m-%d')}. Each section names the "
+             "command that produced it and was measured in one run together with its peers; sections "
+             "not selected by `--only` are kept from the previous run.", "",
+             "Speed and memory are ratios against peers measured in the same run, never thresholds. "
+             "Nothing here is asserted by a test.", ""]
+    for name in SECTIONS:
+        body = "\n".join(new[name]).strip("\n") if name in new else old.get(name)
+        if body is None:
+            body = f"{TITLES[name]}\n\nNot run yet: `.venv/bin/python -m bench.run --only {name}`."
+        parts += [f"<!-- bench:{name} -->", body, f"<!-- /bench:{name} -->", ""]
+    text = "\n".join(parts)
+    pathlib.Path(path).write_text(text)
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", choices=SECTIONS,
+                    help="run only this section (repeatable; default: all)")
+    ap.add_argument("--tree", help="procfs tree to use/generate (default: $TMPDIR/dbhost-bench-proc)")
+    ap.add_argument("--lun-tree", help="LUN tree to use/generate (default: $TMPDIR/dbhost-bench-lun-1024)")
+    ap.add_argument("--scrapes", type=int, default=5, help="process section: steady-state scrapes per peer (default 5)")
+    ap.add_argument("--lun-scrapes", type=int, default=20, help="lun section: steady-state scrapes (default 20)")
+    ap.add_argument("--mem-scrapes", type=int, default=10, help="memory section: scrapes after the first (default 10)")
+    ap.add_argument("--databases", default="1,10,50",
+                    help="memory section: database counts for oracle-exporter replay (default 1,10,50)")
+    ap.add_argument("--process-exporter", default=None,
+                    help="process-exporter binary (default: build from source in /tmp/pe-src, or use the "
+                         "binary already built there)")
+    ap.add_argument("--node-exporter", default=lun.NODE_EXPORTER, help=f"node_exporter binary (default {lun.NODE_EXPORTER})")
+    ap.add_argument("--results", default=str(HERE / "RESULTS.md"), help="markdown file to write")
+    args = ap.parse_args(argv)
+    if min(args.scrapes, args.lun_scrapes, args.mem_scrapes) < 1:
+        ap.error("scrape counts must be at least 1")
+    try:
+        db_counts = tuple(sorted({int(x) for x in args.databases.split(",") if x.strip()}))
+    except ValueError:
+        ap.error(f"--databases: expected comma-separated integers, got {args.databases!r}")
+    if not db_counts or min(db_counts) < 1:
+        ap.error("--databases: counts must be at least 1")
+    only = args.only or list(SECTIONS)
+    command = ".venv/bin/python -m bench.run" + "".join(f" --only {o}" for o in (args.only or []))
+    progress(f"sections: {', '.join(only)}; machine: {machine()}")
+    new: dict[str, list[str]] = {}
+    pe_bin, pe_note = None, ""
+    if "process" in only or "memory" in only:
+        pe_bin, pe_note = ensure_process_exporter(args.process_exporter)
+        progress(f"process-exporter: {pe_note}")
+    try:
+        root = tree_dir(args.tree) if ("process" in only or "memory" in only) else None
+        if "process" in only:
+            new["process"] = process_section(args, root, pe_bin, pe_note)
+        if "lun" in only:
+            res = lun.measure(args.lun_tree, args.lun_scrapes, args.node_exporter)
+            new["lun"] = lun.section(res, args.lun_scrapes)
+        if "memory" in only:
+            res = memory.measure(root, pe_bin, args.lun_tree, args.mem_scrapes, db_counts,
+                                 node_binary=args.node_exporter)
+            new["memory"] = memory.section(res, pe_note)
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        if new:
+            write_results(args.results, new, command)
+            print(f"bench: sections completed before the failure written to {args.results}", file=sys.stderr)
+        return 1
+    text = write_results(args.results, new, command)
     print(text)
-    pathlib.Path(args.results).write_text(text)
+    progress(f"wrote {args.results}")
     return 0
 
 
