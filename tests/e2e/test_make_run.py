@@ -22,6 +22,50 @@ from stack.procs import free_ports, wait_until
 pytestmark = pytest.mark.e2e
 
 
+class _Stack:
+    """`python -m stack.run` started like a user starts it; `text` is its output up to
+    "Press Ctrl-C to stop.", `pids` the components it reported ready."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True, env=env)
+        self.pids: dict[str, int] = {}
+        out: list[str] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            out.append(line)
+            if "Press Ctrl-C to stop." in line:
+                break
+        self.text = "".join(out)
+        self.pids.update({name: int(pid) for name, pid in
+                          re.findall(r"\[stack\] (\S+) ready \(pid (\d+)\)", self.text)})
+
+    def stop(self, sig: int) -> str:
+        """Send `sig`, expect exit 0 and every component gone; return the rest of the output."""
+        self.proc.send_signal(sig)
+        rest, _ = self.proc.communicate(timeout=60)
+        assert self.proc.returncode == 0, self.text + rest
+        assert rest.splitlines()[-1] == "[stack] stopped"
+        for pid in self.pids.values():
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        return rest
+
+    def kill(self) -> None:
+        """Last resort in `finally`: nothing may outlive the test, also when it failed."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        for pid in self.pids.values():   # components run in their own process groups
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
     require(DEMO_BEFORE, "oracle-exporter demo recording")
@@ -33,22 +77,10 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
             "--alertmanager-config", str(ALERTS / "alertmanager.yml")]
     for comp, port in ports.items():
         argv += [f"--{comp}-port", str(port)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    out = []
-    pids: dict[str, int] = {}
+    stack = _Stack(argv)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            out.append(line)
-            if "Press Ctrl-C to stop." in line:
-                break
-        text = "".join(out)
+        text, pids = stack.text, stack.pids
         assert re.search(r"^\[stack\] all targets up \(\d+\.\ds after start\)$", text, re.M), text
-        pids.update({name: int(pid) for name, pid in re.findall(r"\[stack\] (\S+) ready \(pid (\d+)\)", text)})
         assert set(pids) == {"webhook", "oracle-exporter", "dbhost-exporter", "node_exporter", "alertmanager",
                              "prometheus"}
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
@@ -57,24 +89,11 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         state = tmp_path / "state"
         assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs"}
         assert (state / "prometheus" / "rules").resolve() == ALERTS.resolve()
-        proc.send_signal(sig)
-        rest, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 0, text + rest
-        assert rest.splitlines()[-1] == "[stack] stopped"
+        rest = stack.stop(sig)
         assert [l.split()[-1] for l in rest.splitlines() if l.startswith("[stack] stopped ")] == [
             "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]
-        for name, pid in pids.items():
-            with pytest.raises(ProcessLookupError):
-                os.kill(pid, 0)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        for pid in pids.values():   # components run in their own process groups
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        stack.kill()
 
 
 def test_make_run_with_an_unreachable_database(tmp_path):
@@ -97,23 +116,11 @@ def test_make_run_with_an_unreachable_database(tmp_path):
     for comp, port in ports.items():
         argv += [f"--{comp}-port", str(port)]
     env = dict(os.environ, E2E_LOST_PW="not-a-real-password")
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, env=env)
-    out: list[str] = []
-    pids: dict[str, int] = {}
+    stack = _Stack(argv, env)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            out.append(line)
-            if "Press Ctrl-C to stop." in line:
-                break
-        text = "".join(out)
+        text = stack.text
         assert f"[stack] oracle-exporter: databases from {cfg}" in text, text
         assert re.search(r"^\[stack\] all targets up", text, re.M), text
-        pids.update({name: int(pid) for name, pid in re.findall(r"\[stack\] (\S+) ready \(pid (\d+)\)", text)})
         prom = f"http://127.0.0.1:{ports['prometheus']}"
         result = wait_until(lambda: (r := prom_query(prom, 'oracle_up{job="oracle"}')) and len(r) == 2 and r,
                             30, "oracle_up of both databases in Prometheus")
@@ -123,19 +130,6 @@ def test_make_run_with_an_unreachable_database(tmp_path):
         assert [r["value"][1] for r in up] == ["1"]
         log = (tmp_path / "state" / "logs" / "oracle-exporter.log").read_text()
         assert "database LOST1: connect failed" in log and "not-a-real-password" not in log
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 0, text + rest
-        assert rest.splitlines()[-1] == "[stack] stopped"
-        for pid in pids.values():
-            with pytest.raises(ProcessLookupError):
-                os.kill(pid, 0)
+        stack.stop(signal.SIGINT)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        for pid in pids.values():
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        stack.kill()
