@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 import make_fixtures as mf
-from conftest import EXPORTER, REPO, run_once, samples, value
+from dbhost_support import EXPORTER, REPO, run_once, samples, value
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 

@@ -18,7 +18,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from conftest import run_once  # noqa: E402
+from dbhost_support import run_once  # noqa: E402
 import make_fixtures  # noqa: E402
 
 EXPECTED = HERE / "expected" / "fixture.prom"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import make_fixtures as mf
-from conftest import run_once, samples, value
+from dbhost_support import run_once, samples, value
 
 
 def promtool_clean(text: str) -> None:

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import make_fixtures as mf
-from conftest import samples, value
+from dbhost_support import samples, value
 from prometheus_client import CollectorRegistry, generate_latest
 
 from dbhost_exporter.collectors.lun import (LunCollector, LunConfig, RoleRule, host_queue, kernel_release_tuple,

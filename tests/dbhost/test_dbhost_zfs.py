@@ -6,7 +6,7 @@ import logging
 import pytest
 
 import make_fixtures as mf
-from conftest import samples, value
+from dbhost_support import samples, value
 from prometheus_client import CollectorRegistry, generate_latest
 
 from dbhost_exporter.collectors.zfs import ZfsCollector, parse_kstat_p, parse_linux_arcstats

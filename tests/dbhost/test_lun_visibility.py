@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import samples
+from dbhost_support import samples
 import make_fixtures as mf
 from dbhost_exporter.collectors.lun import LunCollector
 

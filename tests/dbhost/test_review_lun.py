@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 import make_fixtures as mf
-from conftest import run_once, samples, value
+from dbhost_support import run_once, samples, value
 
 from dbhost_exporter.collectors.lun import (KINDS, LunCollector, LunConfig, RoleRule, device_label,
                                             normalize_wwid, parse_diskstats, wwid_key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, generate_latest
 
 import make_fixtures as mf
-from conftest import samples, value
+from dbhost_support import samples, value
 
 from dbhost_exporter.collectors.lun import LunCollector
 

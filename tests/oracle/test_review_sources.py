@@ -133,6 +133,39 @@ def test_loop_shifts_counters_recorded_as_strings(tmp_path, core):
     assert sizes == [first, second, third, first + (third - first), second + (third - first)]
 
 
+def test_loop_state_is_built_in_the_indexing_pass(tmp_path, core, monkeypatch):
+    """--replay-loop start-up reads each line once (no second pass over the file), and the
+    state it builds equals the one rebuilt from the parsed snapshots; a series held in
+    every snapshot is not kept for filling in, one that appears late is."""
+    from oracle_exporter.sources import replay
+    plan = [("a", 0), ("b", 0), ("a", 15), ("b", 15), ("a", 30), ("b", 30)]
+    objs = [json.loads(core.make_snapshot(db, t).to_json()) for db, t in plan]
+    late = {"INST_ID": 1, "EVENT": "enq: TX - row lock contention", "WAIT_CLASS": "Application",
+            "TOTAL_WAITS": 10, "TOTAL_TIMEOUTS": 0, "TIME_WAITED_MICRO": 5000}
+    objs[4]["views"]["GV$SYSTEM_EVENT"].append(late)                      # db a, last snapshot only
+    path = tmp_path / "rec.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    parsed = []
+    real = replay._parse_line
+    monkeypatch.setattr(replay, "_parse_line", lambda *a: parsed.append(a[1]) or real(*a))
+    sources = {s.name: s for s in replay_sources(str(path), loop=True)}
+    assert parsed == [1, 2, 3, 4, 5, 6]                                     # one parse per line
+    by_db = read_recording(str(path))
+    for name, src in sources.items():
+        deltas, series = replay.loop_state(by_db[name])
+        assert src.deltas == deltas and src.deltas
+        assert {v: set(s) for v, s in src.series.items()} == {v: set(s) for v, s in series.items()}
+    key = ("GV$SYSSTAT", (1, "redo size"), "VALUE")
+    assert sources["a"].deltas[key] == redo_size(by_db["a"][2]) - redo_size(by_db["a"][0])
+    assert sources["a"].series == {"GV$SYSTEM_EVENT": {(1, "enq: TX - row lock contention"): replay._Series(
+        2, 2, [{**late}])}}
+    assert sources["b"].series == {}
+    # the late event is held at its value on the next pass's first snapshot
+    got = [sources["a"].fetch() for _ in range(4)]
+    held = [r for r in got[3].rows("GV$SYSTEM_EVENT") if r["EVENT"] == late["EVENT"]]
+    assert [r["TOTAL_WAITS"] for r in held] == [10]
+
+
 # --- live: a V$PROCESS without PNAME -----------------------------------------------
 
 class NoPnameCursor(FakeCursor):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,6 +76,12 @@ COUNTERS: dict[str, CounterSpec] = {
 }
 
 
+# Identity tuple of a row per view (every identity has at least two columns, so
+# itemgetter returns a tuple equal to tuple(row.get(c) for c in identity)).
+_IDENTITY = {view: operator.itemgetter(*spec.identity) for view, spec in COUNTERS.items()}
+assert all(len(spec.identity) >= 2 for spec in COUNTERS.values())
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -117,18 +124,133 @@ def loop_deltas(snapshots: Iterable[Snapshot]) -> dict[tuple, float]:
     return loop_state(snapshots)[0]
 
 
+def _column_value(rows: list[dict[str, Any]], col: str) -> int | float | None:
+    """One counter column of the rows of one identity: its value, the maximum where
+    several rows share the identity (GV$LOG groups of one thread), None if NULL."""
+    if len(rows) == 1:
+        value = rows[0].get(col)
+        if type(value) is int or type(value) is float:
+            return value
+        return _as_number(value)
+    out = None
+    for row in rows:
+        v = _as_number(row.get(col))
+        if v is not None and (out is None or v > out):
+            out = v
+    return out
+
+
+class LoopState:
+    """Builds the loop state of one database snapshot by snapshot, in the pass that
+    reads the recording (``add`` per snapshot in file order, ``result`` at the end).
+
+    Per counter identity (view, identity columns) it keeps the index of the first and
+    last snapshot holding it, its rows in the last one (the held value that
+    ``shifted`` fills in) and its counter values in the first one. The per-pass delta
+    of each counter column is its value in the identity's last rows minus its first
+    value, computed once at the end; per snapshot only the rows are grouped. A column
+    that is NULL where its identity first appears takes its first value from the
+    first snapshot where it is not NULL; one that is NULL in the identity's last rows
+    gets no delta (a NULL is not shifted anyway)."""
+
+    __slots__ = ("count", "series", "opening")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.series: dict[str, dict[tuple, _Series]] = {}
+        # (view, identity) -> [first value of each counter column (None: not seen yet)]
+        self.opening: dict[tuple, list] = {}
+
+    def add(self, snap: Snapshot) -> None:
+        i = self.count
+        self.count = i + 1
+        views = snap.views
+        opening = self.opening
+        for view, spec in COUNTERS.items():
+            rows = views.get(view)
+            if not rows:
+                continue
+            identity = spec.identity
+            key_of = _IDENTITY[view]
+            counter_row = None if spec.name_column is None else spec.is_counter_row
+            groups: dict[tuple, list[dict[str, Any]]] = {}
+            for row in rows:
+                if counter_row is not None and not counter_row(row):
+                    continue
+                try:
+                    ident = key_of(row)
+                except KeyError:   # an identity column missing from the row: None, as row.get
+                    ident = tuple([row.get(c) for c in identity])
+                same = groups.get(ident)
+                if same is None:
+                    groups[ident] = [row]
+                else:
+                    same.append(row)
+            known = self.series.get(view)
+            if known is None:
+                known = self.series[view] = {}
+            for ident, same in groups.items():
+                where = known.get(ident)
+                if where is None:
+                    known[ident] = _Series(i, i, same)
+                    vals = [_column_value(same, col) for col in spec.columns]
+                    if None in vals:
+                        opening[(view, ident)] = vals
+                    else:
+                        where = known[ident]
+                        where.opening = vals
+                else:
+                    where.last, where.rows = i, same
+                    vals = opening.get((view, ident))
+                    if vals is not None:   # a column not seen yet (rare): look again
+                        for n, col in enumerate(spec.columns):
+                            if vals[n] is None:
+                                vals[n] = _column_value(same, col)
+                        if None not in vals:
+                            where.opening = vals
+                            del opening[(view, ident)]
+
+    def deltas(self) -> dict[tuple, float]:
+        """Per counter (view, identity, column): last value - first value, where not 0."""
+        out: dict[tuple, float] = {}
+        opening = self.opening
+        for view, known in self.series.items():
+            columns = COUNTERS[view].columns
+            for ident, where in known.items():
+                firsts = where.opening
+                if firsts is None:
+                    firsts = opening.get((view, ident))
+                    if firsts is None:
+                        continue
+                for col, first in zip(columns, firsts):
+                    if first is None:
+                        continue
+                    last = _column_value(where.rows, col)
+                    if last is not None and last != first:
+                        out[(view, ident, col)] = last - first
+        return out
+
+    def result(self) -> tuple[dict[tuple, float], dict[str, dict[tuple, "_Series"]]]:
+        """(deltas, series). Series held in every snapshot (first 0, last the final
+        index) are left out: ``shifted`` never fills them in, so their rows need not
+        be kept."""
+        deltas = self.deltas()
+        end = self.count - 1
+        series: dict[str, dict[tuple, _Series]] = {}
+        for view, known in self.series.items():
+            kept = {ident: _Series(w.first, w.last, w.rows) for ident, w in known.items()
+                    if w.first != 0 or w.last != end}
+            if kept:
+                series[view] = kept
+        return deltas, series
+
+
 def loop_state(snapshots: Iterable[Snapshot]) -> tuple[dict[tuple, float], dict[str, dict[tuple, "_Series"]]]:
-    """(loop_deltas, series_index) in one pass over the snapshots (a recording on disk
-    is read once more, not twice)."""
-    first: dict[tuple, float] = {}
-    last: dict[tuple, float] = {}
-    series: dict[str, dict[tuple, _Series]] = {}
-    for i, snap in enumerate(snapshots):
-        for key, value in counter_values(snap).items():
-            first.setdefault(key, value)
-            last[key] = value
-        _index_one(series, i, snap)
-    return {key: last[key] - first[key] for key in last if last[key] != first[key]}, series
+    """(loop_deltas, series_index) in one pass over the snapshots."""
+    state = LoopState()
+    for snap in snapshots:
+        state.add(snap)
+    return state.result()
 
 
 def _shift_row(row: dict[str, Any], spec: CounterSpec, view: str, ident: tuple,
@@ -148,28 +270,15 @@ class _Series:
     first: int
     last: int
     rows: list[dict[str, Any]]
+    opening: list | None = None   # counter column values where it first appears (LoopState)
 
 
 def series_index(snapshots: Iterable[Snapshot]) -> dict[str, dict[tuple, _Series]]:
     """{view: {identity: _Series}} for every counter identity in the recording."""
-    out: dict[str, dict[tuple, _Series]] = {}
-    for i, snap in enumerate(snapshots):
-        _index_one(out, i, snap)
-    return out
-
-
-def _index_one(out: dict[str, dict[tuple, _Series]], i: int, snap: Snapshot) -> None:
-    for view, spec in COUNTERS.items():
-        groups: dict[tuple, list[dict[str, Any]]] = {}
-        for row in snap.views.get(view, []):
-            if spec.is_counter_row(row):
-                groups.setdefault(tuple(row.get(c) for c in spec.identity), []).append(row)
-        known = out.setdefault(view, {})
-        for ident, rows in groups.items():
-            if ident in known:
-                known[ident].last, known[ident].rows = i, rows
-            else:
-                known[ident] = _Series(i, i, rows)
+    state = LoopState()
+    for snap in snapshots:
+        state.add(snap)
+    return state.series
 
 
 def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
@@ -243,11 +352,12 @@ def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
     return snap
 
 
-def _scan(path: str, keep: bool) -> dict[str, list]:
+def _scan(path: str, keep: bool, loops: dict[str, LoopState] | None = None) -> dict[str, list]:
     """Read a recording once, validating every line.
 
     Returns {database: [Snapshot, ...]} (keep=True) or {database: [byte offset of each
-    line, ...]} (keep=False). A line that is not valid JSON is an error naming the
+    line, ...]} (keep=False). With ``loops`` (a dict, filled in here), every snapshot
+    also goes into its database's LoopState in the same pass. A line that is not valid JSON is an error naming the
     line, except for a last line without its terminating newline: a recorder killed
     mid-write leaves such a partial line (the recorder writes each snapshot as one
     line ending in a newline), which is skipped with a warning so that the rest of
@@ -275,6 +385,11 @@ def _scan(path: str, keep: bool) -> dict[str, list]:
             if snap is None:
                 continue
             by_db.setdefault(snap.database, []).append(snap if keep else here)
+            if loops is not None:
+                state = loops.get(snap.database)
+                if state is None:
+                    state = loops[snap.database] = LoopState()
+                state.add(snap)
     if pending is not None:
         bad_line, exc = pending
         log.warning("%s: line %d is not valid JSON (%s, column %d), most likely cut short by a recorder that "
@@ -320,21 +435,30 @@ class RecordedSnapshots(Sequence):
         return snap
 
 
-def index_recording(path: str) -> dict[str, RecordedSnapshots]:
-    """Validate a recording and index it: {database: RecordedSnapshots} in first-appearance order."""
-    return {db: RecordedSnapshots(path, db, offsets) for db, offsets in _scan(path, keep=False).items()}
+def index_recording(path: str, loops: dict[str, LoopState] | None = None) -> dict[str, RecordedSnapshots]:
+    """Validate a recording and index it: {database: RecordedSnapshots} in first-appearance order
+    (and, with ``loops``, each database's LoopState from the same pass)."""
+    return {db: RecordedSnapshots(path, db, offsets) for db, offsets in _scan(path, keep=False, loops=loops).items()}
 
 
 class ReplaySource:
     """Serves one database's recorded snapshots, one per fetch."""
 
-    def __init__(self, name: str, snapshots: Sequence[Snapshot], loop: bool = False):
+    def __init__(self, name: str, snapshots: Sequence[Snapshot], loop: bool = False,
+                 state: LoopState | None = None):
+        """``state``: the loop state of exactly these snapshots, built while they were
+        read (replay_sources); without it, loop mode reads them once more to build it."""
         if not snapshots:
             raise ValueError(f"no snapshots for database {name!r}")
+        if state is not None and state.count != len(snapshots):
+            raise ValueError(f"loop state of {state.count} snapshots for {len(snapshots)} snapshots")
         self.name = name
         self.snapshots = snapshots
         self.loop = loop
-        self.deltas, self.series = loop_state(snapshots) if loop else ({}, None)
+        if not loop:
+            self.deltas, self.series = {}, None
+        else:
+            self.deltas, self.series = (state.result() if state is not None else loop_state(snapshots))
         self.position = 0  # index of the next snapshot to serve
         self.passes = 0    # completed passes over the recording (loop mode)
         self._lock = threading.Lock()
@@ -355,8 +479,9 @@ class ReplaySource:
 
 def replay_sources(path: str, loop: bool = False, only: Iterable[str] | None = None) -> list[ReplaySource]:
     """One ReplaySource per database in the recording (first-appearance order)."""
-    recording = index_recording(path)
+    loops: dict[str, LoopState] | None = {} if loop else None
+    recording = index_recording(path, loops)
     names = list(recording)
     if only is not None:
         names = [n for n in names if n in set(only)]
-    return [ReplaySource(n, recording[n], loop) for n in names]
+    return [ReplaySource(n, recording[n], loop, loops[n] if loops is not None else None) for n in names]
