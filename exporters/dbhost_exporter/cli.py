@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 import sys
 
-from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
+from exporter_common.exposition import encode_text
 from exporter_common.web import landing_page
 
 from . import __version__
@@ -60,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config_file)
         registry = make_registry(cfg, args.procfs, args.sysfs)
         if args.once:
-            sys.stdout.buffer.write(generate_latest(registry))
+            sys.stdout.buffer.write(encode_text(registry.collect()))
             sys.stdout.flush()
             return 0
         telemetry = args.telemetry_path
         routes = {
             "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry, "Metrics")]),
-            telemetry: lambda q, h: exposition(registry, h),
+            telemetry: lambda q, h: exposition(registry, h, args.enable_openmetrics),
         }
         return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter")
 

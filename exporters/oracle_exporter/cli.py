@@ -17,10 +17,9 @@ import logging
 import sys
 from urllib.parse import quote
 
-from prometheus_client.exposition import generate_latest
-
 from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
 from exporter_common.config import ConfigError
+from exporter_common.exposition import encode_text
 from exporter_common.web import Response, landing_page
 
 from . import __version__
@@ -107,9 +106,10 @@ def _scrape_timeout(headers: dict[str, str]) -> float | None:
     return max(0.1, seconds - 0.5)
 
 
-def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode: str = "") -> dict:
+def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode: str = "",
+                openmetrics: bool = False) -> dict:
     def metrics(query, headers):
-        return exposition(exporter.registry(None, _scrape_timeout(headers)), headers)
+        return exposition(exporter.registry(None, _scrape_timeout(headers)), headers, openmetrics)
 
     def probe(query, headers):
         target = (query.get("target") or [""])[0]
@@ -118,7 +118,7 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
         if target not in exporter.targets:
             known = ", ".join(sorted(exporter.targets))
             return Response(404, f"unknown target {target!r}; configured databases: {known}\n".encode())
-        return exposition(exporter.registry([target], _scrape_timeout(headers)), headers)
+        return exposition(exporter.registry([target], _scrape_timeout(headers)), headers, openmetrics)
 
     def index(query, headers):
         links = [(telemetry_path, f"Metrics of all databases ({telemetry_path})")]
@@ -139,12 +139,12 @@ def _main(argv: list[str] | None) -> int:
     exporter, mode = build_exporter(args)
     try:
         if args.once:
-            sys.stdout.buffer.write(generate_latest(exporter.registry()))
+            sys.stdout.buffer.write(encode_text(exporter.registry().collect()))
             sys.stdout.flush()
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
         return serve(args.listen_address, args.web_config_file,
-                     make_routes(exporter, args.telemetry_path, mode), "oracle-exporter")
+                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics), "oracle-exporter")
     finally:
         exporter.close()
 
