@@ -231,8 +231,9 @@ def section(res: dict, scrapes: int) -> list[str]:
         "- The text exposition is `exporter_common.exposition.encode_text`: byte for byte prometheus_client's "
         "`generate_latest` (tests/common/test_exposition.py), but it remembers each series' `name{labels} ` "
         "text between scrapes, so a steady-state scrape formats only values; that memo holds about 3 MiB "
-        "(tracemalloc) on this tree. A scraper that negotiates OpenMetrics (Prometheus' default "
-        "`scrape_protocols` put it first) still gets prometheus_client's OpenMetrics encoder.",
+        "(tracemalloc) on this tree. Prometheus asks for OpenMetrics first, but both "
+        "exporters answer in this text format unless started with `--web.enable-openmetrics` (as "
+        "node_exporter does), so real scrapes get this cost.",
         "- The machine was shared with other jobs (2 CPUs); wall times are noisy, CPU times less so.",
         "",
     ]

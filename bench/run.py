@@ -294,7 +294,7 @@ def process_section(args, root: pathlib.Path, pe_bin: str | None, pe_note: str) 
         "- Collector CPU includes prometheus_client's text exposition of its ~1,700 series "
         "(`generate_latest`, about 0.02-0.03 s of it).",
         "- What the collector does per steady-state scrape: `/proc/PID/stat` of every PID (CPU time of the "
-        "whole thread group, identity, thread count; not parsed if byte-identical), `task/TID/sched` of every "
+        "whole thread group, identity, thread count; not parsed if its hash is unchanged), `task/TID/sched` of every "
         "thread of a matching process (parsed only where its counter rows changed), `task/` listed only when "
         "the thread count changed. See docs/dbhost-process-collector.md.",
         "- Before this version (per thread `task/TID/stat` + `task/TID/sched`, `task/` listed every scrape, "
