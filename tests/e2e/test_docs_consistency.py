@@ -9,6 +9,7 @@ config loaders), so a change on either side that is not made on the other
 fails here."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -88,20 +89,27 @@ def test_ci_runs_the_test_command_the_readme_names():
     assert lines[-1] == "make test"
 
 
+def _make(*args: str) -> subprocess.CompletedProcess:
+    """`make -n ...` as a user runs it: not a sub-make of the `make test` that CI runs this
+    test under (MAKELEVEL/MAKEFLAGS would add "Entering directory" lines)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+    return _run(["make", "--no-print-directory", "-n", *args], env=env)
+
+
 def test_make_targets_run_what_the_docs_say():
-    res = _run(["make", "-n", "test"])
+    res = _make("test")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == ".venv/bin/python -m pytest -q tests"
     # docs/stack.md: make run ORACLE_CONFIG=... DBHOST_CONFIG=... RUN_ARGS="..."
     stack_md = _read(DOCS / "stack.md")
     for var in ("ORACLE_CONFIG=", "DBHOST_CONFIG=", 'RUN_ARGS="'):
         assert f"make run {var}" in stack_md
-    res = _run(["make", "-n", "run", "ORACLE_CONFIG=o.yml", "DBHOST_CONFIG=d.yml", "RUN_ARGS=--node-port 29100"])
+    res = _make("run", "ORACLE_CONFIG=o.yml", "DBHOST_CONFIG=d.yml", "RUN_ARGS=--node-port 29100")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1].split() == [
         ".venv/bin/python", "-m", "stack.run", "--oracle-config", "o.yml", "--dbhost-config", "d.yml",
         "--node-port", "29100"]
-    res = _run(["make", "-n", "run"])
+    res = _make("run")
     assert res.stdout.strip().splitlines()[-1].split() == [".venv/bin/python", "-m", "stack.run"]
 
 
