@@ -356,6 +356,7 @@ class ProcessCollector:
                     missing = False
                     for tid in tids:
                         o = known.get(tid)
+                        t = None   # stays None when the thread's files are unreadable or malformed
                         try:
                             fd = open_(tdir + tid + "/sched", flags)
                             try:
@@ -414,30 +415,15 @@ class ProcessCollector:
                                     if e2.errno in gone:
                                         missing = True
                                         continue
-                                    if o is not None:   # present but unreadable: keep
-                                        new_thr[tid] = o
-                                        sv += o[0]
-                                        si += o[1]
-                                        sm += o[2]
-                                    continue
                                 except (Malformed, ValueError):
-                                    if o is not None:
-                                        new_thr[tid] = o
-                                        sv += o[0]
-                                        si += o[1]
-                                        sm += o[2]
-                                    continue
+                                    pass
                             elif e.errno in gone:
                                 missing = True
                                 continue
-                            else:
-                                if o is not None:   # present but unreadable: keep
-                                    new_thr[tid] = o
-                                    sv += o[0]
-                                    si += o[1]
-                                    sm += o[2]
-                                continue
                         except (Malformed, ValueError):
+                            pass
+                        if t is None:
+                            # present but unreadable or malformed: keep its last values
                             if o is not None:
                                 new_thr[tid] = o
                                 sv += o[0]

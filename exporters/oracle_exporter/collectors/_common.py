@@ -110,15 +110,18 @@ def gauge(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, doc, labels=labels)
 
 
-def stat_counters(stats: dict[str, dict[str, float]],
-                  table: Iterable[tuple[str, str, str, float]]) -> list[CounterMetricFamily]:
-    """One counter family per (metric, help, GV$SYSSTAT statistic, scale) row, per instance."""
+def per_instance(values: dict[str, dict[str, float]], table: Iterable[tuple[str, str, str, float]],
+                 make=None) -> list[Metric]:
+    """One family per (metric, help, source name, scale) row with an ``inst_id`` sample per
+    instance that has the source name; ``values`` is inst_id -> name -> value. Counters
+    unless ``make`` is ``gauge``."""
+    make = make or counter
     families = []
-    for name, doc, stat, scale in table:
-        family = counter(name, doc, ["inst_id"])
-        for i in sorted_inst(stats):
-            if stat in stats[i]:
-                family.add_metric([i], stats[i][stat] * scale)
+    for name, doc, source, scale in table:
+        family = make(name, doc, ["inst_id"])
+        for i in sorted_inst(values):
+            if source in values[i]:
+                family.add_metric([i], values[i][source] * scale)
         families.append(family)
     return families
 

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import emit, gauge, inst, num, parameter_gauge, sorted_inst
+from ._common import emit, gauge, inst, num, parameter_gauge, per_instance
 
 NAME = "host_load"
 VIEWS = ("GV$SYSMETRIC", "GV$PARAMETER")
@@ -38,13 +38,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if i is None or name is None or value is None or (group is not None and int(group) != GROUP_ID):
             continue
         values.setdefault(i, {}).setdefault(str(name), value)
-    families = []
-    for metric, doc, name, scale in METRICS:
-        family = gauge(metric, doc, ["inst_id"])
-        for i in sorted_inst(values):
-            if name in values[i]:
-                family.add_metric([i], values[i][name] * scale)
-        families.append(family)
+    families = per_instance(values, METRICS, gauge)
     families.append(parameter_gauge(snapshot, "cpu_count", "oracle_cpus",
                                     "CPUs the instance may use (GV$PARAMETER cpu_count)."))
     yield from emit(families)

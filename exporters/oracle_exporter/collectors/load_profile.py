@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import by_inst_name, counter, emit, gauge, sorted_inst, stat_counters
+from ._common import by_inst_name, counter, emit, gauge, per_instance, sorted_inst
 
 NAME = "load_profile"
 VIEWS = ("GV$SYSSTAT",)
@@ -41,7 +41,7 @@ COUNTERS: tuple[tuple[str, str, str, float], ...] = (
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
-    families = stat_counters(stats, COUNTERS)
+    families = per_instance(stats, COUNTERS)
     sorts = counter("oracle_sorts_total", "Sorts by where they ran ('sorts (memory)', 'sorts (disk)').",
                     ["inst_id", "kind"])
     sessions = gauge("oracle_sessions", "Sessions logged on now ('logons current').", ["inst_id"])

@@ -17,7 +17,8 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import by_inst_name, counter, emit, gauge, num, parameter_gauge, sorted_inst, stat_counters, text, thread_owners
+from ._common import (by_inst_name, counter, emit, gauge, num, parameter_gauge, per_instance, sorted_inst, text,
+                      thread_owners)
 
 NAME = "redo"
 VIEWS = ("GV$SYSSTAT", "GV$LOG", "GV$INSTANCE", "GV$PARAMETER")
@@ -79,7 +80,7 @@ def _log_groups(snapshot: Any) -> dict[tuple[int, int], dict[str, Any]]:
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
-    families = stat_counters(stats, COUNTERS)
+    families = per_instance(stats, COUNTERS)
     for name, doc, usec, csec in TIMES:
         family = counter(name, doc, ["inst_id"])
         for i in sorted_inst(stats):
