@@ -17,11 +17,15 @@ from test_collectors_gen import OracleSim, collect  # noqa: E402
 from oracle_exporter.collectors import COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT = Path("/work/shared/contract.md")
+# The product contract lives beside the repository in the development workspace only;
+# a user's clone has no such file and these checks are skipped there.
+CONTRACT = ROOT.parent / "shared" / "contract.md"
 CORE_METRICS = {"oracle_up"}          # added by the exporter core, not by a collector
 
 
 def contract_oracle_metrics() -> dict[str, set[str]]:
+    if not CONTRACT.exists():
+        pytest.skip("../shared/contract.md not present next to the repository")
     text = CONTRACT.read_text()
     section = text[text.index("## Oracle exporter"):text.index("## Host exporter")]
     out: dict[str, set[str]] = {}
