@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps venv dashboards docs clean bench
+.PHONY: run test deps venv generate dashboards docs clean bench
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -36,11 +36,13 @@ test: deps venv
 run: deps venv
 	$(PY) -m stack.run $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
 
-dashboards: venv
-	$(PY) dashboards/generate.py
+# Rules, promtool tests, docs/alerts.md, docs/thresholds.md and dashboards/json from the mixin
+# (mixin/README.md). A site's pack: make generate MIXIN_CONFIG=site.yml [OUT=build/mixin]
+OUT ?= build/mixin
+generate: venv
+	$(PY) -m mixin.generate $(if $(MIXIN_CONFIG),--config $(MIXIN_CONFIG) --out $(OUT))
 
-docs: venv
-	$(PY) alerts/generate.py
+dashboards docs: generate
 
 bench: venv
 	$(PY) -m bench.run

@@ -6,6 +6,11 @@ is appended as one JSON line to a log file and printed on stdout.
 
 GET /notifications returns everything received so far as a JSON array (the
 end-to-end tests read it); GET /-/ready answers 200 once listening.
+
+GET /docs/<path>.md serves the repository's docs/ (or --docs DIR) as HTML: the alert
+pack's runbook_url annotations point at /docs/runbooks/<Alert>.md here by default
+(mixin/config.py), so a notification's runbook link opens the runbook out of the box,
+and its links to docs/thresholds.md#<id> open the field-notes reference.
 Each line: {"received_at": RFC3339, "path": "/pager", "receiver": ...,
 "status": "firing", "alerts": [{"labels": ..., "annotations": ..., ...}], ...}
 (the Alertmanager webhook payload, version 4, plus received_at and path).
@@ -14,14 +19,131 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import html
 import json
+import re
 import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 MAX_BODY = 8 * 1024 * 1024
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+# ---------------------------------------------------------------- docs as HTML
+def _inline(text: str) -> str:
+    """Escape, then the inline Markdown the docs use: `code`, [text](url), **bold**, *em*."""
+    out, pos = [], 0
+    for m in re.finditer(r"`([^`]+)`", text):
+        out.append(_links(text[pos:m.start()]))
+        out.append(f"<code>{html.escape(m.group(1))}</code>")
+        pos = m.end()
+    out.append(_links(text[pos:]))
+    return "".join(out)
+
+
+def _links(text: str) -> str:
+    text = html.escape(text, quote=False)
+    text = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)",
+                  lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", text)
+    return re.sub(r"&lt;br&gt;", "<br>", text)
+
+
+_ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_-]+)"></a>$')
+
+
+def render_markdown(text: str, title: str) -> str:
+    """The Markdown subset of docs/ (headings, paragraphs, lists, code blocks, tables,
+    anchors) as one HTML page; everything else is escaped text."""
+    body: list[str] = []
+    para: list[str] = []
+    lines = text.splitlines()
+    i = 0
+
+    def flush():
+        if para:
+            body.append("<p>" + _inline(" ".join(para)) + "</p>")
+            para.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            flush()
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            body.append("<pre><code>" + html.escape("\n".join(lines[i + 1:j])) + "</code></pre>")
+            i = j + 1
+            continue
+        m = re.match(r"^(#{1,6}) (.*)$", line)
+        if m:
+            flush()
+            n = len(m.group(1))
+            body.append(f"<h{n}>{_inline(m.group(2))}</h{n}>")
+        elif _ANCHOR.match(line.strip()):
+            flush()
+            body.append(f'<a id="{_ANCHOR.match(line.strip()).group(1)}"></a>')
+        elif line.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            cells = [[c.strip() for c in re.split(r"(?<!\\)\|", r.strip()[1:-1])] for r in rows]
+            head, rest = cells[0], [c for c in cells[1:] if not all(re.fullmatch(r":?-+:?", x) for x in c)]
+            anchor = re.compile(r'<a id="([A-Za-z0-9_-]+)"></a>')
+
+            def cell(c: str) -> str:
+                ids = anchor.findall(c)
+                return "".join(f'<a id="{a}"></a>' for a in ids) + _inline(anchor.sub("", c))
+            body.append("<table><tr>" + "".join(f"<th>{cell(c)}</th>" for c in head) + "</tr>"
+                        + "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rest)
+                        + "</table>")
+            continue
+        elif re.match(r"^\s*[-*] ", line):
+            flush()
+            items = []
+            while i < len(lines) and (re.match(r"^\s*[-*] ", lines[i]) or
+                                      (items and lines[i].startswith("  ") and lines[i].strip())):
+                if re.match(r"^\s*[-*] ", lines[i]):
+                    items.append(re.sub(r"^\s*[-*] ", "", lines[i]))
+                else:
+                    items[-1] += " " + lines[i].strip()
+                i += 1
+            body.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in items) + "</ul>")
+            continue
+        elif not line.strip():
+            flush()
+        elif not line.lstrip().startswith("<!--"):
+            para.append(line.strip())
+        i += 1
+    flush()
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + html.escape(title) + "</title>"
+            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
+            "code,pre{background:#f4f4f4}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+            "padding:2px 6px;vertical-align:top}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def docs_page(docs: Path, url_path: str) -> tuple[int, str]:
+    """(status, HTML) for GET /docs/<path>: a rendered .md file, or a listing of a folder."""
+    rel = unquote(urlsplit(url_path).path)[len("/docs/"):]
+    root = docs.resolve()
+    target = (root / rel).resolve()
+    if target != root and root not in target.parents:
+        return 404, render_markdown("# Not found", "not found")
+    if target.is_dir():
+        pages = sorted(p.relative_to(target).as_posix() for p in target.glob("*.md"))
+        subdirs = sorted(p.name + "/" for p in target.iterdir() if p.is_dir())
+        listing = "\n".join(f"- [{n}]({n})" for n in subdirs + pages)
+        return 200, render_markdown(f"# docs/{rel}\n\n{listing}\n", f"docs/{rel}")
+    if target.suffix != ".md" or not target.is_file():
+        return 404, render_markdown(f"# Not found\n\nNo page `docs/{rel}` (GET /docs/ lists them).", "not found")
+    return 200, render_markdown(target.read_text(encoding="utf-8"), target.stem)
 
 
 class Receiver:
@@ -45,7 +167,7 @@ class Receiver:
         return entry
 
 
-def make_server(host: str, port: int, receiver: Receiver) -> ThreadingHTTPServer:
+def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -66,8 +188,11 @@ def make_server(host: str, port: int, receiver: Receiver) -> ThreadingHTTPServer
                 self._reply(200, body)
             elif self.path in ("/-/ready", "/-/healthy"):
                 self._reply(200, b"OK\n", "text/plain")
+            elif self.path == "/docs" or self.path.startswith("/docs/"):
+                status, page = docs_page(docs, self.path if self.path != "/docs" else "/docs/")
+                self._reply(status, page.encode(), "text/html; charset=utf-8")
             else:
-                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications"}')
+                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications or /docs/"}')
 
         def do_POST(self):
             try:
@@ -99,13 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m stack.webhook", description=__doc__.split("\n\n")[0])
     p.add_argument("--listen", default="127.0.0.1:19199", help="host:port (default 127.0.0.1:19199)")
     p.add_argument("--log", default=".state/webhook/notifications.jsonl", help="JSON Lines file to append to")
+    p.add_argument("--docs", default=str(DOCS), help="folder served as HTML under /docs/ (default: the repository's docs/)")
     args = p.parse_args(argv)
     host, _, port = args.listen.rpartition(":")
     if not port.isdigit():
         print(f"error: --listen: expected host:port, got {args.listen!r}", file=sys.stderr)
         return 2
     try:
-        server = make_server(host or "127.0.0.1", int(port), Receiver(Path(args.log)))
+        server = make_server(host or "127.0.0.1", int(port), Receiver(Path(args.log)), Path(args.docs))
     except OSError as exc:
         print(f"error: cannot listen on {args.listen}: {exc.strerror}", file=sys.stderr)
         return 2

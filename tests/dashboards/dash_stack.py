@@ -257,16 +257,12 @@ class Stack:
                                             "--replay-loop", f"--web.listen-address=127.0.0.1:{p_rac}"])
 
         # dbhost-exporter on the fixture tree, as host 127.0.0.2
-        sys.path.insert(0, str(FIXTURES.parent))
-        try:
-            import make_fixtures  # noqa: PLC0415
-            fx = make_fixtures.build_tree(wd / "tree")
-            # the counters move one step per scrape interval, so ratios of rates are defined
-            self.fixture = fx
-            self.animator = Animator(fx, make_fixtures.advance_tree, SCRAPE_INTERVAL_S)
-            self.animator.start()
-        finally:
-            sys.path.remove(str(FIXTURES.parent))
+        import make_fixtures  # noqa: PLC0415  (tests/dbhost, on pytest's pythonpath)
+        fx = make_fixtures.build_tree(wd / "tree")
+        # the counters move one step per scrape interval, so ratios of rates are defined
+        self.fixture = fx
+        self.animator = Animator(fx, make_fixtures.advance_tree, SCRAPE_INTERVAL_S)
+        self.animator.start()
         cfg = wd / "dbhost-fixture.yml"
         cfg.write_text(fx.config.read_text().replace("process: false", "process: true"))
         p_fx = free_port("127.0.0.2")

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import dash_model as dm  # noqa: E402
-import dash_stack as ds  # noqa: E402
+import dash_model as dm
+import dash_stack as ds
+import make_fixtures as mf
 
 pytestmark = pytest.mark.e2e
 
@@ -279,10 +277,6 @@ def _fixture_host(results: list) -> dict:
 def test_animated_fixture_host_panels_show_the_generated_ratios(stack):
     """Ratios of rates over the same scrapes are exact: the fixture host's panels show the
     per-step increments of make_fixtures (ARC_STEP_KINDS, ARC_STEP, DISK_STEP, LGWR 70/30)."""
-    mf = sys.modules["make_fixtures"] if "make_fixtures" in sys.modules else None
-    if mf is None:
-        sys.path.insert(0, str(ds.FIXTURES.parent))
-        import make_fixtures as mf  # noqa: PLC0415
     deadline = time.time() + 30
     while True:
         got = {key: _fixture_host(_instant(stack, _as_instant(_target(*key)), key[0])) for key in (

@@ -16,14 +16,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-HERE = Path(__file__).resolve().parent
-DBHOST_TESTS = HERE.parent / "dbhost"
-sys.path.insert(0, str(DBHOST_TESTS))
-import fixtures_proc  # noqa: E402
-import make_fixtures as mf  # noqa: E402
+import dash_stack as ds
+import fixtures_proc
+import make_fixtures as mf
 
-sys.path.insert(0, str(HERE))
-import dash_stack as ds  # noqa: E402
+DBHOST_TESTS = Path(mf.__file__).resolve().parent
 
 N = 12
 

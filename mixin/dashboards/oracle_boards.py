@@ -4,37 +4,32 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from dashboards.common import (DB, HOST, heatmap_panel, new_dashboard, q, re_escape, stat_panel,
-                               timeseries_panel, v_database, v_datasource, v_host, v_query)
-from dashboards.context import Ctx
-from dashboards.wallboard import LGWR_ROLES, SID_TO_DB
+from mixin import records as R
+from mixin.config import Config
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, add_panels, heatmap_panel, ms,
+                                    new_dashboard, q, re_escape, stat_panel, timeseries_panel, v_database,
+                                    v_datasource, v_host, v_query)
 
-AVG = "database_inst_event:oracle_wait_event_average_wait_seconds:rate5m"
-WAITS = "database_inst_event:oracle_wait_event_waits:rate5m"
 LEG = "{{database}}/{{inst_id}}"
 
 
-def ms(t) -> str:
-    return f"{t.colour_at * 1000:g} ms"
-
-
 def event_avg(event: str) -> str:
-    return f'{AVG}{{{DB}, event="{event}"}}'
+    return f'{R.WAIT_AVG}{{{DB}, event="{event}"}}'
 
 
 def event_rate(events) -> str:
     rx = "|".join(re_escape(e) for e in events)
-    return f'{WAITS}{{{DB}, event=~"{rx}"}}'
+    return f'{R.WAITS}{{{DB}, event=~"{rx}"}}'
 
 
 # ------------------------------------------------------------------------------------ redo
 
-def redo(ctx: Ctx):
-    r1, r2, r13, r13g = ctx.th("R1"), ctx.th("R2"), ctx.th("R13"), ctx.th("R13_gap")
-    r3, r4, r5, r6 = ctx.th("R3"), ctx.th("R4"), ctx.th("R5"), ctx.th("R6")
-    r10, r11, r14, r15 = ctx.th("R10"), ctx.th("R11"), ctx.th("R14"), ctx.th("R15")
-    r15a = ctx.th("R15_archiving_needed")
-    r17w, r17r = ctx.th("R17_write"), ctx.th("R17_read")
+def redo(cfg: Config):
+    r1, r2, r13, r13g = cfg.th("R1"), cfg.th("R2"), cfg.th("R13"), cfg.th("R13_gap")
+    r3, r4, r5, r6 = cfg.th("R3"), cfg.th("R4"), cfg.th("R5"), cfg.th("R6")
+    r10, r11, r14, r15 = cfg.th("R10"), cfg.th("R11"), cfg.th("R14"), cfg.th("R15")
+    r15a = cfg.th("R15_archiving_needed")
+    r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
     sync_avg = event_avg("log file sync")
     pw_avg = event_avg("log file parallel write")
 
@@ -57,27 +52,27 @@ def redo(ctx: Ctx):
         timeseries_panel("LGWR involuntary context-switch share", f"[R14, C3] Share of LGWR's context switches "
                          f"that were involuntary (host exporter, joined by sid): 30% before, < 0.1% after; "
                          f"threshold {r14.colour_at:g}.", "percentunit",
-                         [q('instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{' + LGWR_ROLES + '}'
+                         [q(R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '}'
                             f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8, th=r14),
         timeseries_panel("LGWR migrations per second", "[C3] CPU migrations of LGWR threads (host exporter); "
                          "with involuntary switches a sign of CPU contention (R14's fix bound LGWR to a "
                          "processor set).", "ops",
-                         [q('instance_sid_role:dbhost_process_migrations:rate5m{' + LGWR_ROLES + '}'
+                         [q(R.PROC_MIGRATIONS + '{' + LGWR_ROLES + '}'
                             f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8),
         db.Row("Workload profile"),
         timeseries_panel("Commits, redo synch writes, LGWR writes per second", "[R1, R2; section 1 workload profile] "
                          "commits wait on log file sync, LGWR writes are log file parallel writes: 72 commits/s and 74 LGWR writes/s before, 520/s and 845/s after.", "ops",
-                         [q(f"database_inst:oracle_user_commits:rate5m{{{DB}}}", LEG + " commits", "A"),
-                          q(f"database_inst:oracle_redo_synch_writes:rate5m{{{DB}}}", LEG + " redo synch writes", "B"),
-                          q(f"database_inst:oracle_redo_writes:rate5m{{{DB}}}", LEG + " LGWR writes", "C")], w=8),
+                         [q(f"{R.USER_COMMITS}{{{DB}}}", LEG + " commits", "A"),
+                          q(f"{R.REDO_SYNCH_WRITES}{{{DB}}}", LEG + " redo synch writes", "B"),
+                          q(f"{R.REDO_WRITES}{{{DB}}}", LEG + " LGWR writes", "C")], w=8),
         timeseries_panel("Redo generated", "[Section 1 workload profile, R16] redo size per second: 9.45 MB/s "
                          "before, 10.1 MB/s after.", "Bps",
-                         [q(f"database_inst:oracle_redo_size_bytes:rate5m{{{DB}}}", LEG)], w=8),
+                         [q(f"{R.REDO_SIZE}{{{DB}}}", LEG)], w=8),
         timeseries_panel("Redo entries per second", "[R10; section 1 workload profile] 13,326/s before, 14,677/s after; R10 counts "
                          "buffer allocation retries per entry (0.0002 before).",
-                         "ops", [q(f"database_inst:oracle_redo_entries:rate5m{{{DB}}}", LEG)], w=8),
+                         "ops", [q(f"{R.REDO_ENTRIES}{{{DB}}}", LEG)], w=8),
         db.Row("Eliminate: log buffer, checkpoints, latches, retries"),
         timeseries_panel("log buffer space waits/s", f"[R3, R16] Eliminate: any sustained rate above the noise "
                          f"floor {r3.colour_at:g}/s is a finding (3.5/s before a 72 MB log buffer).", "ops",
@@ -91,11 +86,11 @@ def redo(ctx: Ctx):
                          w=8, th=r5),
         timeseries_panel("Redo buffer allocation retries/s", f"[R10] Eliminate (noise floor {r10.colour_at:g}/s); "
                          "3.8/s before.", "ops",
-                         [q(f"database_inst:oracle_redo_buffer_allocation_retries:rate5m{{{DB}}}", LEG)],
+                         [q(f"{R.REDO_BUFFER_ALLOCATION_RETRIES}{{{DB}}}", LEG)],
                          w=8, th=r10),
         timeseries_panel("Redo log space requests/s", f"[R11] Eliminate (noise floor {r11.colour_at:g}/s); "
                          "1/s before.", "ops",
-                         [q(f"database_inst:oracle_redo_log_space_requests:rate5m{{{DB}}}", LEG)], w=8, th=r11),
+                         [q(f"{R.REDO_LOG_SPACE_REQUESTS}{{{DB}}}", LEG)], w=8, th=r11),
         timeseries_panel("Redo log space wait time per request", "[R12] redo log space wait time / requests; "
                          "shown, not alerted (field notes: R12's 0.12 ms is likely a unit slip).", "s",
                          [q(f"sum by (database, inst_id) (rate(oracle_redo_log_space_wait_time_seconds_total{{{DB}}}[$__rate_interval]))"
@@ -105,10 +100,10 @@ def redo(ctx: Ctx):
         timeseries_panel("Log switches per hour", f"[R15] More than {r15.colour_at:g}/h (a switch every < "
                          f"{3600 / r15.colour_at / 60:g} min) is too often: once a minute before (500 MB logs), "
                          "every ~7 min after (8 GB logs).", "short",
-                         [q(f"database_inst:oracle_redo_log_switches:increase1h{{{DB}}}", LEG)], w=8, th=r15),
+                         [q(f"{R.LOG_SWITCHES_1H}{{{DB}}}", LEG)], w=8, th=r15),
         timeseries_panel("Log switch interval", "[R15] 3600 / switches per hour; archiving must finish well "
                          "inside it (2 min archive vs 7 min switch in the fixed system).", "s",
-                         [q(f"database_inst:oracle_redo_log_switch_interval_seconds:avg1h{{{DB}}}", LEG)], w=8),
+                         [q(f"{R.LOG_SWITCH_INTERVAL}{{{DB}}}", LEG)], w=8),
         timeseries_panel("log file switch waits/s", f"[R6, R15] 'log file switch completion' (threshold "
                          f"{r6.colour_at:g}/s: the rate matters more than the average) and 'log file switch "
                          f"(archiving needed)' (critical above {r15a.colour_at:g}/s).", "ops",
@@ -118,7 +113,7 @@ def redo(ctx: Ctx):
                          "second: 4 MB was too small for 9.45 MB/s; 72 MB (about 5 s of redo) eliminated "
                          "'log buffer space'.", "s",
                          [q(f"max by (database, inst_id) (oracle_log_buffer_bytes{{{DB}}}) / "
-                            f"(database_inst:oracle_redo_size_bytes:rate5m{{{DB}}} > 0)", LEG)], w=8),
+                            f"({R.REDO_SIZE}{{{DB}}} > 0)", LEG)], w=8),
         stat_panel("Online redo log group size", "[R15] Size of the online redo log groups: 500 MB switched "
                    "every minute; 8 GB every ~7 minutes.", "bytes",
                    [q(f"max by (database, inst_id) (oracle_redo_log_group_size_bytes{{{DB}}})", LEG,
@@ -130,29 +125,29 @@ def redo(ctx: Ctx):
                          "time / redo synch writes and redo write time / redo writes. Shown, not alerted: "
                          "the field notes' 0.27 ms / 0.12 ms do not fit R1/R2 (likely a unit slip); R1 and R2 "
                          "carry the finding.", "s",
-                         [q(f"database_inst:oracle_redo_synch_time_seconds:avg_rate5m{{{DB}}}", LEG + " synch", "A"),
-                          q(f"database_inst:oracle_redo_write_time_seconds:avg_rate5m{{{DB}}}", LEG + " write", "B")],
+                         [q(f"{R.REDO_SYNCH_TIME_AVG}{{{DB}}}", LEG + " synch", "A"),
+                          q(f"{R.REDO_WRITE_TIME_AVG}{{{DB}}}", LEG + " write", "B")],
                          w=12),
         db.Row("Redo LUNs (host)"),
         timeseries_panel("Redo LUN write latency", f"[R17] Average write service time of LUNs with role=redo: "
                          f"writes < {ms(r17w)} (12 ms before, < 1 ms after).", "s",
-                         [q(f'instance_device_role:node_disk_write_latency_seconds:rate5m{{{HOST}, role="redo"}}',
+                         [q(f'{R.DISK_WRITE_LATENCY}{{{HOST}, role="redo"}}',
                             "{{instance}} {{device}}")], w=12, th=r17w),
         timeseries_panel("Redo LUN read latency", f"[R17, R7] Average read service time of redo LUNs (ARCH "
                          f"reading redo): reads < {ms(r17r)} (8 ms before, 16 ms after).", "s",
-                         [q(f'instance_device_role:node_disk_read_latency_seconds:rate5m{{{HOST}, role="redo"}}',
+                         [q(f'{R.DISK_READ_LATENCY}{{{HOST}, role="redo"}}',
                             "{{instance}} {{device}}")], w=12, th=r17r),
     ]
     d = new_dashboard("oracle-redo", "Redo and LGWR deep dive (field notes section 1: R1-R17).",
-                      [v_datasource(), v_database(), v_host()])
-    return _add(d, panels)
+                      [v_datasource(), v_database(), v_host(cfg)])
+    return add_panels(d, panels)
 
 
 # ------------------------------------------------------------------------------------ waits
 
-def waits(ctx: Ctx):
-    i1, i1r, i2 = ctx.th("I1"), ctx.th("I1_red"), ctx.th("I2")
-    r1, r2 = ctx.th("R1"), ctx.th("R2")
+def waits(cfg: Config):
+    i1, i1r, i2 = cfg.th("I1"), cfg.th("I1_red"), cfg.th("I2")
+    r1, r2 = cfg.th("R1"), cfg.th("R2")
     bucket = f'oracle_wait_event_latency_seconds_bucket{{{DB}, event=~"$event"}}'
     hq = lambda p: (f"histogram_quantile({p}, sum by (database, inst_id, event, le) "
                     f"(rate({bucket}[$__rate_interval])))")
@@ -171,10 +166,10 @@ def waits(ctx: Ctx):
         db.Row("Wait events"),
         timeseries_panel("Average wait: top 10 non-idle events", "[I3, R1, R2, I2] time waited / waits over "
                          "5 m for the ten events with the longest average.", "s",
-                         [q(f'topk(10, {AVG}{{{DB}, wait_class!="Idle"}})', LEG + " {{event}}")], w=12, h=9),
+                         [q(f'topk(10, {R.WAIT_AVG}{{{DB}, wait_class!="Idle"}})', LEG + " {{event}}")], w=12, h=9),
         timeseries_panel("Time waited by wait class", "[I3] Seconds waited per second (= average sessions "
                          "waiting) per wait class, idle excluded.", "short",
-                         [q(f'sum by (database, wait_class) (database_inst_event:oracle_wait_event_time_seconds:rate5m{{{DB}, wait_class!="Idle"}})',
+                         [q(f'sum by (database, wait_class) ({R.WAIT_TIME}{{{DB}, wait_class!="Idle"}})',
                             "{{database}} {{wait_class}}")], w=12, h=9, stack=True),
         timeseries_panel("db file sequential read average", f"[I2] Single-block reads: 9-10 ms is 'not bad' "
                          f"for spinning disks, 0.4-0.6 ms from SSD cache; alert above {ms(i2)}.", "s",
@@ -187,7 +182,7 @@ def waits(ctx: Ctx):
         timeseries_panel("Latch hit ratio (all latches)", f"[I1] 1 - misses/gets over 5 m: about 99.5% is "
                          f"healthy; below {i1.colour_at:.3g} warns, below {i1r.colour_at:.3g} is the expert's "
                          "red flag.", "percentunit",
-                         [q(f"database_inst:oracle_latch_hit_ratio:rate5m{{{DB}}}", LEG)], w=12,
+                         [q(f"{R.LATCH_HIT_RATIO}{{{DB}}}", LEG)], w=12,
                          th=[i1, i1r], minimum=None),
         timeseries_panel("Latch misses and sleeps per second", "[I1, R5] misses and sleeps for the configured "
                          "latches (redo allocation, redo writing, ...).", "ops",
@@ -199,14 +194,14 @@ def waits(ctx: Ctx):
     event_var = v_query("event", "Histogram event",
                         f"label_values(oracle_wait_event_latency_seconds_bucket{{{DB}}}, event)")
     d = new_dashboard("oracle-waits", "Wait events deep dive: latency heatmaps, p50/p99, averages, latches "
-                      "(field notes R1, R2, I1-I3).", [v_datasource(), v_database(), v_host(), event_var])
-    return _add(d, panels)
+                      "(field notes R1, R2, I1-I3).", [v_datasource(), v_database(), v_host(cfg), event_var])
+    return add_panels(d, panels)
 
 
 # ------------------------------------------------------------------------------------ memory
 
-def memory(ctx: Ctx):
-    m2, m3, m4 = ctx.th("M2"), ctx.th("M3"), ctx.th("M4")
+def memory(cfg: Config):
+    m2, m3, m4 = cfg.th("M2"), cfg.th("M3"), cfg.th("M4")
     panels = [
         db.Row("PGA"),
         timeseries_panel("PGA allocated, in use, maximum vs target", "[M4] GV$PGASTAT: allocated and in-use "
@@ -217,7 +212,7 @@ def memory(ctx: Ctx):
                           q(f"oracle_pga_target_bytes{{{DB}}}", LEG + " target", "D")], w=12),
         timeseries_panel("PGA allocated / target", f"[M4] Above {m4.colour_at:g} the instance allocates more "
                          "than its target; over-allocation leads to ORA-4030.", "percentunit",
-                         [q(f"database_inst:oracle_pga_allocated_to_target:ratio{{{DB}}}", LEG)], w=12, th=m4),
+                         [q(f"{R.PGA_ALLOCATED_TO_TARGET}{{{DB}}}", LEG)], w=12, th=m4),
         timeseries_panel("PGA over-allocations", "[M4] Increase of GV$PGASTAT 'over allocation count' per "
                          "interval: any increase means the target could not be honoured.", "short",
                          [q(f"sum by (database, inst_id) (increase(oracle_pga_over_allocation_count_total{{{DB}}}[$__rate_interval]))",
@@ -237,10 +232,10 @@ def memory(ctx: Ctx):
                             "{{instance}} minor", "B")], w=8),
         timeseries_panel("Major / all page faults", f"[M2] Below 0.5% in well-configured systems; threshold "
                          f"{m2.colour_at:g}.", "percentunit",
-                         [q(f"instance:node_major_page_fault_ratio:rate5m{{{HOST}}}", "{{instance}}")], w=8, th=m2),
+                         [q(f"{R.MAJOR_FAULT_RATIO}{{{HOST}}}", "{{instance}}")], w=8, th=m2),
         timeseries_panel("Swap pages in + out per second", f"[M3] A swapping host needs more memory; the alert "
                          f"counts a finding above {m3.colour_at:g} pages/s.", "ops",
-                         [q(f"instance:node_swap_pages:rate5m{{{HOST}}}", "{{instance}}")], w=8, th=m3),
+                         [q(f"{R.SWAP_PAGES}{{{HOST}}}", "{{instance}}")], w=8, th=m3),
         timeseries_panel("Host memory: available, free, swap used", "[M3, M5] MemAvailable, MemFree and swap "
                          "in use (SwapTotal - SwapFree).", "bytes",
                          [q(f"node_memory_MemAvailable_bytes{{{HOST}}}", "{{instance}} available", "A"),
@@ -249,11 +244,6 @@ def memory(ctx: Ctx):
                             "{{instance}} swap used", "C")], w=24),
     ]
     d = new_dashboard("oracle-memory", "PGA and host memory deep dive (field notes M2-M5).",
-                      [v_datasource(), v_database(), v_host()])
-    return _add(d, panels)
+                      [v_datasource(), v_database(), v_host(cfg)])
+    return add_panels(d, panels)
 
-
-def _add(d, panels):
-    for p in panels:
-        d = d.with_row(p) if isinstance(p, db.Row) else d.with_panel(p)
-    return d

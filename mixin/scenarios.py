@@ -19,6 +19,8 @@ template engine, checks them.
 import math
 import re
 
+from mixin import records as R
+
 H = 5                  # minutes of healthy data before a scenario turns bad
 ORA = {"job": "oracle", "instance": "oracle-exporter:19161"}
 DB = {"database": "ODS", "inst_id": "1"}
@@ -768,23 +770,23 @@ def casestudy_tests(pack) -> list:
     rec = {"name": "case study AFTER profile: recording rules", "interval": "1m",
            "input_series": profile_series(tl, AFTER),
            "promql_expr_test": [
-               {"expr": 'database_inst_event:oracle_wait_event_average_wait_seconds:rate5m{event="log file parallel write"}',
-                "eval_time": f"{at}m", "exp_samples": [{"labels": sel("database_inst_event:oracle_wait_event_average_wait_seconds:rate5m",
+               {"expr": R.WAIT_AVG + '{event="log file parallel write"}',
+                "eval_time": f"{at}m", "exp_samples": [{"labels": sel(R.WAIT_AVG,
                                                                      {**DB, "event": "log file parallel write", "wait_class": "System I/O"}),
                                                         "value": 0.00055}]},
-               {"expr": "database_inst:oracle_user_commits:rate5m", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("database_inst:oracle_user_commits:rate5m", DB), "value": 520}]},
-               {"expr": "database_inst:oracle_redo_size_bytes:rate5m", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("database_inst:oracle_redo_size_bytes:rate5m", DB), "value": 10.1e6}]},
-               {"expr": "database_inst:oracle_redo_writes:rate5m", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("database_inst:oracle_redo_writes:rate5m", DB), "value": 845}]},
+               {"expr": R.USER_COMMITS, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.USER_COMMITS, DB), "value": 520}]},
+               {"expr": R.REDO_SIZE, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.REDO_SIZE, DB), "value": 10.1e6}]},
+               {"expr": R.REDO_WRITES, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.REDO_WRITES, DB), "value": 845}]},
                # a switch every 7 minutes: at 80m the window [20m, 80m] holds the switches at 21, 28, ..., 77 -> 9
-               {"expr": "database_inst:oracle_redo_log_switches:increase1h", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("database_inst:oracle_redo_log_switches:increase1h", DB), "value": 9}]},
-               {"expr": "database_inst:oracle_redo_log_switch_interval_seconds:avg1h", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("database_inst:oracle_redo_log_switch_interval_seconds:avg1h", DB), "value": 400}]},
-               {"expr": "instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m", "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel("instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m",
+               {"expr": R.LOG_SWITCHES_1H, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.LOG_SWITCHES_1H, DB), "value": 9}]},
+               {"expr": R.LOG_SWITCH_INTERVAL, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.LOG_SWITCH_INTERVAL, DB), "value": 400}]},
+               {"expr": R.PROC_INVOLUNTARY_SHARE, "eval_time": f"{at}m",
+                "exp_samples": [{"labels": sel(R.PROC_INVOLUNTARY_SHARE,
                                                {"instance": HOST, "role": "lgwr", "sid": "ODS1"}), "value": 0.0005}]},
            ]}
     tests.append(rec)
@@ -810,22 +812,22 @@ def recording_tests(pack) -> list:
     total = sum(sum(v) for v in kinds.values())
     tests.append({"name": "ARC and L2ARC hit ratios (OpenZFS arc_summary formulas, iohits counted as accesses)",
                   "interval": "1m", "input_series": series, "promql_expr_test": [
-                      {"expr": "instance:dbhost_zfs_arc_hit_ratio:rate5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance:dbhost_zfs_arc_hit_ratio:rate5m", {"instance": HOST}),
+                      {"expr": R.ARC_HIT_RATIO, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, {"instance": HOST}),
                                         "value": total_hits / total}]},
-                      {"expr": 'instance_kind:dbhost_zfs_arc_hit_ratio:rate5m{kind="demand_data"}', "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance_kind:dbhost_zfs_arc_hit_ratio:rate5m",
+                      {"expr": R.ARC_HIT_RATIO_BY_KIND + '{kind="demand_data"}', "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO_BY_KIND,
                                                       {"instance": HOST, "kind": "demand_data"}), "value": 0.9}]},
-                      {"expr": "instance:dbhost_zfs_l2arc_hit_ratio:rate5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance:dbhost_zfs_l2arc_hit_ratio:rate5m", {"instance": HOST}),
+                      {"expr": R.L2ARC_HIT_RATIO, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.L2ARC_HIT_RATIO, {"instance": HOST}),
                                         "value": 600 / 950}]}]})
     # without iohits (OpenZFS < 2.2, illumos): hits / (hits + misses)
     series = [tl.counter("dbhost_zfs_arc_hits_total", {**db, "kind": "demand_data"}, [(0, 900 * 60)]),
               tl.counter("dbhost_zfs_arc_misses_total", {**db, "kind": "demand_data"}, [(0, 100 * 60)])]
     tests.append({"name": "ARC hit ratio without iohits (older OpenZFS, illumos kstat)", "interval": "1m",
                   "input_series": series, "promql_expr_test": [
-                      {"expr": "instance:dbhost_zfs_arc_hit_ratio:rate5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance:dbhost_zfs_arc_hit_ratio:rate5m", {"instance": HOST}),
+                      {"expr": R.ARC_HIT_RATIO, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, {"instance": HOST}),
                                         "value": 0.9}]}]})
     # LUN latency joined with role, queue size, LUN queue averages
     series = [tl.gauge("dbhost_lun_info", {**db, "device": "sdc", "hctl": "2:0:0:1", "vendor": "HITACHI", "model": "OPEN-V",
@@ -841,21 +843,21 @@ def recording_tests(pack) -> list:
            for role in ("redo", "data")]
     tests.append({"name": "LUN latency by role: two dbhost_lun_info series for one device still give one result",
                   "interval": "1m", "input_series": dup + series[1:3], "promql_expr_test": [
-                      {"expr": "count(instance_device_role:node_disk_write_latency_seconds:rate5m)", "eval_time": "15m",
+                      {"expr": f"count({R.DISK_WRITE_LATENCY})", "eval_time": "15m",
                        "exp_samples": [{"labels": "{}", "value": 1}]},
-                      {"expr": "sum(instance_device_role:node_disk_write_latency_seconds:rate5m)", "eval_time": "15m",
+                      {"expr": f"sum({R.DISK_WRITE_LATENCY})", "eval_time": "15m",
                        "exp_samples": [{"labels": "{}", "value": 0.0008}]}]})
     tests.append({"name": "LUN latency by role, queue size, LUN queue average", "interval": "1m", "input_series": series,
                   "promql_expr_test": [
-                      {"expr": "instance_device_role:node_disk_write_latency_seconds:rate5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance_device_role:node_disk_write_latency_seconds:rate5m",
+                      {"expr": R.DISK_WRITE_LATENCY, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.DISK_WRITE_LATENCY,
                                                       {"device": "sdc", "instance": HOST, "role": "redo"}), "value": 0.0008}]},
-                      {"expr": "instance_device:node_disk_queue_size:rate5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance_device:node_disk_queue_size:rate5m",
+                      {"expr": R.DISK_QUEUE_SIZE, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.DISK_QUEUE_SIZE,
                                                       {"device": "sdc", "instance": HOST}), "value": 0.7}]},
                       # samples at 10..15m alternate 6,4,6,4,6,4 -> average 5
-                      {"expr": "instance_device:dbhost_lun_lun_queue:avg5m", "eval_time": "15m",
-                       "exp_samples": [{"labels": sel("instance_device:dbhost_lun_lun_queue:avg5m",
+                      {"expr": R.LUN_LUN_QUEUE, "eval_time": "15m",
+                       "exp_samples": [{"labels": sel(R.LUN_LUN_QUEUE,
                                                       {"device": "sdc", "instance": HOST}), "value": 5}]}]})
     return tests
 
@@ -935,14 +937,37 @@ def _rounded(tests: list) -> list:
     return tests
 
 
-def test_files(th: dict, alerts_doc: dict) -> dict:
-    pack = Pack(th, alerts_doc)
+def _relabel_jobs(tests: list, cfg) -> list:
+    """The scenarios are written with the default job names (oracle, dbhost, node); a site's
+    config may name its jobs otherwise, and its rules select those names."""
+    mapping = {kind: cfg.job_label(kind) for kind in ("oracle", "dbhost", "node")}
+    if all(k == v for k, v in mapping.items()):
+        return tests
+    for t in tests:
+        for sr in t.get("input_series", []):
+            for kind, name in mapping.items():
+                sr["series"] = sr["series"].replace(f'job="{kind}"', f'job="{name}"')
+        for c in t.get("alert_rule_test", []):
+            for a in c["exp_alerts"]:
+                if a["exp_labels"].get("job") in mapping:
+                    a["exp_labels"]["job"] = mapping[a["exp_labels"]["job"]]
+        for e in t.get("promql_expr_test", []):
+            for smp in e["exp_samples"]:
+                for kind, name in mapping.items():
+                    smp["labels"] = smp["labels"].replace(f'job="{kind}"', f'job="{name}"')
+    return tests
+
+
+def test_files(cfg, alerts_doc: dict) -> dict:
+    """{file name: promtool test document}; rule_files point at ../<name>.rules.yml."""
+    pack = Pack(cfg.thresholds, alerts_doc)
     head = {"rule_files": ["../recording.rules.yml", "../alerts.rules.yml"], "evaluation_interval": "1m"}
-    return {
-        "oracle.test.yml": {**head, "tests": consolidate(oracle_tests(pack))},
-        "host.test.yml": {**head, "tests": consolidate(host_tests(pack))},
-        "storage.test.yml": {**head, "tests": consolidate(storage_tests(pack))},
-        "zfs.test.yml": {**head, "tests": consolidate(zfs_tests(pack))},
-        "casestudy.test.yml": {**head, "tests": _rounded(casestudy_tests(pack))},
-        "recording.test.yml": {**head, "tests": _rounded(recording_tests(pack))},
+    files = {
+        "oracle.test.yml": consolidate(oracle_tests(pack)),
+        "host.test.yml": consolidate(host_tests(pack)),
+        "storage.test.yml": consolidate(storage_tests(pack)),
+        "zfs.test.yml": consolidate(zfs_tests(pack)),
+        "casestudy.test.yml": _rounded(casestudy_tests(pack)),
+        "recording.test.yml": _rounded(recording_tests(pack)),
     }
+    return {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}

@@ -4,26 +4,22 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from dashboards.common import (HOST, new_dashboard, q, table_panel, timeseries_panel, v_database,
-                               v_datasource, v_host, v_query)
-from dashboards.context import Ctx
-from dashboards.oracle_boards import _add
+from mixin import records as R
+from mixin.config import Config
+from mixin.dashboards.common import (HOST, add_panels, ms, new_dashboard, q, table_panel, timeseries_panel,
+                                    v_database, v_datasource, v_host, v_query)
 
 DEV = 'device=~"$device"'
 HD = f"{HOST}, {DEV}"
 RI = "[$__rate_interval]"
 
 
-def ms(t) -> str:
-    return f"{t.colour_at * 1000:g} ms"
-
-
 # ------------------------------------------------------------------------------------ storage
 
-def storage(ctx: Ctx):
-    q2, q3 = ctx.th("Q2"), ctx.th("Q3")
-    r17w, r17r = ctx.th("R17_write"), ctx.th("R17_read")
-    q2f, r17o, i2 = ctx.th("Q2_full"), ctx.th("R17_other"), ctx.th("I2")
+def storage(cfg: Config):
+    q2, q3 = cfg.th("Q2"), cfg.th("Q3")
+    r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
+    q2f, r17o, i2 = cfg.th("Q2_full"), cfg.th("R17_other"), cfg.th("I2")
     leg = "{{instance}} {{device}}"
     lat = lambda rw: f"instance_device_role:node_disk_{rw}_latency_seconds:rate5m"
     panels = [
@@ -33,8 +29,8 @@ def storage(ctx: Ctx):
                          "the requests waiting above it in the host queue. A LUN queue pinned at the depth "
                          "with a growing host queue is the throttle Q3 warns about.", "short",
                          [q(f"dbhost_lun_queue_depth{{{HD}}}", leg + " configured depth", "A"),
-                          q(f"instance_device:dbhost_lun_lun_queue:avg5m{{{HD}}}", leg + " LUN queue", "B"),
-                          q(f"instance_device:dbhost_lun_host_queue:avg5m{{{HD}}}", leg + " host queue", "C")],
+                          q(f"{R.LUN_LUN_QUEUE}{{{HD}}}", leg + " LUN queue", "B"),
+                          q(f"{R.LUN_HOST_QUEUE}{{{HD}}}", leg + " host queue", "C")],
                          w=24, h=9),
         timeseries_panel("Configured LUN queue depth", f"[Q3] device/queue_depth: {q3.colour_at:.0f} or less "
                          "is a throttle ('ridiculously low'); the driver default and maximum is 256. "
@@ -43,11 +39,11 @@ def storage(ctx: Ctx):
                           q(f"dbhost_lun_nr_requests{{{HD}}}", leg + " nr_requests", "B")], w=8, th=q3),
         timeseries_panel("LUN queue (dispatched, iostat actv)", "[Q1] Requests dispatched to the device and "
                          "being serviced, 5 m average.", "short",
-                         [q(f"instance_device:dbhost_lun_lun_queue:avg5m{{{HD}}}", leg)], w=8),
+                         [q(f"{R.LUN_LUN_QUEUE}{{{HD}}}", leg)], w=8),
         timeseries_panel("Host queue (waiting, iostat wait)", f"[Q1, Q2] Requests accepted by the block layer "
                          f"but not dispatched, 5 m average; the array cannot sort or merge them. Above "
                          f"{q2.colour_at:g} is a backlog (5-10 at peak with a good setting).", "short",
-                         [q(f"instance_device:dbhost_lun_host_queue:avg5m{{{HD}}}", leg)], w=8, th=q2),
+                         [q(f"{R.LUN_HOST_QUEUE}{{{HD}}}", leg)], w=8, th=q2),
         timeseries_panel("Share of samples with the LUN queue full", "[Q2, Q3] How often in-flight reached "
                          "the configured depth: a backlog must form above it even where the host queue is "
                          f"invisible (blk-mq 5.10-6.9): there LunHostQueueBacklog fires at {q2f.colour_at:.0%} "
@@ -56,7 +52,7 @@ def storage(ctx: Ctx):
                             f"(rate(dbhost_lun_samples_total{{{HD}}}{RI}) > 0)", leg)], w=12, th=q2f),
         timeseries_panel("Average queue size (iostat aqu-sz)", "[Q1] node_exporter weighted I/O time rate: "
                          "host + LUN queue as iostat's aqu-sz.", "short",
-                         [q(f"instance_device:node_disk_queue_size:rate5m{{{HD}}}", leg)], w=12),
+                         [q(f"{R.DISK_QUEUE_SIZE}{{{HD}}}", leg)], w=12),
         db.Row("Latency against the LUN's role thresholds"),
         timeseries_panel("Write latency: redo LUNs", f"[R17] Writes to role=redo LUNs < {ms(r17w)} "
                          "(12 ms before, < 1 ms after).", "s",
@@ -97,14 +93,14 @@ def storage(ctx: Ctx):
     ]
     dev = v_query("device", "Device", 'label_values(dbhost_lun_info{instance=~"$host"}, device)')
     d = new_dashboard("host-storage", "Storage deep dive: LUN queue depths, latency by LUN role, IOPS, "
-                      "request size (field notes Q1-Q4, R17, F2).", [v_datasource(), v_database(), v_host(), dev])
-    return _add(d, panels)
+                      "request size (field notes Q1-Q4, R17, F2).", [v_datasource(), v_database(), v_host(cfg), dev])
+    return add_panels(d, panels)
 
 
 # ------------------------------------------------------------------------------------ CPU
 
-def cpu(ctx: Ctx):
-    c1, c4, r14 = ctx.th("C1"), ctx.th("C4"), ctx.th("R14")
+def cpu(cfg: Config):
+    c1, c4, r14 = cfg.th("C1"), cfg.th("C4"), cfg.th("R14")
     ncpu = f'count by (instance) (node_cpu_seconds_total{{{HOST}, mode="idle"}})'
     busy = (f'sum by (instance) (rate(node_cpu_seconds_total{{{HOST}, mode!~"idle|iowait"}}{RI})) / {ncpu}')
     sr = "{{instance}} {{sid}} {{role}}"
@@ -113,7 +109,7 @@ def cpu(ctx: Ctx):
         timeseries_panel("Run queue per CPU", f"[C1, R18] Runnable tasks / CPUs, 5 m average: "
                          f"{c1.colour_at:g} or more per CPU with involuntary switches is a CPU bottleneck "
                          "(1.2 in the redo case study: not the bottleneck).", "short",
-                         [q(f"instance:node_run_queue_per_cpu:avg5m{{{HOST}}}", "{{instance}}")], w=8, th=c1),
+                         [q(f"{R.RUN_QUEUE_PER_CPU}{{{HOST}}}", "{{instance}}")], w=8, th=c1),
         timeseries_panel("CPU time by mode", "[C2] Share of all CPU per mode: user is the real work; system "
                          "(kernel) ideally below 5%.", "percentunit",
                          [q(f'sum by (instance, mode) (rate(node_cpu_seconds_total{{{HOST}, mode!="idle"}}{RI})) '
@@ -121,7 +117,7 @@ def cpu(ctx: Ctx):
         timeseries_panel("System share of busy CPU", f"[C2, C4] System / (all non-idle, non-iowait CPU): above "
                          f"{c4.colour_at:g} the kernel dominates (80-90% when statistics gathering contended "
                          "on a kernel lock).", "percentunit",
-                         [q(f"instance:node_cpu_system_share_of_busy:rate5m{{{HOST}}}", "{{instance}}")], w=8, th=c4),
+                         [q(f"{R.CPU_SYSTEM_SHARE_OF_BUSY}{{{HOST}}}", "{{instance}}")], w=8, th=c4),
         timeseries_panel("Oracle's view of host load", "[C6] V$SYSMETRIC 'Current OS Load' and host CPU "
                          "utilisation as Oracle reports them, per database.", "short",
                          [q('oracle_host_os_load{database=~"$database"}', "{{database}}/{{inst_id}} OS load", "A")],
@@ -139,7 +135,7 @@ def cpu(ctx: Ctx):
         timeseries_panel("Involuntary context-switch share by role", f"[R14, C3] involuntary / all switches "
                          f"per sid and role (lgwr, dbw0, ..., foreground); LGWR above {r14.colour_at:g} is "
                          "R14's finding.", "percentunit",
-                         [q(f"instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{{{HOST}}}", sr)],
+                         [q(f"{R.PROC_INVOLUNTARY_SHARE}{{{HOST}}}", sr)],
                          w=12, th=r14),
         timeseries_panel("Involuntary context switches per second by role", "[C3, R14] The rate behind the "
                          "share: involuntary switches mean the process was preempted.", "ops",
@@ -147,7 +143,7 @@ def cpu(ctx: Ctx):
                          w=12),
         timeseries_panel("Migrations per second by role", "[C3] Thread migrations between CPUs per sid and "
                          "role; with involuntary switches a CPU-bottleneck signal.", "ops",
-                         [q(f"instance_sid_role:dbhost_process_migrations:rate5m{{{HOST}}}", sr)], w=12),
+                         [q(f"{R.PROC_MIGRATIONS}{{{HOST}}}", sr)], w=12),
         timeseries_panel("Oracle CPU by role and mode", "[C2, C4] CPU seconds per second (1 = one CPU) used by "
                          "each sid and role, user vs system.", "short",
                          [q(f"sum by (instance, sid, role, mode) (rate(dbhost_process_cpu_seconds_total{{{HOST}}}{RI}))",
@@ -167,7 +163,7 @@ def cpu(ctx: Ctx):
                          "(Prometheus' scrape_duration_seconds) and the oracle-exporter's own per-database "
                          "query time: C4's host lost 80-90% to statistics gathering, so the agent must stay "
                          "cheap.", "s",
-                         [q('scrape_duration_seconds{job=~"oracle|dbhost|node"}', "{{job}} {{instance}}", "A"),
+                         [q(f'scrape_duration_seconds{{{cfg.selector("oracle", "dbhost", "node")}}}', "{{job}} {{instance}}", "A"),
                           q('oracle_scrape_duration_seconds{database=~"$database"}', "oracle {{database}}", "B")],
                          w=12),
         timeseries_panel("Collector success", "[C5] 1 when the last run of each collector succeeded "
@@ -179,15 +175,15 @@ def cpu(ctx: Ctx):
     ]
     d = new_dashboard("host-cpu", "CPU scheduling deep dive: run queue, system vs user, per-role "
                       "involuntary switches and migrations, CPI (field notes C1-C7, R14).",
-                      [v_datasource(), v_database(), v_host()])
-    return _add(d, panels)
+                      [v_datasource(), v_database(), v_host(cfg)])
+    return add_panels(d, panels)
 
 
 # ------------------------------------------------------------------------------------ ZFS
 
-def zfs(ctx: Ctx):
-    z4 = ctx.th("Z4")
-    z3 = ctx.th("Z3")
+def zfs(cfg: Config):
+    z4 = cfg.th("Z4")
+    z3 = cfg.th("Z3")
     panels = [
         db.Row("ARC"),
         timeseries_panel("ARC size vs target, min and max", "[Z5, Z1] Current ARC size against its target "
@@ -199,8 +195,8 @@ def zfs(ctx: Ctx):
         timeseries_panel("ARC hit ratio: all, demand, prefetch", "[Z5] hits / (hits + misses) over 5 m, all "
                          "kinds and per kind (demand_data, demand_metadata, prefetch_data, prefetch_metadata).",
                          "percentunit",
-                         [q(f"instance:dbhost_zfs_arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}} all", "A"),
-                          q(f"instance_kind:dbhost_zfs_arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}} {{kind}}", "B")],
+                         [q(f"{R.ARC_HIT_RATIO}{{{HOST}}}", "{{instance}} all", "A"),
+                          q(f"{R.ARC_HIT_RATIO_BY_KIND}{{{HOST}}}", "{{instance}} {{kind}}", "B")],
                          w=12, minimum=None),
         timeseries_panel("ARC requests per second by kind", "[Z5] hits, misses and I/O hits (request found "
                          "its I/O already in flight) per kind.", "ops",
@@ -211,7 +207,7 @@ def zfs(ctx: Ctx):
         db.Row("L2ARC"),
         timeseries_panel("L2ARC hit ratio", f"[Z5, Z2, Z3] l2_hits / (l2_hits + l2_misses) over 5 m; warms "
                          f"over hours; still below {z3.colour_at:g} after 6 h of demand is a finding (info).",
-                         "percentunit", [q(f"instance:dbhost_zfs_l2arc_hit_ratio:rate5m{{{HOST}}}", "{{instance}}")],
+                         "percentunit", [q(f"{R.L2ARC_HIT_RATIO}{{{HOST}}}", "{{instance}}")],
                          w=8, th=z3, minimum=None),
         timeseries_panel("L2ARC size", "[Z5, Z3] Data held in the L2ARC (l2_size) and space allocated on the "
                          "cache devices (l2_asize).", "bytes",
@@ -235,5 +231,5 @@ def zfs(ctx: Ctx):
                             "{{instance}} {{device}} write", "B")], w=12),
     ]
     d = new_dashboard("host-zfs", "ZFS ARC and L2ARC deep dive (field notes Z1-Z5).",
-                      [v_datasource(), v_database(), v_host()])
-    return _add(d, panels)
+                      [v_datasource(), v_database(), v_host(cfg)])
+    return add_panels(d, panels)

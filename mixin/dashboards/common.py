@@ -22,7 +22,9 @@ from grafana_foundation_sdk.models.dashboard import (
 )
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from dashboards.thresholds import Threshold
+from mixin.config import Config
+from mixin.records import LGWR_ROLES  # noqa: F401  (re-exported for the boards)
+from mixin.thresholds import Threshold
 
 TAG = "oracle-dbhost"
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -84,9 +86,9 @@ def v_database() -> db.QueryVariable:
             .current(VariableOption(selected=True, text="All", value="$__all")))
 
 
-def v_host() -> db.QueryVariable:
+def v_host(cfg: Config) -> db.QueryVariable:
     return (db.QueryVariable("host").label("Host").datasource(DS)
-            .query('label_values(up{job=~"dbhost|node"}, instance)')
+            .query(f'label_values(up{{{cfg.selector("dbhost", "node")}}}, instance)')
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.ALPHABETICAL_ASC)
             .multi(True).include_all(True)
             .current(VariableOption(selected=True, text="All", value="$__all")))
@@ -101,6 +103,11 @@ def v_query(name: str, label: str, query: str) -> db.QueryVariable:
 
 # ---------------------------------------------------------------- queries
 
+# sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
+SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
+             '"sid", "$1", "instance_name", "(.*)")')
+
+
 def q(expr: str, legend: str = "", ref: str = "A", instant: bool = False,
       fmt: PromQueryFormat | None = None) -> prometheus.Dataquery:
     t = prometheus.Dataquery().expr(expr).ref_id(ref).datasource(DS)
@@ -110,6 +117,11 @@ def q(expr: str, legend: str = "", ref: str = "A", instant: bool = False,
     if fmt is not None:
         t = t.format(fmt)
     return t
+
+
+def ms(t: Threshold) -> str:
+    """A seconds threshold as panel text: '2 ms'."""
+    return f"{t.colour_at * 1000:g} ms"
 
 
 def re_escape(value: str) -> str:
@@ -234,4 +246,11 @@ def new_dashboard(uid: str, description: str, variables: Sequence, refresh: str 
          .variables(list(variables)))
     for l in dashboard_links(uid):
         d = d.link(l)
+    return d
+
+
+def add_panels(d: db.Dashboard, panels) -> db.Dashboard:
+    """Rows and panels in order (a db.Row starts a new row)."""
+    for p in panels:
+        d = d.with_row(p) if isinstance(p, db.Row) else d.with_panel(p)
     return d

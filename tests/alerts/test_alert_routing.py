@@ -1,4 +1,5 @@
-"""alerts/alertmanager.yml in a real Alertmanager: routing by severity and inhibition.
+"""alerts/alertmanager.yml: amtool accepts it and routes by severity; in a real Alertmanager
+the routing and the inhibition rules do what they say.
 
 Starts /usr/bin/prometheus-alertmanager with the shipped config, where only the webhook
 address (http://127.0.0.1:19199, a plain text substitution the stack also uses) and
@@ -11,14 +12,33 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
-
 import pytest
 import requests
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from pack import ALERTS, ROOT
+
 AM_BIN = "/usr/bin/prometheus-alertmanager"
+
+
+def test_amtool_check_config_clean():
+    res = subprocess.run(["amtool", "check-config", str(ALERTS / "alertmanager.yml")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "SUCCESS" in res.stdout and "5 inhibit rules" in res.stdout and "3 receivers" in res.stdout
+
+
+@pytest.mark.parametrize("labels,receiver", [
+    (["severity=critical", "alertname=OracleDown", "database=ODS"], "pager"),
+    (["severity=warning", "alertname=OracleLogFileSyncSlow", "database=ODS"], "ticket"),
+    (["severity=warning", "alertname=LunHostQueueBacklog", "instance=dbhost1"], "ticket"),
+    (["severity=info", "alertname=ZfsL2arcNotWarming"], "null"),
+    (["alertname=Unlabelled"], "null"),
+])
+def test_amtool_routes(labels, receiver):
+    res = subprocess.run(["amtool", "config", "routes", "test", f"--config.file={ALERTS / 'alertmanager.yml'}", *labels],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == receiver
 
 
 def _free_port() -> int:

@@ -6,9 +6,10 @@ from grafana_foundation_sdk.builders import common as cb, dashboard as db
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from grafana_foundation_sdk.models import common as cm
 
-from dashboards.common import (DB, HOST, link, new_dashboard, override_ref, q, stat_panel,
-                               table_panel, v_database, v_datasource, v_host)
-from dashboards.context import Ctx
+from mixin import records as R
+from mixin.config import Config
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, link, new_dashboard, override_ref, q,
+                                    stat_panel, table_panel, v_database, v_datasource, v_host)
 
 UID = "oracle-wallboard"
 
@@ -23,11 +24,6 @@ STATUS_MAPPINGS = [{
 }]
 
 
-# sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
-SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
-             '"sid", "$1", "instance_name", "(.*)")')
-
-
 def db_status_expr() -> str:
     return ('max by (database) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
@@ -35,28 +31,24 @@ def db_status_expr() -> str:
             ' or 2 * (1 - oracle_up{' + DB + '}))')
 
 
-# LGWR and its worker processes (12c+ LG00, LG01, ...), as OracleLgwrInvoluntaryContextSwitches selects them
-LGWR_ROLES = 'role=~"lgwr|lg[0-9]+"'
-
-
-def host_status_expr() -> str:
+def host_status_expr(cfg: Config) -> str:
     # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
     # warning); `min` so that one of the two exporters being down is enough (max would hide it).
     return ('max by (instance) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
-            ' or (1 - min by (instance) (up{job=~"node|dbhost", ' + HOST + '})))')
+            ' or (1 - min by (instance) (up{' + cfg.selector("node", "dbhost") + ', ' + HOST + '})))')
 
 
 def lgwr_share_by_db() -> str:
-    return ('max by (database) ('
-            'instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{' + LGWR_ROLES + '}'
+    return ('max by (database) (' +
+            R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '}'
             ' * on (sid) group_left (database) ' + SID_TO_DB + ')')
 
 
-def build(ctx: Ctx):
-    r2, r14 = ctx.th("R2"), ctx.th("R14")
-    q2, c1, c4 = ctx.th("Q2"), ctx.th("C1"), ctx.th("C4")
+def build(cfg: Config):
+    r2, r14 = cfg.th("R2"), cfg.th("R14")
+    q2, c1, c4 = cfg.th("Q2"), cfg.th("C1"), cfg.th("C4")
 
     db_links = [link("oracle-redo", "Redo and LGWR deep dive", with_database=True),
                 link("oracle-waits", "Wait events deep dive", with_database=True),
@@ -76,11 +68,11 @@ def build(ctx: Ctx):
         "Click the tile for the redo, waits, memory and capacity dashboards.",
         "s",
         [q(db_status_expr(), "status", "A", instant=True),
-         q('max by (database) (database_inst_event:oracle_wait_event_average_wait_seconds:rate5m{'
+         q('max by (database) (' + R.WAIT_AVG + '{'
            + DB + ', event="log file sync"})', "log file sync avg", "B", instant=True),
-         q('sum by (database) (database_inst:oracle_user_commits:rate5m{' + DB + '})',
+         q('sum by (database) (' + R.USER_COMMITS + '{' + DB + '})',
            "commits/s", "C", instant=True),
-         q('sum by (database) (database_inst:oracle_redo_size_bytes:rate5m{' + DB + '})',
+         q('sum by (database) (' + R.REDO_SIZE + '{' + DB + '})',
            "redo", "D", instant=True),
          q(lgwr_share_by_db(), "LGWR involuntary", "E", instant=True)],
         w=12, h=7, th=r2, links=db_links)
@@ -104,14 +96,14 @@ def build(ctx: Ctx):
         f"[C2, C4] system share of busy CPU (threshold {c4.colour_at}). "
         "Click the tile for the storage, CPU and ZFS dashboards.",
         "short",
-        [q(host_status_expr(), "status", "A", instant=True),
-         q('max by (instance) (instance_device:dbhost_lun_host_queue:avg5m{' + HOST + '})',
+        [q(host_status_expr(cfg), "status", "A", instant=True),
+         q('max by (instance) (' + R.LUN_HOST_QUEUE + '{' + HOST + '})',
            "worst LUN host queue", "B", instant=True),
-         q('max by (instance) (instance:dbhost_zfs_arc_hit_ratio:rate5m{' + HOST + '})',
+         q('max by (instance) (' + R.ARC_HIT_RATIO + '{' + HOST + '})',
            "ARC hit ratio", "C", instant=True),
-         q('max by (instance) (instance:node_run_queue_per_cpu:avg5m{' + HOST + '})',
+         q('max by (instance) (' + R.RUN_QUEUE_PER_CPU + '{' + HOST + '})',
            "run queue per CPU", "D", instant=True),
-         q('max by (instance) (instance:node_cpu_system_share_of_busy:rate5m{' + HOST + '})',
+         q('max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '})',
            "system CPU share", "E", instant=True)],
         w=12, h=7, th=q2, links=host_links)
     host_tile = override_ref(host_tile, "A", name="status", unit="none", neutral="green",
@@ -136,7 +128,7 @@ def build(ctx: Ctx):
 
     d = new_dashboard(UID, "Instance-health wallboard: one tile per database and per host, coloured "
                       "from the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts.",
-                      [v_datasource(), v_database(), v_host()], refresh="30s", time_from="now-1h")
+                      [v_datasource(), v_database(), v_host(cfg)], refresh="30s", time_from="now-1h")
     d = (d.with_row(db.Row("Databases")).with_panel(tile)
          .with_row(db.Row("Hosts")).with_panel(host_tile)
          .with_row(db.Row("Alerts")).with_panel(firing))

@@ -1,15 +1,14 @@
-"""Alert thresholds: the one source of truth, alerts/thresholds.yaml.
+"""Thresholds: the one type, read from alerts/thresholds.yaml (the one source of truth).
 
-Importable by path (dashboards and tests do not need alerts/ to be a package):
-
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("thresholds", "alerts/thresholds.py")
-    thresholds = importlib.util.module_from_spec(spec); spec.loader.exec_module(thresholds)
-    t = thresholds.load()          # dict[id, Threshold]
+    from mixin import thresholds
+    t = thresholds.load()          # dict[id, Threshold], in file order
     t["R1"].value                  # 0.002 (seconds)
     t["R1"].floor("waits").value   # 1 (waits/s)
+    t["R1"].colour_at              # where a dashboard panel turns orange
 
-Values are in base units (seconds, ratios 0..1, bytes, per-second rates).
+Values are in base units (seconds, ratios 0..1, bytes, per-second rates). The rules
+(mixin.render), the promtool tests (mixin.scenarios), the docs (mixin.docs) and the
+dashboards (mixin.dashboards) all read this type; nothing else parses the file.
 """
 
 import re
@@ -18,8 +17,10 @@ from pathlib import Path
 
 import yaml
 
-DEFAULT_PATH = Path(__file__).resolve().with_name("thresholds.yaml")
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "alerts" / "thresholds.yaml"
 SEVERITIES = ("critical", "warning", "info")
+SEVERITY_COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
+ZERO_EPSILON = 1e-9
 OPS = (">", ">=", "<", "<=", "==")
 _DURATION = re.compile(r"^(?:\d+[smhd])+$")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -64,6 +65,32 @@ class Threshold:
 
     def for_seconds(self) -> int:
         return duration_seconds(self.for_)
+
+    # ---- how a dashboard colours the measure this threshold judges. Grafana colours a value
+    # when it is >= a step, so each alert comparison becomes steps:
+    # * `>` / `>=` with value v: green below, the severity colour from v. An "eliminate"
+    #   threshold (v = 0 with a `rate` noise floor) colours from the floor, where the alert pack
+    #   starts counting a finding; a bare `> 0` (e.g. Z4 errors) colours from ZERO_EPSILON.
+    # * `<` / `<=` with value v (a floor, e.g. the latch hit ratio): the severity colour below,
+    #   green from v (`<=`: from v + ZERO_EPSILON, so v itself stays coloured).
+    @property
+    def lower_is_bad(self) -> bool:
+        return self.op in ("<", "<=")
+
+    @property
+    def colour(self) -> str:
+        return SEVERITY_COLOUR[self.severity]
+
+    @property
+    def colour_at(self) -> float:
+        """The step value at which a panel switches colour (see above)."""
+        if self.lower_is_bad:
+            return float(self.value) + ZERO_EPSILON if self.op == "<=" else float(self.value)
+        if self.value == 0 and "rate" in self.noise_floor:
+            return float(self.noise_floor["rate"].value)
+        if self.value == 0 and self.op == ">":
+            return ZERO_EPSILON
+        return float(self.value)
 
 
 def duration_seconds(text: str) -> int:

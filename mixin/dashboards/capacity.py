@@ -10,11 +10,11 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models.dashboard import VariableOption
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from dashboards.common import (DB, HOST, new_dashboard, override_name, override_ref, q, re_escape,
-                               stat_panel, table_panel, timeseries_panel, v_database, v_datasource,
-                               v_host)
-from dashboards.context import Ctx
-from dashboards.wallboard import LGWR_ROLES, SID_TO_DB
+from mixin import records as R
+from mixin.config import Config
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, new_dashboard, override_name, override_ref,
+                                    q, re_escape, stat_panel, table_panel, timeseries_panel, v_database,
+                                    v_datasource, v_host)
 
 UID = "oracle-capacity"
 T = PromQueryFormat.TABLE
@@ -92,7 +92,7 @@ def per_db_rate(counter: str, rng: str, extra: str = "") -> str:
     return f"sum by (database) (rate({counter}{{{sel}}}{rng}))"
 
 
-def build(ctx: Ctx):
+def build(cfg: Config):
     # ---------------- workload table (now | baseline per measure)
     targets, rename, units = [], {}, {}
     refs = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -125,7 +125,7 @@ def build(ctx: Ctx):
         if kind is None:
             cited.append(ident)
             continue
-        th = ctx.th(ident)
+        th = cfg.th(ident)
         cited.append(ident)
         base = (f'label_replace(group by (database) (oracle_up{{{DB}}}), "event", '
                 f'"{event}", "", "") * {th.colour_at!r}')
@@ -135,9 +135,9 @@ def build(ctx: Ctx):
         f"[{', '.join(dict.fromkeys(cited))}] redo and I/O wait events: waits/s and average wait "
         "(time waited / waits) over the range and over the baseline window. 'max avg wait' is the "
         "alert threshold on the average ("
-        + ", ".join(f"{i} {ctx.th(i).value * 1000:g} ms" for i, _, k in WAITS if k == "avg")
+        + ", ".join(f"{i} {cfg.th(i).value * 1000:g} ms" for i, _, k in WAITS if k == "avg")
         + "); 'max waits/s' is where the alert pack counts a finding for rate-based events ("
-        + ", ".join(dict.fromkeys(f"{i} {ctx.th(i).colour_at:g}/s" for i, _, k in WAITS if k == "rate"))
+        + ", ".join(dict.fromkeys(f"{i} {cfg.th(i).colour_at:g}/s" for i, _, k in WAITS if k == "rate"))
         + "; 'eliminate' events use their noise floor). R7 has no threshold: watch the rate.",
         "s",
         [q(waits_rate(RANGE_NOW), "", "A", instant=True, fmt=T),
@@ -182,8 +182,8 @@ def build(ctx: Ctx):
     top = override_name(top, "waits/s", unit="ops")
 
     # ---------------- system figures, now vs baseline
-    c1, r14 = ctx.th("C1"), ctx.th("R14")
-    r17w, r17r = ctx.th("R17", "write"), ctx.th("R17", "read")
+    c1, r14 = cfg.th("C1"), cfg.th("R14")
+    r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
 
     def now_base(title, desc, unit, expr_fn, th, ids):
         p = stat_panel(title, f"[{', '.join(ids)}] {desc} Left: now (average over the range); "
@@ -195,20 +195,20 @@ def build(ctx: Ctx):
 
     runq = now_base("Run queue per CPU", "Runnable tasks per CPU (node_procs_running / CPUs); "
                     f"sustained >= {c1.colour_at} per CPU is a CPU bottleneck; 1.2 in the case study (R18).",
-                    "short", lambda rng: f"max by (instance) (avg_over_time(instance:node_run_queue_per_cpu:avg5m{{{HOST}}}{rng}))",
+                    "short", lambda rng: f"max by (instance) (avg_over_time({R.RUN_QUEUE_PER_CPU}{{{HOST}}}{rng}))",
                     c1, ["C1", "R18"])
     lgwr = now_base("LGWR involuntary switch share", "Share of LGWR's context switches that were "
                     "involuntary: 30% before, < 0.1% after the fix.", "percentunit",
-                    lambda rng: (f"max by (database) (avg_over_time(instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m{{{LGWR_ROLES}}}"
+                    lambda rng: (f"max by (database) (avg_over_time({R.PROC_INVOLUNTARY_SHARE}{{{LGWR_ROLES}}}"
                                  f"{rng}) * on (sid) group_left (database) {SID_TO_DB})"),
                     r14, ["R14"])
     lunw = now_base("Redo LUN write latency", "Average write service time of LUNs with role=redo "
                     f"(node_exporter diskstats): writes < {r17w.colour_at} s.", "s",
-                    lambda rng: f"max by (instance) (avg_over_time(instance_device_role:node_disk_write_latency_seconds:rate5m{{{HOST}, role=\"redo\"}}{rng}))",
+                    lambda rng: f"max by (instance) (avg_over_time({R.DISK_WRITE_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))",
                     r17w, ["R17"])
     lunr = now_base("Redo LUN read latency", "Average read service time of LUNs with role=redo "
                     f"(ARCH reads redo): reads < {r17r.colour_at} s.", "s",
-                    lambda rng: f"max by (instance) (avg_over_time(instance_device_role:node_disk_read_latency_seconds:rate5m{{{HOST}, role=\"redo\"}}{rng}))",
+                    lambda rng: f"max by (instance) (avg_over_time({R.DISK_READ_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))",
                     r17r, ["R17"])
 
     # ---------------- load profile (I3): per second and per transaction
@@ -240,14 +240,14 @@ def build(ctx: Ctx):
         "[R1, R2; section 1 workload profile] the rates behind the table, 5 m windows (recording rules): "
         "each commit waits on log file sync (R2), each LGWR write is a log file parallel write (R1).",
         "ops",
-        [q(f"sum by (database) (database_inst:oracle_user_commits:rate5m{{{DB}}})", "{{database}} commits/s", "A"),
-         q(f"sum by (database) (database_inst:oracle_redo_writes:rate5m{{{DB}}})", "{{database}} LGWR writes/s", "B"),
-         q(f"sum by (database) (database_inst:oracle_redo_synch_writes:rate5m{{{DB}}})", "{{database}} redo synch writes/s", "C")],
+        [q(f"sum by (database) ({R.USER_COMMITS}{{{DB}}})", "{{database}} commits/s", "A"),
+         q(f"sum by (database) ({R.REDO_WRITES}{{{DB}}})", "{{database}} LGWR writes/s", "B"),
+         q(f"sum by (database) ({R.REDO_SYNCH_WRITES}{{{DB}}})", "{{database}} redo synch writes/s", "C")],
         w=24, h=7)
 
     d = new_dashboard(UID, "Capacity profile: workload, waits with thresholds, top 5 timed events and "
                       "system figures, now beside a baseline (field notes K1).",
-                      [v_datasource(), v_database(), v_host(), v_baseline(), v_baseline_end()],
+                      [v_datasource(), v_database(), v_host(cfg), v_baseline(), v_baseline_end()],
                       refresh="1m", time_from="now-1h")
     d = (d.with_row(db.Row("Workload profile")).with_panel(workload).with_panel(trend)
          .with_row(db.Row("Waits")).with_panel(waits).with_panel(top)

@@ -1,0 +1,165 @@
+"""The mixin's one configuration: what a site changes without editing the package.
+
+    from mixin.config import Config, load
+    cfg = load()                      # the defaults (what the repository ships)
+    cfg = load("site.yml")            # the defaults, overridden by one small YAML file
+    cfg.th("R1").value                # thresholds, from alerts/thresholds.yaml
+    cfg.selector("oracle")            # 'job="oracle"'
+    cfg.runbook_url("OracleDown")     # where a notification's runbook link points
+
+The override file (every key optional; relative paths are relative to the file):
+
+    thresholds: my-thresholds.yaml            # another thresholds file (same format)
+    jobs:                                     # Prometheus job names of each scrape target kind
+      oracle: oracle-prod                     # one name ...
+      node: [node, node-exporter]             # ... or several (selector job=~"node|node-exporter")
+    target_labels: [job, instance, site]      # labels of a scrape target kept by every aggregation
+    runbook_base_url: https://git.example.com/dba/monitoring/blob/main/docs/runbooks/
+    grafana_url: https://grafana.example.com  # alerts get a dashboard_url only when this is set
+
+Render with it: `make generate MIXIN_CONFIG=site.yml` (writes under build/mixin/, see
+mixin/generate.py); the repository's own files are always rendered from the defaults.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from mixin import thresholds as thresholds_mod
+from mixin.thresholds import Threshold
+
+# The stack `make run` starts serves docs/ over HTTP from its webhook receiver (stack/webhook.py,
+# port 19199, the port alerts/alertmanager.yml's receivers use), so the default runbook links
+# open the runbook out of the box; a site points them at its own copy of docs/runbooks/.
+DEFAULT_RUNBOOK_BASE = "http://127.0.0.1:19199/docs/runbooks/"
+DEFAULT_JOBS = {"oracle": ("oracle",), "dbhost": ("dbhost",), "node": ("node",)}
+KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url")
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_URL = re.compile(r"^https?://[^\s/]+(/\S*)?$")
+
+
+class ConfigError(ValueError):
+    """A bad override file or a missing threshold; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    thresholds_file: Path = thresholds_mod.DEFAULT_PATH
+    jobs: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_JOBS))
+    target_labels: tuple[str, ...] = ()
+    runbook_base_url: str = DEFAULT_RUNBOOK_BASE
+    grafana_url: str | None = None
+    thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
+
+    # ---------------------------------------------------------------- thresholds
+    def th(self, tid: str) -> Threshold:
+        """The threshold with this id (R1, R17_write, I1_red ...), exactly as thresholds.yaml names it."""
+        try:
+            return self.thresholds[tid]
+        except KeyError:
+            raise ConfigError(f"{self.thresholds_file}: no threshold with id {tid!r}") from None
+
+    # ---------------------------------------------------------------- selectors
+    def job_names(self, *kinds: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for kind in kinds:
+            out += [n for n in self.jobs[kind] if n not in out]
+        return tuple(out)
+
+    def selector(self, *kinds: str) -> str:
+        """The label matcher of the scrape jobs of these kinds: job="oracle", job=~"dbhost|node"."""
+        names = self.job_names(*kinds)
+        if len(names) == 1:
+            return f'job="{names[0]}"'
+        return 'job=~"' + "|".join(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", n) for n in names) + '"'
+
+    def job_label(self, kind: str) -> str:
+        """The job label a series of this kind carries in the promtool scenarios (the first name)."""
+        return self.jobs[kind][0]
+
+    def by(self, *labels: str) -> str:
+        """An aggregation's label list: the target labels to keep, then the given ones."""
+        return ", ".join(dict.fromkeys((*self.target_labels, *labels)))
+
+    # ---------------------------------------------------------------- links
+    def runbook_url(self, alert: str) -> str:
+        return self.runbook_base_url + alert + ".md"
+
+    def dashboard_url(self, uid: str, query: str = "") -> str | None:
+        if not self.grafana_url:
+            return None
+        return self.grafana_url.rstrip("/") + "/d/" + uid + query
+
+
+def _names(src: str, key: str, value) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
+        raise ConfigError(f"{src}: {key}: expected a name or a non-empty list of names, got {value!r}")
+    return tuple(items)
+
+
+def load(path: str | Path | None = None, thresholds_file: str | Path | None = None) -> Config:
+    """The defaults, overridden by the YAML file at `path` (if given); thresholds loaded.
+    `thresholds_file` (e.g. a command-line flag) wins over the file's `thresholds` key."""
+    cfg = Config() if path is None else _override(Config(), Path(path))
+    if thresholds_file is None:
+        thresholds_file = cfg.thresholds_file
+    return replace(cfg, thresholds_file=Path(thresholds_file), thresholds=_read_thresholds(thresholds_file))
+
+
+def _read_thresholds(thresholds_file: str | Path) -> dict[str, Threshold]:
+    try:
+        return thresholds_mod.load(thresholds_file)
+    except thresholds_mod.ThresholdError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _override(cfg: Config, path: Path) -> Config:
+    src = str(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{src}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{src}: not valid YAML: {exc}") from None
+    if doc is None:
+        return cfg
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{src}: expected a mapping of {', '.join(KEYS)}")
+    unknown = sorted(set(doc) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{src}: unknown key(s) {', '.join(unknown)} (known: {', '.join(KEYS)})")
+    changes: dict = {}
+    if "thresholds" in doc:
+        if not isinstance(doc["thresholds"], str):
+            raise ConfigError(f"{src}: thresholds: expected a file name, got {doc['thresholds']!r}")
+        changes["thresholds_file"] = (path.parent / doc["thresholds"]).resolve()
+    if "jobs" in doc:
+        jobs = doc["jobs"]
+        if not isinstance(jobs, dict):
+            raise ConfigError(f"{src}: jobs: expected a mapping of {', '.join(DEFAULT_JOBS)} to job names")
+        bad = sorted(set(jobs) - set(DEFAULT_JOBS))
+        if bad:
+            raise ConfigError(f"{src}: jobs: unknown kind(s) {', '.join(map(str, bad))} (known: {', '.join(DEFAULT_JOBS)})")
+        changes["jobs"] = {**cfg.jobs, **{k: _names(src, f"jobs.{k}", v) for k, v in jobs.items()}}
+    if "target_labels" in doc:
+        labels = doc["target_labels"] if doc["target_labels"] is not None else []
+        if not isinstance(labels, list) or not all(isinstance(x, str) and _LABEL.match(x) for x in labels):
+            raise ConfigError(f"{src}: target_labels: expected a list of label names, got {doc['target_labels']!r}")
+        changes["target_labels"] = tuple(labels)
+    for key in ("runbook_base_url", "grafana_url"):
+        if key not in doc:
+            continue
+        value = doc[key]
+        if key == "grafana_url" and value in (None, ""):
+            changes[key] = None
+            continue
+        if not isinstance(value, str) or not _URL.match(value):
+            raise ConfigError(f"{src}: {key}: expected an http(s) URL, got {value!r}")
+        if key == "runbook_base_url" and not value.endswith("/"):
+            raise ConfigError(f"{src}: {key}: must end with '/' (the alert name and .md are appended), got {value!r}")
+        changes[key] = value
+    return replace(cfg, **changes)

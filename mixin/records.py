@@ -1,0 +1,185 @@
+"""Recording rules: every recorded series' name as a constant, and how it is computed.
+
+The alert rules (mixin.rules) and the dashboards (mixin.dashboards) name recorded series
+only through these constants, so a rename is one edit and a typo is an ImportError.
+Names follow the Prometheus convention level:metric:operations.
+"""
+from __future__ import annotations
+
+from mixin.config import Config
+
+# label matcher of LGWR and its 12c+ workers (LG00, LG01 ...), for rules and panels alike
+LGWR_ROLES = 'role=~"lgwr|lg[0-9]+"'
+
+# ---------------------------------------------------------------- Oracle wait events
+WAITS = "database_inst_event:oracle_wait_event_waits:rate5m"
+WAIT_TIME = "database_inst_event:oracle_wait_event_time_seconds:rate5m"
+WAIT_AVG = "database_inst_event:oracle_wait_event_average_wait_seconds:rate5m"
+
+# ---------------------------------------------------------------- Oracle redo statistics
+REDO_COUNTERS = ("redo_size_bytes", "redo_entries", "redo_writes", "redo_synch_writes", "user_commits",
+                 "redo_buffer_allocation_retries", "redo_log_space_requests", "redo_write_time_seconds",
+                 "redo_synch_time_seconds", "redo_log_space_wait_time_seconds")
+
+
+def redo_rate(counter: str) -> str:
+    """database_inst:oracle_<counter>:rate5m, for each of REDO_COUNTERS."""
+    if counter not in REDO_COUNTERS:
+        raise KeyError(f"no recorded rate for oracle_{counter}_total")
+    return f"database_inst:oracle_{counter}:rate5m"
+
+
+REDO_SIZE = redo_rate("redo_size_bytes")
+REDO_ENTRIES = redo_rate("redo_entries")
+REDO_WRITES = redo_rate("redo_writes")
+REDO_SYNCH_WRITES = redo_rate("redo_synch_writes")
+USER_COMMITS = redo_rate("user_commits")
+REDO_BUFFER_ALLOCATION_RETRIES = redo_rate("redo_buffer_allocation_retries")
+REDO_LOG_SPACE_REQUESTS = redo_rate("redo_log_space_requests")
+REDO_WRITE_TIME_AVG = "database_inst:oracle_redo_write_time_seconds:avg_rate5m"
+REDO_SYNCH_TIME_AVG = "database_inst:oracle_redo_synch_time_seconds:avg_rate5m"
+REDO_LOG_SPACE_WAIT_AVG = "database_inst:oracle_redo_log_space_wait_time_seconds:avg_rate5m"
+REDO_RETRIES_PER_ENTRY = "database_inst:oracle_redo_buffer_allocation_retries_per_entry:ratio_rate5m"
+LOG_SWITCHES_1H = "database_inst:oracle_redo_log_switches:increase1h"
+LOG_SWITCH_INTERVAL = "database_inst:oracle_redo_log_switch_interval_seconds:avg1h"
+
+# ---------------------------------------------------------------- Oracle instance
+LATCH_GETS = "database_inst:oracle_latch_gets:rate5m"
+LATCH_MISSES = "database_inst:oracle_latch_misses:rate5m"
+LATCH_HIT_RATIO = "database_inst:oracle_latch_hit_ratio:rate5m"
+PGA_ALLOCATED_TO_TARGET = "database_inst:oracle_pga_allocated_to_target:ratio"
+
+# ---------------------------------------------------------------- Oracle processes on the host
+PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
+PROC_INVOLUNTARY_SHARE = "instance_sid_role:dbhost_process_involuntary_context_switches_share:rate5m"
+HOST_INVOLUNTARY = "instance:dbhost_process_involuntary_context_switches:rate5m"
+HOST_INVOLUNTARY_SHARE = "instance:dbhost_process_involuntary_context_switches_share:rate5m"
+PROC_MIGRATIONS = "instance_sid_role:dbhost_process_migrations:rate5m"
+
+# ---------------------------------------------------------------- LUNs
+LUN_HOST_QUEUE = "instance_device:dbhost_lun_host_queue:avg5m"
+LUN_LUN_QUEUE = "instance_device:dbhost_lun_lun_queue:avg5m"
+LUN_QUEUE_FULL_SHARE = "instance_device:dbhost_lun_queue_full_share:rate5m"
+DISK_READS = "instance_device:node_disk_reads_completed:rate5m"
+DISK_WRITES = "instance_device:node_disk_writes_completed:rate5m"
+LUN_ROLE = "instance_device:dbhost_lun_role:info"
+DISK_READ_LATENCY = "instance_device_role:node_disk_read_latency_seconds:rate5m"
+DISK_WRITE_LATENCY = "instance_device_role:node_disk_write_latency_seconds:rate5m"
+DISK_QUEUE_SIZE = "instance_device:node_disk_queue_size:rate5m"
+
+# ---------------------------------------------------------------- ZFS
+ARC_ACCESSES_BY_KIND = "instance_kind:dbhost_zfs_arc_accesses:rate5m"
+ARC_HIT_RATIO_BY_KIND = "instance_kind:dbhost_zfs_arc_hit_ratio:rate5m"
+ARC_HIT_RATIO = "instance:dbhost_zfs_arc_hit_ratio:rate5m"
+L2ARC_LOOKUPS = "instance:dbhost_zfs_l2arc_lookups:rate5m"
+L2ARC_HIT_RATIO = "instance:dbhost_zfs_l2arc_hit_ratio:rate5m"
+
+# ---------------------------------------------------------------- host CPU and memory
+CPUS = "instance:node_cpus:count"
+CPU_SYSTEM = "instance:node_cpu_system:rate5m"
+CPU_BUSY = "instance:node_cpu_busy:rate5m"
+CPU_SYSTEM_SHARE_OF_BUSY = "instance:node_cpu_system_share_of_busy:rate5m"
+CPU_SYSTEM_SHARE = "instance:node_cpu_system_share:rate5m"
+RUN_QUEUE_PER_CPU = "instance:node_run_queue_per_cpu:avg5m"
+MAJOR_FAULTS = "instance:node_vmstat_pgmajfault:rate5m"
+MAJOR_FAULT_RATIO = "instance:node_major_page_fault_ratio:rate5m"
+SWAP_PAGES = "instance:node_swap_pages:rate5m"
+
+
+def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(group name, [(record, expr)]). Groups are evaluated in order, so a rule may use the
+    rules recorded above it in the same group. Aggregations keep cfg.target_labels."""
+    db_inst = cfg.by("database", "inst_id")
+    host = cfg.by("instance")
+    dev = cfg.by("instance", "device")
+    return [
+        ("oracle_waits.rules", [
+            (WAITS, f"sum by ({cfg.by('database', 'inst_id', 'event', 'wait_class')}) "
+                    "(rate(oracle_wait_event_waits_total[5m]))"),
+            (WAIT_TIME, f"sum by ({cfg.by('database', 'inst_id', 'event', 'wait_class')}) "
+                        "(rate(oracle_wait_event_time_seconds_total[5m]))"),
+            (WAIT_AVG, f"{WAIT_TIME}\n  / ({WAITS} > 0)"),
+        ]),
+        ("oracle_redo.rules", [
+            *[(redo_rate(m), f"sum by ({db_inst}) (rate(oracle_{m}_total[5m]))") for m in REDO_COUNTERS],
+            (REDO_WRITE_TIME_AVG, f"{redo_rate('redo_write_time_seconds')}\n  / ({REDO_WRITES} > 0)"),
+            (REDO_SYNCH_TIME_AVG, f"{redo_rate('redo_synch_time_seconds')}\n  / ({REDO_SYNCH_WRITES} > 0)"),
+            (REDO_LOG_SPACE_WAIT_AVG,
+             f"{redo_rate('redo_log_space_wait_time_seconds')}\n  / ({REDO_LOG_SPACE_REQUESTS} > 0)"),
+            (REDO_RETRIES_PER_ENTRY, f"{REDO_BUFFER_ALLOCATION_RETRIES}\n  / ({REDO_ENTRIES} > 0)"),
+            (LOG_SWITCHES_1H, f"sum by ({db_inst}) (increase(oracle_redo_log_switches_total[1h]))"),
+            (LOG_SWITCH_INTERVAL, f"3600 / ({LOG_SWITCHES_1H} > 0)"),
+        ]),
+        ("oracle_instance.rules", [
+            (LATCH_GETS, f"sum by ({db_inst}) (rate(oracle_latch_gets_total{{latch=\"all\"}}[5m]))"),
+            (LATCH_MISSES, f"sum by ({db_inst}) (rate(oracle_latch_misses_total{{latch=\"all\"}}[5m]))"),
+            (LATCH_HIT_RATIO, f"1 - {LATCH_MISSES}\n  / ({LATCH_GETS} > 0)"),
+            (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (oracle_pga_allocated_bytes)\n"
+                                      f"  / (sum by ({db_inst}) (oracle_pga_target_bytes) > 0)"),
+        ]),
+        ("dbhost_process.rules", [
+            (PROC_SWITCHES, f"sum by ({cfg.by('instance', 'sid', 'role')}) "
+                            "(rate(dbhost_process_context_switches_total[5m]))"),
+            (PROC_INVOLUNTARY_SHARE,
+             f"sum by ({cfg.by('instance', 'sid', 'role')}) "
+             "(rate(dbhost_process_context_switches_total{kind=\"involuntary\"}[5m]))\n"
+             f"  / ({PROC_SWITCHES} > 0)"),
+            (HOST_INVOLUNTARY, f"sum by ({host}) "
+                               "(rate(dbhost_process_context_switches_total{kind=\"involuntary\"}[5m]))"),
+            (HOST_INVOLUNTARY_SHARE,
+             f"sum by ({host}) (rate(dbhost_process_context_switches_total{{kind=\"involuntary\"}}[5m]))\n"
+             f"  / (sum by ({host}) (rate(dbhost_process_context_switches_total[5m])) > 0)"),
+            (PROC_MIGRATIONS, f"sum by ({cfg.by('instance', 'sid', 'role')}) "
+                              "(rate(dbhost_process_migrations_total[5m]))"),
+        ]),
+        ("host_storage.rules", [
+            (LUN_HOST_QUEUE, f"sum by ({dev}) (avg_over_time(dbhost_lun_inflight_requests{{queue=\"host\"}}[5m]))"),
+            (LUN_LUN_QUEUE, f"sum by ({dev}) (avg_over_time(dbhost_lun_inflight_requests{{queue=\"lun\"}}[5m]))"),
+            (LUN_QUEUE_FULL_SHARE, f"sum by ({dev}) (rate(dbhost_lun_queue_full_samples_total[5m]))\n"
+                                   f"  / (sum by ({dev}) (rate(dbhost_lun_samples_total[5m])) > 0)"),
+            (DISK_READS, f"sum by ({dev}) (rate(node_disk_reads_completed_total[5m]))"),
+            (DISK_WRITES, f"sum by ({dev}) (rate(node_disk_writes_completed_total[5m]))"),
+            # exactly one role per (instance, device): dbhost_lun_info can briefly hold two series
+            # for a device (a role changed in the config, two exporters on one host); group_left
+            # would then fail the whole rule for every device, so topk picks one.
+            (LUN_ROLE, f"topk by ({dev}) (1, max by ({cfg.by('instance', 'device', 'role')}) (dbhost_lun_info))"),
+            (DISK_READ_LATENCY, f"sum by ({dev}) (rate(node_disk_read_time_seconds_total[5m]))\n"
+                                f"  / ({DISK_READS} > 0)\n"
+                                f"  * on ({dev}) group_left (role) {LUN_ROLE}"),
+            (DISK_WRITE_LATENCY, f"sum by ({dev}) (rate(node_disk_write_time_seconds_total[5m]))\n"
+                                 f"  / ({DISK_WRITES} > 0)\n"
+                                 f"  * on ({dev}) group_left (role) {LUN_ROLE}"),
+            (DISK_QUEUE_SIZE, f"sum by ({dev}) (rate(node_disk_io_time_weighted_seconds_total[5m]))"),
+        ]),
+        ("host_zfs.rules", [
+            # OpenZFS arc_summary: accesses = hits + iohits + misses (iohits since 2.2;
+            # absent on older releases and on illumos, hence the "or ... * 0").
+            (ARC_ACCESSES_BY_KIND,
+             f"sum by ({cfg.by('instance', 'kind')}) (rate(dbhost_zfs_arc_hits_total[5m]))\n"
+             f"  + sum by ({cfg.by('instance', 'kind')}) (rate(dbhost_zfs_arc_misses_total[5m]))\n"
+             f"  + (sum by ({cfg.by('instance', 'kind')}) (rate(dbhost_zfs_arc_iohits_total[5m]))\n"
+             f"     or sum by ({cfg.by('instance', 'kind')}) (rate(dbhost_zfs_arc_hits_total[5m])) * 0)"),
+            (ARC_HIT_RATIO_BY_KIND, f"sum by ({cfg.by('instance', 'kind')}) (rate(dbhost_zfs_arc_hits_total[5m]))\n"
+                                    f"  / ({ARC_ACCESSES_BY_KIND} > 0)"),
+            (ARC_HIT_RATIO, f"sum by ({host}) (rate(dbhost_zfs_arc_hits_total[5m]))\n"
+                            f"  / (sum by ({host}) ({ARC_ACCESSES_BY_KIND}) > 0)"),
+            (L2ARC_LOOKUPS, f"sum by ({host}) (rate(dbhost_zfs_l2arc_hits_total[5m]))\n"
+                            f"  + sum by ({host}) (rate(dbhost_zfs_l2arc_misses_total[5m]))"),
+            (L2ARC_HIT_RATIO, f"sum by ({host}) (rate(dbhost_zfs_l2arc_hits_total[5m]))\n"
+                              f"  / ({L2ARC_LOOKUPS} > 0)"),
+        ]),
+        ("host_cpu_memory.rules", [
+            (CPUS, f"count by ({host}) (node_cpu_seconds_total{{mode=\"idle\"}})"),
+            # kernel time: system plus interrupt handling (Solaris "sys" includes both)
+            (CPU_SYSTEM, f"sum by ({host}) (rate(node_cpu_seconds_total{{mode=~\"system|irq|softirq\"}}[5m]))"),
+            (CPU_BUSY, f"sum by ({host}) (rate(node_cpu_seconds_total{{mode!~\"idle|iowait\"}}[5m]))"),
+            (CPU_SYSTEM_SHARE_OF_BUSY, f"{CPU_SYSTEM} / ({CPU_BUSY} > 0)"),
+            (CPU_SYSTEM_SHARE, f"{CPU_SYSTEM}\n  / (sum by ({host}) (rate(node_cpu_seconds_total[5m])) > 0)"),
+            (RUN_QUEUE_PER_CPU, f"max by ({host}) (avg_over_time(node_procs_running[5m]))\n"
+                                f"  / on ({host}) {CPUS}"),
+            (MAJOR_FAULTS, f"sum by ({host}) (rate(node_vmstat_pgmajfault[5m]))"),
+            (MAJOR_FAULT_RATIO, f"{MAJOR_FAULTS}\n  / (sum by ({host}) (rate(node_vmstat_pgfault[5m])) > 0)"),
+            (SWAP_PAGES, f"sum by ({host}) (rate(node_vmstat_pswpin[5m]))\n"
+                         f"  + sum by ({host}) (rate(node_vmstat_pswpout[5m]))"),
+        ]),
+    ]

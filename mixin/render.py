@@ -1,0 +1,122 @@
+"""Render the rule files: fill the threshold templates of mixin.rules, lay out the groups.
+
+    from mixin import config, render
+    cfg = config.load()
+    render.recording(cfg)          # the recording.rules.yml document
+    render.alerting(cfg)           # the alerts.rules.yml document
+    render.dump_yaml(doc, header)  # as text
+"""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from mixin import records, rules
+from mixin.config import Config
+from mixin.thresholds import Threshold, duration_seconds
+
+_SUB = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)(?:\.(floor)\.([a-z_]+)|\.(for))?(?:\|([a-z]+))?\}")
+GROUPS = {"monitoring": "monitoring.alerts", "oracle": "oracle.alerts", "host": "host.alerts",
+          "storage": "storage.alerts", "zfs": "zfs.alerts"}
+
+
+def fmt_number(v: float) -> str:
+    """Shortest exact decimal form: 0.002 -> '0.002', 10 -> '10'."""
+    if float(v).is_integer():
+        return str(int(v))
+    return format(v, ".10g")
+
+
+def fmt_human(v: float, how: str) -> str:
+    if how == "dur":          # seconds -> ms/s
+        if v < 1:
+            return fmt_number(round(v * 1000, 6)) + "ms"
+        return fmt_number(v) + "s"
+    if how == "pct":
+        return fmt_number(round(v * 100, 6)) + "%"
+    if how == "num":
+        return fmt_number(v)
+    raise ValueError(f"unknown format {how!r}")
+
+
+def substitute(text: str, th: dict[str, Threshold], used: set | None = None) -> str:
+    """Fill in ${ID}, ${ID.floor.NAME}, ${ID.for} and their |fmt forms."""
+    def repl(m: re.Match) -> str:
+        tid, is_floor, floor_name, is_for, how = m.groups()
+        if tid not in th:
+            raise KeyError(f"template refers to unknown threshold {tid!r}: {m.group(0)}")
+        t = th[tid]
+        if used is not None:
+            used.add(tid)
+        if is_for:
+            return t.for_
+        v = t.floor(floor_name).value if is_floor else t.value
+        return fmt_human(v, how) if how else fmt_number(v)
+    return _SUB.sub(repl, text)
+
+
+def field_notes(th: dict[str, Threshold], ids) -> list[str]:
+    """The field-notes ids behind these threshold ids, first seen first."""
+    notes: list[str] = []
+    for tid in ids:
+        notes += [n for n in th[tid].notes if n not in notes]
+    return notes
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper, data):
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump_yaml(doc, header: str) -> str:
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=4096, allow_unicode=True)
+    return header + body
+
+
+def recording(cfg: Config) -> dict:
+    return {"groups": [{"name": name, "rules": [{"record": r, "expr": e} for r, e in group]}
+                       for name, group in records.groups(cfg)]}
+
+
+def _dashboard_query(a: dict) -> str:
+    """Open the dashboard on the alert's own database / host, where the alert carries that
+    label (its own summary/description use it)."""
+    text = a["summary"] + a["description"]
+    if a["dashboard"].startswith("oracle-") and "$labels.database" in text:
+        return "?var-database={{ $labels.database }}"
+    if a["dashboard"].startswith("host-") and "$labels.instance" in text:
+        return "?var-host={{ $labels.instance }}"
+    return ""
+
+
+def alerting(cfg: Config, used: set | None = None) -> dict:
+    th = cfg.thresholds
+    out: dict[str, list] = {}
+    for a in rules.alerts(cfg):
+        primary = th[a["ids"][0]]
+        labels = {"severity": primary.severity, "layer": a["layer"],
+                  "field_note": ",".join(field_notes(th, a["ids"]))}
+        labels.update(a.get("labels", {}))
+        ann = {"summary": substitute(a["summary"], th, used),
+               "description": substitute(a["description"], th, used),
+               "runbook_url": cfg.runbook_url(a["alert"])}
+        url = cfg.dashboard_url(a["dashboard"], _dashboard_query(a)) if a.get("dashboard") else None
+        if url:
+            ann["dashboard_url"] = url
+        rule = {"alert": a["alert"], "expr": substitute(a["expr"], th, used)}
+        dur = a.get("for_", primary.for_)
+        if duration_seconds(dur) > 0:
+            rule["for"] = dur
+        rule["labels"] = labels
+        rule["annotations"] = ann
+        out.setdefault(GROUPS[a["layer"]], []).append(rule)
+    return {"groups": [{"name": g, "rules": rs} for g, rs in out.items()]}

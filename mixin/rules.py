@@ -1,0 +1,310 @@
+"""Alert rules: one entry per rule, as templates; several rules may share an alert name.
+
+    from mixin import rules
+    rules.alerts(cfg)     # [dict(alert=..., ids=[...], layer=..., expr=..., ...)]
+
+An entry's keys:
+  ids:       threshold ids the rule uses; the first one gives `for` and severity
+  for_:      optional override of the first threshold's `for`
+  layer:     oracle | host | storage | zfs | monitoring (inhibition uses it)
+  dashboard: Grafana dashboard uid the alert links to (when a Grafana URL is configured)
+  doc:       the condition as docs/alerts.md states it (default: the threshold's description)
+
+Expressions and texts are templates: `${ID}` is the value of threshold ID from
+thresholds.yaml, `${ID.floor.NAME}` a noise-floor value, `${ID.for}` its `for`, and
+`${ID|fmt}` / `${ID.floor.NAME|fmt}` a human form (fmt: dur, pct, num); mixin.render fills
+them in, so nothing here holds a number that belongs in thresholds.yaml. Recorded series
+are named through mixin.records, scrape jobs through the config's selectors. Texts may use
+Prometheus template syntax ({{ $value }}, {{ $labels.x }}).
+"""
+from __future__ import annotations
+
+from mixin import records as R
+from mixin.config import Config
+
+_DB = "{{ $labels.database }} instance {{ $labels.inst_id }}"
+
+
+def alerts(cfg: Config) -> list[dict]:
+    return [
+        # ------------------------------------------------------------ monitoring
+        dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
+             expr="oracle_up == ${ops_oracle_down}",
+             summary="Oracle database {{ $labels.database }} is down or unreachable",
+             description="oracle-exporter {{ $labels.instance }} could not query database {{ $labels.database }} "
+                         "for ${ops_oracle_down.for} (oracle_up = {{ $value }}); its other alerts are inhibited."),
+        dict(alert="OracleExporterDown", ids=["ops_exporter_down"], layer="monitoring", dashboard="oracle-wallboard",
+             expr="up{" + cfg.selector("oracle") + "} == ${ops_exporter_down}",
+             summary="oracle-exporter {{ $labels.instance }} cannot be scraped",
+             description="Prometheus has failed to scrape oracle-exporter {{ $labels.instance }} for "
+                         "${ops_exporter_down.for} (up = {{ $value }}): the databases it serves are unobserved."),
+        dict(alert="DbhostExporterDown", ids=["ops_host_exporter_down"], layer="monitoring", dashboard="host-storage",
+             expr="up{" + cfg.selector("dbhost") + "} == ${ops_host_exporter_down}",
+             summary="dbhost-exporter on {{ $labels.instance }} cannot be scraped",
+             description="Prometheus has failed to scrape dbhost-exporter on {{ $labels.instance }} for "
+                         "${ops_host_exporter_down.for} (up = {{ $value }}); LUN, ZFS and process alerts of the host are inhibited."),
+        dict(alert="NodeExporterDown", ids=["ops_host_exporter_down"], layer="monitoring", dashboard="host-cpu",
+             expr="up{" + cfg.selector("node") + "} == ${ops_host_exporter_down}",
+             summary="node_exporter on {{ $labels.instance }} cannot be scraped",
+             description="Prometheus has failed to scrape node_exporter on {{ $labels.instance }} for "
+                         "${ops_host_exporter_down.for} (up = {{ $value }}); CPU, memory and disk alerts of the host are inhibited."),
+        dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
+             labels={"cause": "collector_failing"},
+             expr="max by (job, instance, database, collector) (oracle_collector_success) == ${ops_scrape_errors}",
+             summary="Collector {{ $labels.collector }} fails for {{ $labels.database }}",
+             description="oracle-exporter collector {{ $labels.collector }} has failed on every scrape of "
+                         "{{ $labels.database }} for ${ops_scrape_errors.for} (oracle_collector_success = {{ $value }}): its metrics are missing."),
+        dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
+             labels={"cause": "query_errors"},
+             doc="oracle_scrape_errors_total grows faster than the floor over 15 minutes.",
+             expr="sum by (job, instance, database, collector) (rate(oracle_scrape_errors_total[15m]))"
+                  " > ${ops_scrape_errors.floor.errors}",
+             summary="Collector {{ $labels.collector }} reports errors for {{ $labels.database }}",
+             description="oracle-exporter collector {{ $labels.collector }} of {{ $labels.database }} errors "
+                         "{{ $value | printf \"%.3g\" }} times/s over 15m (floor ${ops_scrape_errors.floor.errors}/s)."),
+        dict(alert="DbhostCollectorFailed", ids=["ops_scrape_errors"], layer="monitoring", dashboard="host-storage",
+             doc="A dbhost-exporter collector keeps failing (dbhost_collector_success 0).",
+             expr="max by (job, instance, collector) (dbhost_collector_success) == ${ops_scrape_errors}",
+             summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
+             description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
+                         "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
+
+        # ------------------------------------------------------------ redo / LGWR
+        dict(alert="OracleLogFileParallelWriteSlow", ids=["R1"], layer="oracle", dashboard="oracle-redo",
+             expr=R.WAIT_AVG + "{event=\"log file parallel write\"} > ${R1}\n"
+                  "and on (database, inst_id, event)\n" +
+                  R.WAITS + "{event=\"log file parallel write\"} >= ${R1.floor.waits}",
+             summary="LGWR redo writes are slow on " + _DB,
+             description="'log file parallel write' averages {{ $value | humanizeDuration }} on " + _DB +
+                         " (threshold ${R1|dur}, R1; the tuned system ran at 0.55ms). Check the redo LUN service time."),
+        dict(alert="OracleLogFileSyncSlow", ids=["R2"], layer="oracle", dashboard="oracle-redo",
+             expr=R.WAIT_AVG + "{event=\"log file sync\"} > ${R2}\n"
+                  "and on (database, inst_id, event)\n" +
+                  R.WAITS + "{event=\"log file sync\"} >= ${R2.floor.waits}",
+             summary="Commits are slow on " + _DB,
+             description="'log file sync' (commit wait) averages {{ $value | humanizeDuration }} on " + _DB +
+                         " (threshold ${R2|dur}, R2; the tuned system ran at 2.13ms)."),
+        dict(alert="OracleLogBufferSpaceWaits", ids=["R3"], layer="oracle", dashboard="oracle-redo",
+             expr=R.WAITS + "{event=\"log buffer space\"} > ${R3.floor.rate}",
+             summary="Sessions wait for space in the log buffer on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} 'log buffer space' waits/s on " + _DB +
+                         " (R3: eliminate; noise floor ${R3.floor.rate}/s). The log buffer is too small for the redo rate (R16) or LGWR writes too slowly (R1)."),
+        dict(alert="OracleCheckpointIncomplete", ids=["R4"], layer="oracle", dashboard="oracle-redo",
+             expr=R.WAITS + "{event=\"log file switch (checkpoint incomplete)\"} > ${R4.floor.rate}",
+             summary="Log switches wait for checkpoints on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} 'log file switch (checkpoint incomplete)' waits/s on " + _DB +
+                         " (R4: eliminate; noise floor ${R4.floor.rate}/s): redo generation stops until DBWR finishes the checkpoint."),
+        dict(alert="OracleRedoAllocationLatchWaits", ids=["R5"], layer="oracle", dashboard="oracle-redo",
+             expr="sum by (database, inst_id) (" + R.WAITS +
+                  "{event=~\"latch: redo allocation|latch: redo writing\"}) > ${R5.floor.rate}",
+             summary="Redo allocation/writing latch waits on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} 'latch: redo allocation' + 'latch: redo writing' waits/s on " + _DB +
+                         " (R5: eliminate; noise floor ${R5.floor.rate}/s)."),
+        dict(alert="OracleLogFileSwitchCompletionWaits", ids=["R6"], layer="oracle", dashboard="oracle-redo",
+             expr=R.WAITS + "{event=\"log file switch completion\"} > ${R6}",
+             summary="Sessions wait for log switches to complete on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} 'log file switch completion' waits/s on " + _DB +
+                         " (threshold ${R6}/s, R6: the rate matters more than the average)."),
+        dict(alert="OracleRedoBufferAllocationRetries", ids=["R10"], layer="oracle", dashboard="oracle-redo",
+             expr=R.REDO_BUFFER_ALLOCATION_RETRIES + " > ${R10.floor.rate}",
+             summary="Redo buffer allocation retries on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} redo buffer allocation retries/s on " + _DB +
+                         " (R10: eliminate; noise floor ${R10.floor.rate}/s): the log buffer fills faster than LGWR empties it."),
+        dict(alert="OracleRedoLogSpaceRequests", ids=["R11"], layer="oracle", dashboard="oracle-redo",
+             expr=R.REDO_LOG_SPACE_REQUESTS + " > ${R11.floor.rate}",
+             summary="Redo log space requests on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} redo log space requests/s on " + _DB +
+                         " (R11: eliminate; noise floor ${R11.floor.rate}/s): sessions wait for a log switch to free space."),
+        dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap"], layer="oracle", dashboard="oracle-redo",
+             expr="(\n"
+                  "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
+                  "  - ignoring (event, wait_class)\n"
+                  "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
+                  ") > ${R13_gap}\n"
+                  "and on (database, inst_id) (\n"
+                  "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
+                  "  / ignoring (event, wait_class)\n"
+                  "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
+                  ") > ${R13}\n"
+                  "and on (database, inst_id)\n" +
+                  R.WAITS + "{event=\"log file sync\"} >= ${R13.floor.waits}\n"
+                  "and on (database, inst_id)\n" +
+                  R.WAITS + "{event=\"log file parallel write\"} >= ${R13.floor.waits}",
+             summary="Committing sessions wait far longer than LGWR writes on " + _DB,
+             description="'log file sync' averages {{ $value | humanizeDuration }} more than 'log file parallel write' on " + _DB +
+                         " (more than ${R13}x and ${R13_gap|dur}, R13): sessions or LGWR are not getting CPU; "
+                         "check LGWR involuntary context switches (R14) and the run queue (C1)."),
+        dict(alert="OracleLgwrInvoluntaryContextSwitches", ids=["R14"], layer="host", dashboard="host-cpu",
+             expr=R.PROC_INVOLUNTARY_SHARE + "{" + R.LGWR_ROLES + "} > ${R14}\n"
+                  "and on (instance, sid, role)\n" +
+                  R.PROC_SWITCHES + "{" + R.LGWR_ROLES + "} >= ${R14.floor.switches}",
+             summary="LGWR of {{ $labels.sid }} on {{ $labels.instance }} is being preempted",
+             description="{{ $value | humanizePercentage }} of the context switches of LGWR ({{ $labels.role }} of {{ $labels.sid }} on {{ $labels.instance }}) "
+                         "are involuntary (threshold ${R14|pct}, R14: 30% before the fix, < 0.1% after)."),
+        dict(alert="OracleLogSwitchesTooFrequent", ids=["R15"], layer="oracle", dashboard="oracle-redo",
+             expr=R.LOG_SWITCHES_1H + " > ${R15}",
+             summary="Redo logs switch too often on " + _DB,
+             description="{{ $value | printf \"%.0f\" }} log switches in the last hour on " + _DB +
+                         " (threshold ${R15}/h, a switch every 5 minutes; R15: every ~7 minutes was good, once a minute too often). Redo generation stops during each switch: use larger log members."),
+        dict(alert="OracleArchivingBehind", ids=["R15_archive"], layer="oracle", dashboard="oracle-redo",
+             labels={"cause": "unarchived_groups"},
+             expr="count by (database, thread) (\n"
+                  "  max by (database, thread, group) (oracle_redo_log_group_archived) == 0\n"
+                  "  unless on (database, thread, group)\n"
+                  "  max by (database, thread, group) (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
+                  ") >= ${R15_archive}",
+             summary="Archiving of redo thread {{ $labels.thread }} lags on {{ $labels.database }}",
+             description="{{ $value }} non-current redo log groups of thread {{ $labels.thread }} on {{ $labels.database }} "
+                         "are not archived yet (threshold ${R15_archive}, R15: archiving must finish well inside the switch interval)."),
+        dict(alert="OracleArchivingBehind", ids=["R15_archiving_needed"], layer="oracle", dashboard="oracle-redo",
+             labels={"cause": "archiving_needed_waits"},
+             expr="sum by (database, inst_id) (" + R.WAITS +
+                  "{event=\"log file switch (archiving needed)\"}) > ${R15_archiving_needed.floor.rate}",
+             summary="Redo generation stalls waiting for the archiver on " + _DB,
+             description="{{ $value | printf \"%.3g\" }} 'log file switch (archiving needed)' waits/s on " + _DB +
+                         " (R15; noise floor ${R15_archiving_needed.floor.rate}/s): every log group is full and unarchived."),
+
+        # ------------------------------------------------------------ instance efficiency
+        dict(alert="OracleLatchHitRatioLow", ids=["I1"], layer="oracle", dashboard="oracle-waits",
+             expr=R.LATCH_HIT_RATIO + " < ${I1}\n"
+                  "and on (database, inst_id)\n" +
+                  R.LATCH_GETS + " >= ${I1.floor.gets}",
+             summary="Latch hit ratio below ${I1|pct} on " + _DB,
+             description="The latch hit ratio (all latches) is {{ $value | humanizePercentage }} on " + _DB +
+                         " (I1: about ${I1|pct} is normal, ${I1_red|pct} a red flag)."),
+        dict(alert="OracleLatchHitRatioLow", ids=["I1_red", "I1"], layer="oracle", dashboard="oracle-waits",
+             doc="Latch hit ratio below ${I1_red|pct} (the red flag), with the I1 traffic floor.",
+             expr=R.LATCH_HIT_RATIO + " < ${I1_red}\n"
+                  "and on (database, inst_id)\n" +
+                  R.LATCH_GETS + " >= ${I1.floor.gets}",
+             summary="Latch hit ratio below ${I1_red|pct} on " + _DB,
+             description="The latch hit ratio (all latches) is {{ $value | humanizePercentage }} on " + _DB +
+                         " (I1: ${I1_red|pct} is the red flag)."),
+        dict(alert="OracleDbFileSequentialReadSlow", ids=["I2"], layer="oracle", dashboard="oracle-waits",
+             expr=R.WAIT_AVG + "{event=\"db file sequential read\"} > ${I2}\n"
+                  "and on (database, inst_id, event)\n" +
+                  R.WAITS + "{event=\"db file sequential read\"} >= ${I2.floor.waits}",
+             summary="Single-block reads are slow on " + _DB,
+             description="'db file sequential read' averages {{ $value | humanizeDuration }} on " + _DB +
+                         " (threshold ${I2|dur}, I2: 10ms is normal for spinning disks, 0.4-0.6ms for SSD caches)."),
+        dict(alert="OraclePgaOverAllocation", ids=["M4"], layer="oracle", dashboard="oracle-memory",
+             labels={"cause": "allocated_over_target"},
+             expr=R.PGA_ALLOCATED_TO_TARGET + " > ${M4}",
+             summary="PGA allocated exceeds pga_aggregate_target on " + _DB,
+             description="PGA allocated is {{ $value | humanizePercentage }} of pga_aggregate_target on " + _DB +
+                         " (M4: over-allocation leads to ORA-4030)."),
+        dict(alert="OraclePgaOverAllocation", ids=["M4"], layer="oracle", dashboard="oracle-memory", for_="0s",
+             labels={"cause": "over_allocation_count"},
+             doc="The GV$PGASTAT 'over allocation count' grew by at least ${M4.floor.increase} in 15 minutes.",
+             expr="sum by (database, inst_id) (increase(oracle_pga_over_allocation_count_total[15m])) >= ${M4.floor.increase}",
+             summary="PGA over-allocation count increasing on " + _DB,
+             description="The PGA 'over allocation count' grew by {{ $value | printf \"%.0f\" }} in 15 minutes on " + _DB +
+                         " (M4: the target is too small for the work areas; ORA-4030 follows)."),
+
+        # ------------------------------------------------------------ host CPU and memory
+        dict(alert="HostRunQueueSaturated", ids=["C1"], layer="host", dashboard="host-cpu",
+             expr=R.RUN_QUEUE_PER_CPU + " >= ${C1}\n"
+                  "and on (instance)\n" +
+                  R.HOST_INVOLUNTARY_SHARE + " >= ${C1.floor.involuntary_share}\n"
+                  "and on (instance)\n" +
+                  R.HOST_INVOLUNTARY + " >= ${C1.floor.involuntary_rate}",
+             summary="CPU run queue saturated on {{ $labels.instance }}",
+             description="{{ $value | printf \"%.2f\" }} runnable processes per CPU on {{ $labels.instance }} with at least "
+                         "${C1.floor.involuntary_share|pct} of Oracle context switches involuntary, and at least ${C1.floor.involuntary_rate}/s (C1: >= ${C1} per CPU plus involuntary switches is a CPU bottleneck)."),
+        dict(alert="HostSystemCpuDominant", ids=["C4"], layer="host", dashboard="host-cpu",
+             expr=R.CPU_SYSTEM_SHARE_OF_BUSY + " > ${C4}\n"
+                  "and on (instance)\n" +
+                  R.CPU_SYSTEM_SHARE + " > ${C4.floor.system_share}",
+             summary="Kernel time dominates busy CPU on {{ $labels.instance }}",
+             description="System CPU is {{ $value | humanizePercentage }} of busy CPU on {{ $labels.instance }} "
+                         "(threshold ${C4|pct}, C4; and above the ${C4.floor.system_share|pct} of all CPU an ideal system stays below, C2)."),
+        dict(alert="HostMajorPageFaultRatioHigh", ids=["M2"], layer="host", dashboard="oracle-memory",
+             expr=R.MAJOR_FAULT_RATIO + " > ${M2}\n"
+                  "and on (instance)\n" +
+                  R.MAJOR_FAULTS + " >= ${M2.floor.majfaults}",
+             summary="Major page faults are high on {{ $labels.instance }}",
+             description="{{ $value | humanizePercentage }} of page faults on {{ $labels.instance }} are major faults "
+                         "(threshold ${M2|pct}, M2)."),
+        dict(alert="HostSwapping", ids=["M3"], layer="host", dashboard="oracle-memory",
+             expr=R.SWAP_PAGES + " > ${M3.floor.rate}",
+             summary="{{ $labels.instance }} is swapping",
+             description="{{ $value | printf \"%.3g\" }} pages/s swapped in and out on {{ $labels.instance }} "
+                         "(M3: a swapping host needs more memory; noise floor ${M3.floor.rate} pages/s)."),
+
+        # ------------------------------------------------------------ LUNs
+        dict(alert="LunHostQueueBacklog", ids=["Q2"], layer="storage", dashboard="host-storage",
+             labels={"cause": "host_queue"},
+             expr=R.LUN_HOST_QUEUE + " > ${Q2}",
+             summary="I/O requests pile up in the host queue of {{ $labels.device }} on {{ $labels.instance }}",
+             description="{{ $value | printf \"%.1f\" }} requests wait in the host queue of {{ $labels.device }} on {{ $labels.instance }} "
+                         "on average (threshold ${Q2}, Q2): the LUN queue depth is too low for the load."),
+        dict(alert="LunHostQueueBacklog", ids=["Q2_full"], layer="storage", dashboard="host-storage",
+             labels={"cause": "lun_queue_full"},
+             doc="${Q2_full|pct} or more of the samples found the LUN queue full (in flight >= queue_depth) on a "
+                 "device whose host queue the kernel does not show (dbhost_lun_host_queue_visible 0 or absent).",
+             expr=R.LUN_QUEUE_FULL_SHARE + " >= ${Q2_full}\n"
+                  "unless on (instance, device)\n"
+                  "max by (instance, device) (dbhost_lun_host_queue_visible) == 1",
+             summary="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} is full most of the time",
+             description="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} was full in {{ $value | humanizePercentage }} "
+                         "of the samples (threshold ${Q2_full|pct}, Q2); this kernel does not show the host queue "
+                         "(dbhost_lun_host_queue_visible), so requests arriving now wait there unseen: the LUN queue depth is too low for the load."),
+        dict(alert="LunQueueDepthThrottled", ids=["Q3"], layer="storage", dashboard="host-storage",
+             expr="max by (instance, device) (dbhost_lun_queue_depth) <= ${Q3}\n"
+                  "and on (instance, device) (\n"
+                  "  " + R.LUN_QUEUE_FULL_SHARE + " >= ${Q3.floor.queue_full_share}\n"
+                  "  or\n"
+                  "  " + R.LUN_HOST_QUEUE + " >= ${Q3.floor.host_queue}\n"
+                  ")",
+             summary="LUN {{ $labels.device }} on {{ $labels.instance }} is throttled by its queue depth",
+             description="{{ $labels.device }} on {{ $labels.instance }} has queue_depth {{ $value }} (Q3: ${Q3} or less is "
+                         "too low; the driver default and maximum is 256) and its queue fills up under load."),
+        dict(alert="LunWriteLatencyHigh", ids=["R17_write"], layer="storage", dashboard="host-storage",
+             expr=R.DISK_WRITE_LATENCY + "{role=\"redo\"} > ${R17_write}\n"
+                  "and on (instance, device)\n" +
+                  R.DISK_WRITES + " >= ${R17_write.floor.ops}",
+             summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+             description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                         "{{ $value | humanizeDuration }} on average (threshold ${R17_write|dur}, R17)."),
+        dict(alert="LunWriteLatencyHigh", ids=["R17_other"], layer="storage", dashboard="host-storage",
+             doc="Average write service time of a data or arch LUN above ${R17_other|dur} (R17's 2 ms is for redo LUNs; "
+                 "I2: disks serve 9-10 ms).",
+             expr=R.DISK_WRITE_LATENCY + "{role=~\"data|arch\"} > ${R17_other}\n"
+                  "and on (instance, device)\n" +
+                  R.DISK_WRITES + " >= ${R17_other.floor.ops}",
+             summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+             description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                         "{{ $value | humanizeDuration }} on average (threshold ${R17_other|dur} for data/arch LUNs, R17/I2; "
+                         "redo LUNs alert at ${R17_write|dur})."),
+        dict(alert="LunReadLatencyHigh", ids=["R17_read"], layer="storage", dashboard="host-storage",
+             expr=R.DISK_READ_LATENCY + "{role=\"redo\"} > ${R17_read}\n"
+                  "and on (instance, device)\n" +
+                  R.DISK_READS + " >= ${R17_read.floor.ops}",
+             summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+             description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                         "{{ $value | humanizeDuration }} on average (threshold ${R17_read|dur}, R17; ARCH reads compete with LGWR, R7)."),
+        dict(alert="LunReadLatencyHigh", ids=["I2", "R17_read"], layer="storage", dashboard="host-storage",
+             doc="Average read service time of a data or arch LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks).",
+             expr=R.DISK_READ_LATENCY + "{role=~\"data|arch\"} > ${I2}\n"
+                  "and on (instance, device)\n" +
+                  R.DISK_READS + " >= ${R17_read.floor.ops}",
+             summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+             description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                         "{{ $value | humanizeDuration }} on average (threshold ${I2|dur}, I2: 9-10ms is normal for spinning disks)."),
+
+        # ------------------------------------------------------------ ZFS
+        dict(alert="ZfsL2arcErrors", ids=["Z4"], layer="zfs", dashboard="host-zfs",
+             expr="sum by (instance, kind) (increase(dbhost_zfs_l2arc_errors_total[15m])) > ${Z4}",
+             summary="L2ARC {{ $labels.kind }} errors on {{ $labels.instance }}",
+             description="{{ $value | printf \"%.0f\" }} L2ARC {{ $labels.kind }} errors in the last 15 minutes on {{ $labels.instance }} "
+                         "(Z4: reads fall back to the pool; enough errors offline the cache device)."),
+        dict(alert="ZfsL2arcNotWarming", ids=["Z3"], layer="zfs", dashboard="host-zfs",
+             expr=R.L2ARC_HIT_RATIO + " < ${Z3}\n"
+                  "and on (instance)\n" +
+                  R.L2ARC_LOOKUPS + " >= ${Z3.floor.lookups}\n"
+                  "and on (instance)\n"
+                  "max by (instance) (dbhost_zfs_l2arc_size_bytes) > 0",
+             summary="L2ARC on {{ $labels.instance }} is not warming up",
+             description="The L2ARC hit ratio on {{ $labels.instance }} is {{ $value | humanizePercentage }} after ${Z3.for} "
+                         "of at least ${Z3.floor.lookups} lookups/s (threshold ${Z3|pct}; Z3: L2ARC warms over hours, Z2: warm it served most reads)."),
+    ]
