@@ -12,8 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "metrics.md").read_text()
-sys.path.insert(0, str(ROOT / "tests" / "dbhost"))
-import make_fixtures  # noqa: E402
+import make_fixtures  # tests/dbhost is on pytest's pythonpath
 
 
 def families(text: str) -> set[str]:

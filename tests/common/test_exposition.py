@@ -29,11 +29,8 @@ from exporter_common.cli import exposition
 from exporter_common.exposition import encode_text
 
 REPO = Path(__file__).resolve().parents[2]
-DBHOST_TESTS = REPO / "tests" / "dbhost"
-if str(DBHOST_TESTS) not in sys.path:
-    sys.path.insert(0, str(DBHOST_TESTS))
 
-import make_fixtures as mf  # noqa: E402  (the dbhost tests' tree generator)
+import make_fixtures as mf  # the dbhost tests' tree generator (tests/dbhost is on pytest's pythonpath)
 
 ESCAPINGS = [om.UNDERSCORES, om.DOTS, om.VALUES, om.ALLOWUTF8]
 

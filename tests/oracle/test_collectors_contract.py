@@ -4,17 +4,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_collectors_gen import OracleSim, collect  # noqa: E402
+from oracle_sim import OracleSim, collect
 
-from oracle_exporter.collectors import COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES  # noqa: E402
+from oracle_exporter.collectors import COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES
 
 ROOT = Path(__file__).resolve().parents[2]
 # The product contract lives beside the repository in the development workspace only;

@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_collectors_gen import BACKGROUND, OracleSim, collect, samples, value  # noqa: E402
+from oracle_sim import BACKGROUND, OracleSim, collect, samples, value
 
-from oracle_exporter.collectors import DEFAULT_LATCHES  # noqa: E402
-from oracle_exporter.snapshot import Snapshot  # noqa: E402
+from oracle_exporter.collectors import DEFAULT_LATCHES
+from oracle_exporter.snapshot import Snapshot
 
 
 def snap(views):

@@ -1,15 +1,12 @@
 """redo collector: redo profile rates, centisecond/usec units, log switches per thread, groups."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_collectors_gen import OracleSim, collect, samples, value  # noqa: E402
+from oracle_sim import OracleSim, collect, samples, value
 
-from oracle_exporter.snapshot import Snapshot  # noqa: E402
+from oracle_exporter.snapshot import Snapshot
 
 # field-notes section 1, workload profile, "before" and "after" columns (per second)
 BEFORE = {"user commits": 72, "commit wait requested": 72, "commit wait performed": 72, "redo entries": 13326,

@@ -3,24 +3,26 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_collectors_gen import WAIT_CLASSES, OracleSim, collect, samples, value  # noqa: E402
+from oracle_sim import WAIT_CLASSES, OracleSim, collect, samples, value
 
-from oracle_exporter.collectors import DEFAULT_HISTOGRAM_EVENTS  # noqa: E402
-from oracle_exporter.snapshot import Snapshot  # noqa: E402
+from oracle_exporter.collectors import DEFAULT_HISTOGRAM_EVENTS
+from oracle_exporter.snapshot import Snapshot
 
-FIELD_NOTES = Path("/work/shared/field-notes.md")
+# The case-study field notes live beside the repository in the development workspace only
+# (like the contract, see test_collectors_contract.py); a user's clone skips these vectors.
+FIELD_NOTES = Path(__file__).resolve().parents[3] / "shared" / "field-notes.md"
 
 
 def field_note_vectors() -> list[tuple[str, str, float, float]]:
     """(id, event, waits/s, avg seconds) for every 'rate @ avg' cell of the R1..R7 wait table."""
-    out = []
+    out: list[tuple[str, str, float, float]] = []
+    if not FIELD_NOTES.exists():
+        return out
     for line in FIELD_NOTES.read_text().splitlines():
         m = re.match(r"\|\s*(R\d+)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|", line)
         if not m:
@@ -50,6 +52,8 @@ def rate(a: float, b: float, seconds: float) -> float:
 
 
 def test_field_note_vectors_were_found():
+    if not FIELD_NOTES.exists():
+        pytest.skip("../shared/field-notes.md not present next to the repository")
     ids = {v[0] for v in VECTORS}
     assert {"R1-before", "R1-after", "R2-before", "R2-after", "R6-before", "R7-after"} <= ids
 

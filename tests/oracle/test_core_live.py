@@ -13,61 +13,7 @@ from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.queries import build_queries
 from oracle_exporter.sources import is_failed
 from oracle_exporter.sources.live import MODULE, Backoff, LiveSource, error_text
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-class FakeCursor:
-    def __init__(self, conn):
-        self.conn = conn
-        self.description = None
-        self._rows = []
-        self.arraysize = 100
-
-    def execute(self, sql, binds):
-        self.conn.executed.append(sql)
-        view = sql.split(" FROM ")[1].split()[0]
-        if self.conn.dead:
-            raise oracledb.DatabaseError("DPY-4011: the database or network closed the connection")
-        if view in self.conn.fail:
-            raise oracledb.DatabaseError(self.conn.fail[view])
-        cols = [c.strip() for c in sql[len("SELECT "):sql.index(" FROM ")].split(",")]
-        self.description = [(c, None, None, None, None, None, None) for c in cols]
-        self._rows = self.conn.rows.get(view, [])
-        self.conn.binds[view] = binds
-
-    def fetchall(self):
-        return self._rows
-
-    def close(self):
-        pass
-
-
-class FakeConnection:
-    def __init__(self, fail=None, rows=None):
-        self.fail = dict(fail or {})
-        self.rows = rows or {}
-        self.executed: list[str] = []
-        self.binds: dict[str, dict] = {}
-        self.dead = False
-        self.closed = False
-        self.module = self.action = self.client_identifier = None
-        self.call_timeout = 0
-
-    def cursor(self):
-        return FakeCursor(self)
-
-    def is_healthy(self):
-        return not self.dead
-
-    def close(self):
-        self.closed = True
+from oracle_sim import FakeClock, FakeConnection
 
 
 def make(conns, clock=None, **kw):

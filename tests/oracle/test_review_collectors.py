@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from oracle_exporter.snapshot import Snapshot
-from test_collectors_gen import OracleSim, collect, samples, value
+from oracle_sim import OracleSim, collect, samples, value
 
 PROMTOOL = shutil.which("promtool")
 

@@ -16,7 +16,7 @@ from exporter_common.config import ConfigError
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.sources.live import LiveSource
 from oracle_exporter.sources.replay import RecordedSnapshots, read_recording, replay_sources
-from test_core_live import FakeConnection, FakeCursor
+from oracle_sim import FakeConnection, FakeCursor
 
 
 def lines(core, plan):
