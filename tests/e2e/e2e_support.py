@@ -25,7 +25,7 @@ from stack.procs import http_json  # noqa: E402
 # Overridable to run the end-to-end tests against another recording / alert pack.
 DEMO_BEFORE = Path(os.environ.get("E2E_DEMO_RECORDING",
                                   ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"))
-FIXTURE_GENERATOR = ROOT / "tests" / "dbhost" / "make_fixtures.py"
+FIXTURE_GENERATOR = ROOT / "exporters" / "dbhost_exporter" / "demo" / "tree.py"
 ALERTS = Path(os.environ.get("E2E_ALERTS_DIR", ROOT / "alerts"))
 DOWN_ERROR = "ORA-12170: TNS:Connect timeout occurred"
 
@@ -45,7 +45,7 @@ def require_stack_inputs() -> None:
 
 def build_dbhost_fixture(dest: Path) -> dict[str, str]:
     """Run the dbhost fixture generator (a real sysfs/procfs-shaped tree); return its paths."""
-    res = subprocess.run([sys.executable, str(FIXTURE_GENERATOR), str(dest)], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "dbhost_exporter.demo.tree", str(dest)], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0, f"fixture generator failed: {res.stderr}"
     out = dict(kv.split("=", 1) for kv in res.stdout.split())
