@@ -1,0 +1,46 @@
+"""Fast recovery area (V$RECOVERY_FILE_DEST): a full FRA stops archiving, then the database.
+
+* ``oracle_recovery_area_limit_bytes``: SPACE_LIMIT (DB_RECOVERY_FILE_DEST_SIZE).
+* ``oracle_recovery_area_used_bytes``: SPACE_USED.
+* ``oracle_recovery_area_reclaimable_bytes``: SPACE_RECLAIMABLE, what Oracle
+  deletes on its own when it needs room (obsolete backups, archived logs
+  already backed up). The space that matters is used - reclaimable.
+* ``oracle_recovery_area_files``: NUMBER_OF_FILES.
+
+No recovery area configured (no row, or a row with an empty NAME): no series.
+V$RECOVERY_FILE_DEST describes the database (every instance shows the same
+row), hence no ``inst_id`` label.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import emit, gauge, num
+from ._health import clean
+
+NAME = "recovery_area"
+VIEWS = ("V$RECOVERY_FILE_DEST",)
+
+COLUMNS = (
+    ("oracle_recovery_area_limit_bytes", "Size limit of the fast recovery area, bytes "
+                                         "(V$RECOVERY_FILE_DEST.SPACE_LIMIT).", "SPACE_LIMIT"),
+    ("oracle_recovery_area_used_bytes", "Space used in the fast recovery area, bytes (SPACE_USED).", "SPACE_USED"),
+    ("oracle_recovery_area_reclaimable_bytes", "Used space Oracle can reclaim on its own, bytes "
+                                               "(SPACE_RECLAIMABLE).", "SPACE_RECLAIMABLE"),
+    ("oracle_recovery_area_files", "Files in the fast recovery area (NUMBER_OF_FILES).", "NUMBER_OF_FILES"),
+)
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    rows = [r for r in snapshot.rows("V$RECOVERY_FILE_DEST") if clean(r.get("NAME"))]
+    families = []
+    for name, doc, column in COLUMNS:
+        family = gauge(name, doc, [])
+        if rows:                        # one recovery area per database; the first row if a recording repeats it
+            value = num(rows[0].get(column))
+            if value is not None:
+                family.add_metric([], value)
+        families.append(family)
+    yield from emit(families)

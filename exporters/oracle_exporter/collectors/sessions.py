@@ -1,0 +1,151 @@
+"""Sessions now: what is on CPU, what is stuck in which wait, who is blocked (GV$SESSION).
+
+Averages of completed waits (GV$SYSTEM_EVENT) cannot see a hang: while LGWR is
+stuck no 'log file sync' wait completes. GV$SESSION shows the waits in
+progress. One statement per scrape selects the sessions that are ACTIVE or in a
+non-idle wait (contract "Sessions and instance health"); everything else
+happens here, on the rows:
+
+* ``oracle_sessions_active{inst_id, wait_class}``: user (foreground) sessions
+  with STATUS 'ACTIVE' that are on CPU (STATE other than 'WAITING': the last
+  wait has ended; wait_class ``CPU``) or waiting on a non-idle event (the
+  event's WAIT_CLASS). Sampled each scrape, it is the average-active-sessions
+  profile of ASH and comparable with DB time / elapsed (background sessions are
+  left out as DB time leaves them out). ``CPU`` is always exported, 0 included.
+* ``oracle_sessions_waiting{inst_id, event, wait_class}``: sessions of any type
+  (LGWR and the other background processes included) with STATE 'WAITING' on a
+  non-idle event; ``oracle_sessions_waiting_longest_seconds`` is the longest
+  of those waits so far (WAIT_TIME_MICRO / 1e6: the time spent in the current
+  wait).
+* ``oracle_sessions_blocked{inst_id}``: sessions with BLOCKING_SESSION_STATUS
+  'VALID' (a known blocker holds what they wait for);
+  ``oracle_sessions_blocked_longest_seconds{inst_id}`` the longest such wait.
+  Both exported for every instance, 0 when nothing is blocked.
+
+Bounded cardinality: per instance at most ``session_events_max`` events
+(setting, default 15) get their own series, chosen by the number of waiting
+sessions, then by the longest wait; the key events (``histogram_events``:
+log file sync, log buffer space, log file switch ... ) always get theirs while
+sessions wait on them. Every other waiting session is counted under
+``event="other", wait_class="other"``. Idle events (WAIT_CLASS 'Idle') are
+never exported.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import emit, gauge, inst, num, sorted_inst
+from ._health import clean
+from .defaults import histogram_events
+
+NAME = "sessions"
+VIEWS = ("GV$SESSION",)
+
+DEFAULT_EVENTS_MAX = 15
+OTHER = "other"
+IDLE = "idle"
+
+
+def events_max(settings: Any) -> int:
+    value = getattr(settings, "session_events_max", None)
+    return DEFAULT_EVENTS_MAX if value is None else max(0, int(value))
+
+
+def _waiting(row: dict[str, Any]) -> bool:
+    return clean(row.get("STATE")).upper() == "WAITING"
+
+
+def _idle(row: dict[str, Any]) -> bool:
+    return clean(row.get("WAIT_CLASS")).lower() == IDLE
+
+
+def _seconds(row: dict[str, Any]) -> float:
+    micro = num(row.get("WAIT_TIME_MICRO"))
+    return max(0.0, micro / 1e6) if micro is not None else 0.0
+
+
+def summarize(rows: Iterable[dict[str, Any]], key_events: Iterable[str] = (), limit: int = DEFAULT_EVENTS_MAX):
+    """Aggregate GV$SESSION rows: returns (active, waiting, blocked, instances) where
+    active = {inst: {wait_class: n}}, waiting = {inst: {(event, wait_class): [n, longest_s]}}
+    (already cut to ``limit`` events plus the key events, the rest under ("other", "other")),
+    blocked = {inst: [n, longest_s]}, instances = every inst_id seen."""
+    active: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    waits: dict[str, dict[tuple[str, str], list[float]]] = defaultdict(dict)
+    blocked: dict[str, list[float]] = {}
+    seen: set[tuple[str, Any]] = set()
+    instances: set[str] = set()
+    for row in rows:
+        i = inst(row)
+        if i is None:
+            continue
+        instances.add(i)
+        sid = num(row.get("SID"))
+        if sid is not None:                 # a session listed twice (per container) counts once
+            if (i, sid) in seen:
+                continue
+            seen.add((i, sid))
+        waiting = _waiting(row)
+        if waiting and _idle(row):
+            continue
+        wait_class = clean(row.get("WAIT_CLASS")) or "Other"
+        if clean(row.get("STATUS")).upper() == "ACTIVE" and clean(row.get("TYPE")).upper() != "BACKGROUND":
+            active[i]["CPU" if not waiting else wait_class] += 1
+        if waiting:
+            event = clean(row.get("EVENT"))
+            if event:
+                slot = waits[i].setdefault((event, wait_class), [0, 0.0])
+                slot[0] += 1
+                slot[1] = max(slot[1], _seconds(row))
+            if clean(row.get("BLOCKING_SESSION_STATUS")).upper() == "VALID":
+                b = blocked.setdefault(i, [0, 0.0])
+                b[0] += 1
+                b[1] = max(b[1], _seconds(row))
+    keys = set(key_events)
+    waiting: dict[str, dict[tuple[str, str], list[float]]] = {}
+    for i, events in waits.items():
+        ranked = sorted(events, key=lambda k: (-events[k][0], -events[k][1], k))
+        kept = [k for k in ranked if k[0] in keys]
+        kept += [k for k in ranked if k[0] not in keys][:max(0, limit - len(kept))]
+        out = {k: list(events[k]) for k in kept}
+        rest = [events[k] for k in ranked if k not in out]
+        if rest:
+            out[(OTHER, OTHER)] = [sum(r[0] for r in rest), max(r[1] for r in rest)]
+        waiting[i] = out
+    return ({i: dict(v) for i, v in active.items()}, waiting, blocked, instances)
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    if not snapshot.has("GV$SESSION"):
+        return
+    active, waiting, blocked, instances = summarize(snapshot.rows("GV$SESSION"), histogram_events(settings),
+                                                    events_max(settings))
+    instances |= {i for i in (inst(r) for r in snapshot.rows("GV$INSTANCE")) if i is not None}
+    act = gauge("oracle_sessions_active",
+                "User sessions active now by wait class, CPU when on CPU (GV$SESSION STATUS 'ACTIVE', idle waits "
+                "excluded; sampled each scrape).", ["inst_id", "wait_class"])
+    wait = gauge("oracle_sessions_waiting",
+                 "Sessions (background included) waiting now on a non-idle event (GV$SESSION STATE 'WAITING'); "
+                 "top events only, the rest as event=\"other\".", ["inst_id", "event", "wait_class"])
+    longest = gauge("oracle_sessions_waiting_longest_seconds",
+                    "Longest wait in progress on the event, seconds (max GV$SESSION.WAIT_TIME_MICRO / 1e6).",
+                    ["inst_id", "event", "wait_class"])
+    nblocked = gauge("oracle_sessions_blocked",
+                     "Sessions blocked by another session now (GV$SESSION BLOCKING_SESSION_STATUS 'VALID').",
+                     ["inst_id"])
+    blongest = gauge("oracle_sessions_blocked_longest_seconds",
+                     "Longest wait of a blocked session so far, seconds (0 when none is blocked).", ["inst_id"])
+    for i in sorted_inst(instances):
+        classes = active.get(i, {})
+        act.add_metric([i, "CPU"], float(classes.get("CPU", 0)))
+        for wc in sorted(c for c in classes if c != "CPU"):
+            act.add_metric([i, wc], float(classes[wc]))
+        for (event, wc), (n, secs) in sorted(waiting.get(i, {}).items()):
+            wait.add_metric([i, event, wc], float(n))
+            longest.add_metric([i, event, wc], secs)
+        n, secs = blocked.get(i, (0, 0.0))
+        nblocked.add_metric([i], float(n))
+        blongest.add_metric([i], secs)
+    yield from emit([act, wait, longest, nblocked, blongest])

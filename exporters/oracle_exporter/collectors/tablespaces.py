@@ -1,0 +1,93 @@
+"""Tablespace usage in bytes: (CDB_|DBA_)TABLESPACE_USAGE_METRICS x the tablespace's block size.
+
+The usage view counts database blocks: USED_SPACE (blocks in use) and
+TABLESPACE_SIZE (the size the tablespace may reach: autoextensible data files
+count with their MAXSIZE, so autoextend is honoured). Block sizes differ per
+tablespace (DB_nK_CACHE_SIZE tablespaces), so each is multiplied by
+BLOCK_SIZE of its own row in (CDB_|DBA_)TABLESPACES; without that view the
+db_block_size parameter (GV$PARAMETER) is used.
+
+* ``oracle_tablespace_used_bytes{container, tablespace, contents}``
+* ``oracle_tablespace_max_bytes{container, tablespace, contents}``
+
+``contents`` is CONTENTS as Oracle spells it (PERMANENT, TEMPORARY, UNDO; 21c
+adds LOST WRITE PROTECTION): temp and undo are told apart from data (undo
+"used" includes unexpired undo that Oracle reuses on demand: alert on it
+differently). ``container`` is the container name (V$CONTAINERS.NAME:
+CDB$ROOT or the PDB name) when connected to a CDB root, where the CDB_ views
+list every open container; it is empty outside a CDB (CON_ID 0, or the DBA_
+view). A CON_ID without a known name is given as its number.
+
+Recording keys: ``CDB_TABLESPACE_USAGE_METRICS`` (CDB root) or
+``DBA_TABLESPACE_USAGE_METRICS``; ``CDB_TABLESPACES`` / ``DBA_TABLESPACES``;
+``V$CONTAINERS``. When both the CDB_ and the DBA_ usage view are present the
+CDB_ one is used.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ._common import emit, gauge, num, parameters
+from ._health import clean, con_id
+
+NAME = "tablespaces"
+VIEWS = ("CDB_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "DBA_TABLESPACES",
+         "V$CONTAINERS")
+LABELS = ["container", "tablespace", "contents"]
+
+
+def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
+    if snapshot.has(cdb) and snapshot.rows(cdb):
+        return snapshot.rows(cdb)
+    return snapshot.rows(dba)
+
+
+def container_names(snapshot: Any) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for row in snapshot.rows("V$CONTAINERS"):
+        cid = num(row.get("CON_ID"))
+        if cid is not None and clean(row.get("NAME")):
+            out.setdefault(int(cid), clean(row.get("NAME")))
+    return out
+
+
+def usage(snapshot: Any) -> list[tuple[str, str, str, float, float]]:
+    """[(container, tablespace, contents, used_bytes, max_bytes)] sorted; rows whose
+    block size or block counts are unknown are left out."""
+    names = container_names(snapshot)
+    spaces: dict[tuple[int, str], dict[str, Any]] = {}
+    for row in _pick(snapshot, "CDB_TABLESPACES", "DBA_TABLESPACES"):
+        spaces.setdefault((con_id(row), clean(row.get("TABLESPACE_NAME"))), row)
+    default_block = None
+    for values in parameters(snapshot).values():
+        if "db_block_size" in values:
+            default_block = values["db_block_size"]
+            break
+    out: dict[tuple[str, str], tuple[str, str, str, float, float]] = {}
+    for row in _pick(snapshot, "CDB_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACE_USAGE_METRICS"):
+        cid, name = con_id(row), clean(row.get("TABLESPACE_NAME"))
+        if not name:
+            continue
+        meta = spaces.get((cid, name), {})
+        block = num(meta.get("BLOCK_SIZE")) or default_block
+        used, size = num(row.get("USED_SPACE")), num(row.get("TABLESPACE_SIZE"))
+        if not block or used is None or size is None:
+            continue
+        container = "" if cid == 0 else names.get(cid, str(cid))
+        out.setdefault((container, name), (container, name, clean(meta.get("CONTENTS")), used * block, size * block))
+    return [out[k] for k in sorted(out)]
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    used = gauge("oracle_tablespace_used_bytes",
+                 "Space used in the tablespace, bytes ((CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x block size).",
+                 LABELS)
+    size = gauge("oracle_tablespace_max_bytes",
+                 "Size the tablespace can reach, autoextend MAXSIZE included, bytes "
+                 "(TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x block size).", LABELS)
+    for container, name, contents, used_b, max_b in usage(snapshot):
+        used.add_metric([container, name, contents], used_b)
+        size.add_metric([container, name, contents], max_b)
+    yield from emit([used, size])
