@@ -358,3 +358,13 @@ def test_host_local_dates_use_the_dual_offset():
     assert _health.local_to_unix("03/11/2025 10:00:00", offset) == _health.local_to_unix("2025-03-11T10:00:00",
                                                                                           offset)
     assert _health.host_utc_offset(snap({})) is None
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("11/14/2010 20:00:19", dt.datetime(2010, 11, 14, 20, 0, 19)),        # 11.2 onwards
+    ("24-JUL-2007 15:31:13", dt.datetime(2007, 7, 24, 15, 31, 13)),       # 10.2
+    ("2025-03-11T10:00:00+05:30", dt.datetime(2025, 3, 11, 10, 0, 0)),    # wall clock kept
+    ("13/40/2010 20:00:19", None), ("24-XYZ-2007 15:31:13", None), ("", None), (None, None),
+])
+def test_standby_local_time_formats(text, expected):
+    assert _health.local_wallclock(text) == expected

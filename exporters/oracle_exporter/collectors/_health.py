@@ -52,21 +52,34 @@ def interval_seconds(value: Any) -> float | None:
     return -total if sign == "-" else total
 
 
-# V$DATAGUARD_STATS.TIME_COMPUTED / DATUM_TIME: VARCHAR2 'MM/DD/YYYY HH24:MI:SS', standby-local time.
+# V$DATAGUARD_STATS.TIME_COMPUTED / DATUM_TIME: VARCHAR2, standby-local time, 'MM/DD/YYYY HH24:MI:SS'
+# (11.2 onwards) or 'DD-MON-YYYY HH24:MI:SS' (10.2, English month abbreviations).
 _MDY = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
+_DMONY = re.compile(r"^\s*(\d{1,2})-([A-Za-z]{3})-(\d{4})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
+_MONTHS = {m: n for n, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV",
+                                       "DEC"), start=1)}
 
 
 def local_wallclock(value: Any) -> _dt.datetime | None:
     """A naive datetime (the database host's wall clock) from a DATE as recorded
     (ISO 8601, with or without offset; an offset is dropped: only the wall
-    clock reading is kept) or from V$DATAGUARD_STATS' 'MM/DD/YYYY HH24:MI:SS'."""
+    clock reading is kept) or from V$DATAGUARD_STATS' 'MM/DD/YYYY HH24:MI:SS'
+    or 'DD-MON-YYYY HH24:MI:SS'."""
     if isinstance(value, _dt.datetime):
         return value.replace(tzinfo=None)
     if not isinstance(value, str) or not value.strip():
         return None
     m = _MDY.match(value)
-    if m:
-        month, day, year, hour, minute, second = (int(g) for g in m.groups())
+    d = _DMONY.match(value)
+    if m or d:
+        if m:
+            month, day, year, hour, minute, second = (int(g) for g in m.groups())
+        else:
+            day, mon, year, hour, minute, second = d.groups()
+            if mon.upper() not in _MONTHS:
+                return None
+            month, day, year = _MONTHS[mon.upper()], int(day), int(year)
+            hour, minute, second = int(hour), int(minute), int(second)
         try:
             return _dt.datetime(year, month, day, hour, minute, second)
         except ValueError:

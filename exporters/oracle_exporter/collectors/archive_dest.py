@@ -28,6 +28,10 @@ from ._health import clean
 
 NAME = "archive_dest"
 VIEWS = ("GV$ARCHIVE_DEST",)
+QUERIES = {
+    "GV$ARCHIVE_DEST": "SELECT INST_ID, DEST_ID, DEST_NAME, STATUS, TARGET, DESTINATION, VALID_NOW, ERROR, "
+                       "LOG_SEQUENCE FROM GV$ARCHIVE_DEST WHERE STATUS <> 'INACTIVE'",
+}
 
 ERROR_STATUSES = frozenset({"ERROR", "DISABLED", "BAD PARAM", "FULL"})
 _ORA = re.compile(r"\b([A-Z]{2,4}-\d{4,5})\b")

@@ -35,6 +35,9 @@ from ._health import clean, interval_seconds, local_wallclock
 
 NAME = "dataguard"
 VIEWS = ("V$DATAGUARD_STATS", "V$DATABASE")
+QUERIES = {   # V$DATABASE is the instance collector's statement
+    "V$DATAGUARD_STATS": "SELECT NAME, VALUE, UNIT, TIME_COMPUTED, DATUM_TIME FROM V$DATAGUARD_STATS",
+}
 
 KINDS = (("transport", "transport lag"), ("apply", "apply lag"))
 

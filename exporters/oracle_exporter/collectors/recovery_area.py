@@ -22,6 +22,10 @@ from ._health import clean
 
 NAME = "recovery_area"
 VIEWS = ("V$RECOVERY_FILE_DEST",)
+QUERIES = {
+    "V$RECOVERY_FILE_DEST": "SELECT NAME, SPACE_LIMIT, SPACE_USED, SPACE_RECLAIMABLE, NUMBER_OF_FILES "
+                            "FROM V$RECOVERY_FILE_DEST",
+}
 
 COLUMNS = (
     ("oracle_recovery_area_limit_bytes", "Size limit of the fast recovery area, bytes "

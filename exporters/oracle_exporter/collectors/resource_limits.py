@@ -28,6 +28,10 @@ from ._health import clean, lowest_container
 
 NAME = "resource_limits"
 VIEWS = ("GV$RESOURCE_LIMIT",)
+QUERIES = {
+    "GV$RESOURCE_LIMIT": "SELECT INST_ID, RESOURCE_NAME, CURRENT_UTILIZATION, MAX_UTILIZATION, LIMIT_VALUE "
+                         "FROM GV$RESOURCE_LIMIT",
+}
 
 
 def limit_value(value: Any) -> float | None:

@@ -44,6 +44,15 @@ from .defaults import histogram_events
 NAME = "sessions"
 VIEWS = ("GV$SESSION",)
 
+# One statement per scrape: sessions ACTIVE or in a non-idle wait, the exporter's own session left out
+# (it is always ACTIVE on CPU while it runs this very statement).
+QUERIES = {
+    "GV$SESSION": "SELECT INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, "
+                  "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION FROM GV$SESSION "
+                  "WHERE (STATUS = 'ACTIVE' OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle')) "
+                  "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))",
+}
+
 DEFAULT_EVENTS_MAX = 15
 OTHER = "other"
 IDLE = "idle"

@@ -37,6 +37,25 @@ VIEWS = ("CDB_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACE_USAGE_METRICS", "CDB_TA
          "V$CONTAINERS")
 LABELS = ["container", "tablespace", "contents"]
 
+# Both variants; a CDB root reads the CDB_ views (every container) and V$CONTAINERS, any other
+# connection (non-CDB, a PDB, 11g) the DBA_ views: see queries().
+QUERIES = {
+    "CDB_TABLESPACE_USAGE_METRICS": "SELECT CON_ID, TABLESPACE_NAME, USED_SPACE, TABLESPACE_SIZE "
+                                    "FROM CDB_TABLESPACE_USAGE_METRICS",
+    "CDB_TABLESPACES": "SELECT CON_ID, TABLESPACE_NAME, BLOCK_SIZE, CONTENTS FROM CDB_TABLESPACES",
+    "V$CONTAINERS": "SELECT CON_ID, NAME FROM V$CONTAINERS",
+    "DBA_TABLESPACE_USAGE_METRICS": "SELECT TABLESPACE_NAME, USED_SPACE, TABLESPACE_SIZE "
+                                    "FROM DBA_TABLESPACE_USAGE_METRICS",
+    "DBA_TABLESPACES": "SELECT TABLESPACE_NAME, BLOCK_SIZE, CONTENTS FROM DBA_TABLESPACES",
+}
+CDB_VIEWS = ("CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "V$CONTAINERS")
+DBA_VIEWS = ("DBA_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACES")
+
+
+def queries(cdb_root: bool) -> dict[str, str]:
+    """The statements for a connection to a CDB root (``cdb_root``) or to anything else."""
+    return {v: QUERIES[v] for v in (CDB_VIEWS if cdb_root else DBA_VIEWS)}
+
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
     if snapshot.has(cdb) and snapshot.rows(cdb):
