@@ -3,17 +3,15 @@
 plain columns only, every column real."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sql_catalog import problems  # noqa: E402
+from test_sql_catalog import problems
 
-from oracle_exporter.collectors import archive_dest, asm, dataguard, recovery_area, resource_limits  # noqa: E402
-from oracle_exporter.collectors import sessions, tablespaces  # noqa: E402
+from oracle_exporter.collectors import archive_dest, asm, dataguard, recovery_area, resource_limits
+from oracle_exporter.collectors import sessions, tablespaces
 
 CATALOG = yaml.safe_load((Path(__file__).parent / "data" / "health_catalog.yaml").read_text())
 MODULES = (sessions, resource_limits, tablespaces, recovery_area, dataguard, archive_dest, asm)
