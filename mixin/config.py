@@ -49,7 +49,7 @@ class ConfigError(ValueError):
 class Config:
     thresholds_file: Path = thresholds_mod.DEFAULT_PATH
     jobs: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_JOBS))
-    target_labels: tuple[str, ...] = ()
+    target_labels: tuple[str, ...] = ("job", "instance")
     runbook_base_url: str = DEFAULT_RUNBOOK_BASE
     grafana_url: str | None = None
     thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
@@ -83,6 +83,11 @@ class Config:
     def by(self, *labels: str) -> str:
         """An aggregation's label list: the target labels to keep, then the given ones."""
         return ", ".join(dict.fromkeys((*self.target_labels, *labels)))
+
+    def join(self, *labels: str) -> str:
+        """The labels two series from different scrape jobs (node_exporter and dbhost-exporter of
+        one host) match on: the target labels but `job`, then the given ones."""
+        return ", ".join(dict.fromkeys((*(t for t in self.target_labels if t != "job"), *labels)))
 
     # ---------------------------------------------------------------- links
     def runbook_url(self, alert: str) -> str:

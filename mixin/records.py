@@ -92,6 +92,7 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
     db_inst = cfg.by("database", "inst_id")
     host = cfg.by("instance")
     dev = cfg.by("instance", "device")
+    dev_join = cfg.join("instance", "device")     # node_exporter series meet dbhost-exporter's
     return [
         ("oracle_waits.rules", [
             (WAITS, f"sum by ({cfg.by('database', 'inst_id', 'event', 'wait_class')}) "
@@ -142,13 +143,13 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             # exactly one role per (instance, device): dbhost_lun_info can briefly hold two series
             # for a device (a role changed in the config, two exporters on one host); group_left
             # would then fail the whole rule for every device, so topk picks one.
-            (LUN_ROLE, f"topk by ({dev}) (1, max by ({cfg.by('instance', 'device', 'role')}) (dbhost_lun_info))"),
+            (LUN_ROLE, f"topk by ({dev_join}) (1, max by ({cfg.by('instance', 'device', 'role')}) (dbhost_lun_info))"),
             (DISK_READ_LATENCY, f"sum by ({dev}) (rate(node_disk_read_time_seconds_total[5m]))\n"
                                 f"  / ({DISK_READS} > 0)\n"
-                                f"  * on ({dev}) group_left (role) {LUN_ROLE}"),
+                                f"  * on ({dev_join}) group_left (role) {LUN_ROLE}"),
             (DISK_WRITE_LATENCY, f"sum by ({dev}) (rate(node_disk_write_time_seconds_total[5m]))\n"
                                  f"  / ({DISK_WRITES} > 0)\n"
-                                 f"  * on ({dev}) group_left (role) {LUN_ROLE}"),
+                                 f"  * on ({dev_join}) group_left (role) {LUN_ROLE}"),
             (DISK_QUEUE_SIZE, f"sum by ({dev}) (rate(node_disk_io_time_weighted_seconds_total[5m]))"),
         ]),
         ("host_zfs.rules", [

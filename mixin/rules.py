@@ -50,21 +50,21 @@ def alerts(cfg: Config) -> list[dict]:
                          "${ops_host_exporter_down.for} (up = {{ $value }}); CPU, memory and disk alerts of the host are inhibited."),
         dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "collector_failing"},
-             expr="max by (job, instance, database, collector) (oracle_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("database", "collector") + ") (oracle_collector_success) == ${ops_scrape_errors}",
              summary="Collector {{ $labels.collector }} fails for {{ $labels.database }}",
              description="oracle-exporter collector {{ $labels.collector }} has failed on every scrape of "
                          "{{ $labels.database }} for ${ops_scrape_errors.for} (oracle_collector_success = {{ $value }}): its metrics are missing."),
         dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "query_errors"},
              doc="oracle_scrape_errors_total grows faster than the floor over 15 minutes.",
-             expr="sum by (job, instance, database, collector) (rate(oracle_scrape_errors_total[15m]))"
+             expr="sum by (" + cfg.by("database", "collector") + ") (rate(oracle_scrape_errors_total[15m]))"
                   " > ${ops_scrape_errors.floor.errors}",
              summary="Collector {{ $labels.collector }} reports errors for {{ $labels.database }}",
              description="oracle-exporter collector {{ $labels.collector }} of {{ $labels.database }} errors "
                          "{{ $value | printf \"%.3g\" }} times/s over 15m (floor ${ops_scrape_errors.floor.errors}/s)."),
         dict(alert="DbhostCollectorFailed", ids=["ops_scrape_errors"], layer="monitoring", dashboard="host-storage",
              doc="A dbhost-exporter collector keeps failing (dbhost_collector_success 0).",
-             expr="max by (job, instance, collector) (dbhost_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("collector") + ") (dbhost_collector_success) == ${ops_scrape_errors}",
              summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
@@ -72,14 +72,14 @@ def alerts(cfg: Config) -> list[dict]:
         # ------------------------------------------------------------ redo / LGWR
         dict(alert="OracleLogFileParallelWriteSlow", ids=["R1"], layer="oracle", dashboard="oracle-redo",
              expr=R.WAIT_AVG + "{event=\"log file parallel write\"} > ${R1}\n"
-                  "and on (database, inst_id, event)\n" +
+                  "and on (" + cfg.by("database", "inst_id", "event") + ")\n" +
                   R.WAITS + "{event=\"log file parallel write\"} >= ${R1.floor.waits}",
              summary="LGWR redo writes are slow on " + _DB,
              description="'log file parallel write' averages {{ $value | humanizeDuration }} on " + _DB +
                          " (threshold ${R1|dur}, R1; the tuned system ran at 0.55ms). Check the redo LUN service time."),
         dict(alert="OracleLogFileSyncSlow", ids=["R2"], layer="oracle", dashboard="oracle-redo",
              expr=R.WAIT_AVG + "{event=\"log file sync\"} > ${R2}\n"
-                  "and on (database, inst_id, event)\n" +
+                  "and on (" + cfg.by("database", "inst_id", "event") + ")\n" +
                   R.WAITS + "{event=\"log file sync\"} >= ${R2.floor.waits}",
              summary="Commits are slow on " + _DB,
              description="'log file sync' (commit wait) averages {{ $value | humanizeDuration }} on " + _DB +
@@ -95,7 +95,7 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.3g\" }} 'log file switch (checkpoint incomplete)' waits/s on " + _DB +
                          " (R4: eliminate; noise floor ${R4.floor.rate}/s): redo generation stops until DBWR finishes the checkpoint."),
         dict(alert="OracleRedoAllocationLatchWaits", ids=["R5"], layer="oracle", dashboard="oracle-redo",
-             expr="sum by (database, inst_id) (" + R.WAITS +
+             expr="sum by (" + cfg.by("database", "inst_id") + ") (" + R.WAITS +
                   "{event=~\"latch: redo allocation|latch: redo writing\"}) > ${R5.floor.rate}",
              summary="Redo allocation/writing latch waits on " + _DB,
              description="{{ $value | printf \"%.3g\" }} 'latch: redo allocation' + 'latch: redo writing' waits/s on " + _DB +
@@ -121,14 +121,14 @@ def alerts(cfg: Config) -> list[dict]:
                   "  - ignoring (event, wait_class)\n"
                   "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
                   ") > ${R13_gap}\n"
-                  "and on (database, inst_id) (\n"
+                  "and on (" + cfg.by("database", "inst_id") + ") (\n"
                   "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
                   "  / ignoring (event, wait_class)\n"
                   "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
                   ") > ${R13}\n"
-                  "and on (database, inst_id)\n" +
+                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
                   R.WAITS + "{event=\"log file sync\"} >= ${R13.floor.waits}\n"
-                  "and on (database, inst_id)\n" +
+                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
                   R.WAITS + "{event=\"log file parallel write\"} >= ${R13.floor.waits}",
              summary="Committing sessions wait far longer than LGWR writes on " + _DB,
              description="'log file sync' averages {{ $value | humanizeDuration }} more than 'log file parallel write' on " + _DB +
@@ -136,7 +136,7 @@ def alerts(cfg: Config) -> list[dict]:
                          "check LGWR involuntary context switches (R14) and the run queue (C1)."),
         dict(alert="OracleLgwrInvoluntaryContextSwitches", ids=["R14"], layer="host", dashboard="host-cpu",
              expr=R.PROC_INVOLUNTARY_SHARE + "{" + R.LGWR_ROLES + "} > ${R14}\n"
-                  "and on (instance, sid, role)\n" +
+                  "and on (" + cfg.by("instance", "sid", "role") + ")\n" +
                   R.PROC_SWITCHES + "{" + R.LGWR_ROLES + "} >= ${R14.floor.switches}",
              summary="LGWR of {{ $labels.sid }} on {{ $labels.instance }} is being preempted",
              description="{{ $value | humanizePercentage }} of the context switches of LGWR ({{ $labels.role }} of {{ $labels.sid }} on {{ $labels.instance }}) "
@@ -148,17 +148,17 @@ def alerts(cfg: Config) -> list[dict]:
                          " (threshold ${R15}/h, a switch every 5 minutes; R15: every ~7 minutes was good, once a minute too often). Redo generation stops during each switch: use larger log members."),
         dict(alert="OracleArchivingBehind", ids=["R15_archive"], layer="oracle", dashboard="oracle-redo",
              labels={"cause": "unarchived_groups"},
-             expr="count by (database, thread) (\n"
-                  "  max by (database, thread, group) (oracle_redo_log_group_archived) == 0\n"
-                  "  unless on (database, thread, group)\n"
-                  "  max by (database, thread, group) (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
+             expr="count by (" + cfg.by("database", "thread") + ") (\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_archived) == 0\n"
+                  "  unless on (" + cfg.by("database", "thread", "group") + ")\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
                   ") >= ${R15_archive}",
              summary="Archiving of redo thread {{ $labels.thread }} lags on {{ $labels.database }}",
              description="{{ $value }} non-current redo log groups of thread {{ $labels.thread }} on {{ $labels.database }} "
                          "are not archived yet (threshold ${R15_archive}, R15: archiving must finish well inside the switch interval)."),
         dict(alert="OracleArchivingBehind", ids=["R15_archiving_needed"], layer="oracle", dashboard="oracle-redo",
              labels={"cause": "archiving_needed_waits"},
-             expr="sum by (database, inst_id) (" + R.WAITS +
+             expr="sum by (" + cfg.by("database", "inst_id") + ") (" + R.WAITS +
                   "{event=\"log file switch (archiving needed)\"}) > ${R15_archiving_needed.floor.rate}",
              summary="Redo generation stalls waiting for the archiver on " + _DB,
              description="{{ $value | printf \"%.3g\" }} 'log file switch (archiving needed)' waits/s on " + _DB +
@@ -167,7 +167,7 @@ def alerts(cfg: Config) -> list[dict]:
         # ------------------------------------------------------------ instance efficiency
         dict(alert="OracleLatchHitRatioLow", ids=["I1"], layer="oracle", dashboard="oracle-waits",
              expr=R.LATCH_HIT_RATIO + " < ${I1}\n"
-                  "and on (database, inst_id)\n" +
+                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
                   R.LATCH_GETS + " >= ${I1.floor.gets}",
              summary="Latch hit ratio below ${I1|pct} on " + _DB,
              description="The latch hit ratio (all latches) is {{ $value | humanizePercentage }} on " + _DB +
@@ -175,14 +175,14 @@ def alerts(cfg: Config) -> list[dict]:
         dict(alert="OracleLatchHitRatioLow", ids=["I1_red", "I1"], layer="oracle", dashboard="oracle-waits",
              doc="Latch hit ratio below ${I1_red|pct} (the red flag), with the I1 traffic floor.",
              expr=R.LATCH_HIT_RATIO + " < ${I1_red}\n"
-                  "and on (database, inst_id)\n" +
+                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
                   R.LATCH_GETS + " >= ${I1.floor.gets}",
              summary="Latch hit ratio below ${I1_red|pct} on " + _DB,
              description="The latch hit ratio (all latches) is {{ $value | humanizePercentage }} on " + _DB +
                          " (I1: ${I1_red|pct} is the red flag)."),
         dict(alert="OracleDbFileSequentialReadSlow", ids=["I2"], layer="oracle", dashboard="oracle-waits",
              expr=R.WAIT_AVG + "{event=\"db file sequential read\"} > ${I2}\n"
-                  "and on (database, inst_id, event)\n" +
+                  "and on (" + cfg.by("database", "inst_id", "event") + ")\n" +
                   R.WAITS + "{event=\"db file sequential read\"} >= ${I2.floor.waits}",
              summary="Single-block reads are slow on " + _DB,
              description="'db file sequential read' averages {{ $value | humanizeDuration }} on " + _DB +
@@ -196,7 +196,7 @@ def alerts(cfg: Config) -> list[dict]:
         dict(alert="OraclePgaOverAllocation", ids=["M4"], layer="oracle", dashboard="oracle-memory", for_="0s",
              labels={"cause": "over_allocation_count"},
              doc="The GV$PGASTAT 'over allocation count' grew by at least ${M4.floor.increase} in 15 minutes.",
-             expr="sum by (database, inst_id) (increase(oracle_pga_over_allocation_count_total[15m])) >= ${M4.floor.increase}",
+             expr="sum by (" + cfg.by("database", "inst_id") + ") (increase(oracle_pga_over_allocation_count_total[15m])) >= ${M4.floor.increase}",
              summary="PGA over-allocation count increasing on " + _DB,
              description="The PGA 'over allocation count' grew by {{ $value | printf \"%.0f\" }} in 15 minutes on " + _DB +
                          " (M4: the target is too small for the work areas; ORA-4030 follows)."),
@@ -204,23 +204,23 @@ def alerts(cfg: Config) -> list[dict]:
         # ------------------------------------------------------------ host CPU and memory
         dict(alert="HostRunQueueSaturated", ids=["C1"], layer="host", dashboard="host-cpu",
              expr=R.RUN_QUEUE_PER_CPU + " >= ${C1}\n"
-                  "and on (instance)\n" +
+                  "and on (" + cfg.join("instance") + ")\n" +
                   R.HOST_INVOLUNTARY_SHARE + " >= ${C1.floor.involuntary_share}\n"
-                  "and on (instance)\n" +
+                  "and on (" + cfg.join("instance") + ")\n" +
                   R.HOST_INVOLUNTARY + " >= ${C1.floor.involuntary_rate}",
              summary="CPU run queue saturated on {{ $labels.instance }}",
              description="{{ $value | printf \"%.2f\" }} runnable processes per CPU on {{ $labels.instance }} with at least "
                          "${C1.floor.involuntary_share|pct} of Oracle context switches involuntary, and at least ${C1.floor.involuntary_rate}/s (C1: >= ${C1} per CPU plus involuntary switches is a CPU bottleneck)."),
         dict(alert="HostSystemCpuDominant", ids=["C4"], layer="host", dashboard="host-cpu",
              expr=R.CPU_SYSTEM_SHARE_OF_BUSY + " > ${C4}\n"
-                  "and on (instance)\n" +
+                  "and on (" + cfg.join("instance") + ")\n" +
                   R.CPU_SYSTEM_SHARE + " > ${C4.floor.system_share}",
              summary="Kernel time dominates busy CPU on {{ $labels.instance }}",
              description="System CPU is {{ $value | humanizePercentage }} of busy CPU on {{ $labels.instance }} "
                          "(threshold ${C4|pct}, C4; and above the ${C4.floor.system_share|pct} of all CPU an ideal system stays below, C2)."),
         dict(alert="HostMajorPageFaultRatioHigh", ids=["M2"], layer="host", dashboard="oracle-memory",
              expr=R.MAJOR_FAULT_RATIO + " > ${M2}\n"
-                  "and on (instance)\n" +
+                  "and on (" + cfg.join("instance") + ")\n" +
                   R.MAJOR_FAULTS + " >= ${M2.floor.majfaults}",
              summary="Major page faults are high on {{ $labels.instance }}",
              description="{{ $value | humanizePercentage }} of page faults on {{ $labels.instance }} are major faults "
@@ -243,15 +243,15 @@ def alerts(cfg: Config) -> list[dict]:
              doc="${Q2_full|pct} or more of the samples found the LUN queue full (in flight >= queue_depth) on a "
                  "device whose host queue the kernel does not show (dbhost_lun_host_queue_visible 0 or absent).",
              expr=R.LUN_QUEUE_FULL_SHARE + " >= ${Q2_full}\n"
-                  "unless on (instance, device)\n"
-                  "max by (instance, device) (dbhost_lun_host_queue_visible) == 1",
+                  "unless on (" + cfg.join("instance", "device") + ")\n"
+                  "max by (" + cfg.by("instance", "device") + ") (dbhost_lun_host_queue_visible) == 1",
              summary="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} is full most of the time",
              description="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} was full in {{ $value | humanizePercentage }} "
                          "of the samples (threshold ${Q2_full|pct}, Q2); this kernel does not show the host queue "
                          "(dbhost_lun_host_queue_visible), so requests arriving now wait there unseen: the LUN queue depth is too low for the load."),
         dict(alert="LunQueueDepthThrottled", ids=["Q3"], layer="storage", dashboard="host-storage",
-             expr="max by (instance, device) (dbhost_lun_queue_depth) <= ${Q3}\n"
-                  "and on (instance, device) (\n"
+             expr="max by (" + cfg.by("instance", "device") + ") (dbhost_lun_queue_depth) <= ${Q3}\n"
+                  "and on (" + cfg.join("instance", "device") + ") (\n"
                   "  " + R.LUN_QUEUE_FULL_SHARE + " >= ${Q3.floor.queue_full_share}\n"
                   "  or\n"
                   "  " + R.LUN_HOST_QUEUE + " >= ${Q3.floor.host_queue}\n"
@@ -261,7 +261,7 @@ def alerts(cfg: Config) -> list[dict]:
                          "too low; the driver default and maximum is 256) and its queue fills up under load."),
         dict(alert="LunWriteLatencyHigh", ids=["R17_write"], layer="storage", dashboard="host-storage",
              expr=R.DISK_WRITE_LATENCY + "{role=\"redo\"} > ${R17_write}\n"
-                  "and on (instance, device)\n" +
+                  "and on (" + cfg.join("instance", "device") + ")\n" +
                   R.DISK_WRITES + " >= ${R17_write.floor.ops}",
              summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
@@ -270,7 +270,7 @@ def alerts(cfg: Config) -> list[dict]:
              doc="Average write service time of a data or arch LUN above ${R17_other|dur} (R17's 2 ms is for redo LUNs; "
                  "I2: disks serve 9-10 ms).",
              expr=R.DISK_WRITE_LATENCY + "{role=~\"data|arch\"} > ${R17_other}\n"
-                  "and on (instance, device)\n" +
+                  "and on (" + cfg.join("instance", "device") + ")\n" +
                   R.DISK_WRITES + " >= ${R17_other.floor.ops}",
              summary="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Writes to {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
@@ -278,7 +278,7 @@ def alerts(cfg: Config) -> list[dict]:
                          "redo LUNs alert at ${R17_write|dur})."),
         dict(alert="LunReadLatencyHigh", ids=["R17_read"], layer="storage", dashboard="host-storage",
              expr=R.DISK_READ_LATENCY + "{role=\"redo\"} > ${R17_read}\n"
-                  "and on (instance, device)\n" +
+                  "and on (" + cfg.join("instance", "device") + ")\n" +
                   R.DISK_READS + " >= ${R17_read.floor.ops}",
              summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
@@ -286,7 +286,7 @@ def alerts(cfg: Config) -> list[dict]:
         dict(alert="LunReadLatencyHigh", ids=["I2", "R17_read"], layer="storage", dashboard="host-storage",
              doc="Average read service time of a data or arch LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks).",
              expr=R.DISK_READ_LATENCY + "{role=~\"data|arch\"} > ${I2}\n"
-                  "and on (instance, device)\n" +
+                  "and on (" + cfg.join("instance", "device") + ")\n" +
                   R.DISK_READS + " >= ${R17_read.floor.ops}",
              summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
@@ -294,16 +294,16 @@ def alerts(cfg: Config) -> list[dict]:
 
         # ------------------------------------------------------------ ZFS
         dict(alert="ZfsL2arcErrors", ids=["Z4"], layer="zfs", dashboard="host-zfs",
-             expr="sum by (instance, kind) (increase(dbhost_zfs_l2arc_errors_total[15m])) > ${Z4}",
+             expr="sum by (" + cfg.by("instance", "kind") + ") (increase(dbhost_zfs_l2arc_errors_total[15m])) > ${Z4}",
              summary="L2ARC {{ $labels.kind }} errors on {{ $labels.instance }}",
              description="{{ $value | printf \"%.0f\" }} L2ARC {{ $labels.kind }} errors in the last 15 minutes on {{ $labels.instance }} "
                          "(Z4: reads fall back to the pool; enough errors offline the cache device)."),
         dict(alert="ZfsL2arcNotWarming", ids=["Z3"], layer="zfs", dashboard="host-zfs",
              expr=R.L2ARC_HIT_RATIO + " < ${Z3}\n"
-                  "and on (instance)\n" +
+                  "and on (" + cfg.join("instance") + ")\n" +
                   R.L2ARC_LOOKUPS + " >= ${Z3.floor.lookups}\n"
-                  "and on (instance)\n"
-                  "max by (instance) (dbhost_zfs_l2arc_size_bytes) > 0",
+                  "and on (" + cfg.join("instance") + ")\n"
+                  "max by (" + cfg.by("instance") + ") (dbhost_zfs_l2arc_size_bytes) > 0",
              summary="L2ARC on {{ $labels.instance }} is not warming up",
              description="The L2ARC hit ratio on {{ $labels.instance }} is {{ $value | humanizePercentage }} after ${Z3.for} "
                          "of at least ${Z3.floor.lookups} lookups/s (threshold ${Z3|pct}; Z3: L2ARC warms over hours, Z2: warm it served most reads)."),

@@ -94,6 +94,17 @@ def render(text: str, labels: dict, value: float) -> str:
     return out
 
 
+def source_kind(expr: str) -> str:
+    """Which exporter the first series an expression reads comes from (its labels are the
+    alert's): oracle, dbhost or node, from the metric name (recorded series: its middle part)."""
+    for name in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", expr):
+        metric = name.split(":")[1] if name.count(":") == 2 else name
+        for kind in ("oracle", "dbhost", "node"):
+            if metric.startswith(kind + "_"):
+                return kind
+    return "none"
+
+
 def sel(name: str, labels: dict) -> str:
     return name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
@@ -154,16 +165,23 @@ def wait_event(tl: Timeline, event, phases, db=None):
 
 # ---------------------------------------------------------------- test assembly
 class Pack:
-    def __init__(self, th: dict, alerts_doc: dict):
-        self.th = th
+    def __init__(self, cfg, alerts_doc: dict):
+        self.th = cfg.thresholds
+        self.target_labels = cfg.target_labels
         self.rules = {}
         for g in alerts_doc["groups"]:
             for r in g["rules"]:
                 self.rules.setdefault(r["alert"], []).append(r)
 
+    def target(self, kind: str, labels: dict) -> dict:
+        """`labels` plus the target labels (job, instance) every aggregation keeps, as a series
+        of this kind of exporter carries them in the scenarios."""
+        mine = {"job": kind, "instance": ORA["instance"] if kind == "oracle" else HOST}
+        return {**{k: v for k, v in mine.items() if k in self.target_labels}, **labels}
+
     def expect(self, alert, index, labels, value):
         rule = self.rules[alert][index]
-        lab = {**labels, **rule["labels"]}
+        lab = {**self.target(source_kind(rule["expr"]), labels), **rule["labels"]}
         ann = {k: render(v, lab, value) for k, v in rule["annotations"].items()}
         return {"exp_labels": lab, "exp_annotations": ann}
 
@@ -772,22 +790,22 @@ def casestudy_tests(pack) -> list:
            "promql_expr_test": [
                {"expr": R.WAIT_AVG + '{event="log file parallel write"}',
                 "eval_time": f"{at}m", "exp_samples": [{"labels": sel(R.WAIT_AVG,
-                                                                     {**DB, "event": "log file parallel write", "wait_class": "System I/O"}),
+                                                                     pack.target("oracle", {**DB, "event": "log file parallel write", "wait_class": "System I/O"})),
                                                         "value": 0.00055}]},
                {"expr": R.USER_COMMITS, "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel(R.USER_COMMITS, DB), "value": 520}]},
+                "exp_samples": [{"labels": sel(R.USER_COMMITS, pack.target("oracle", DB)), "value": 520}]},
                {"expr": R.REDO_SIZE, "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel(R.REDO_SIZE, DB), "value": 10.1e6}]},
+                "exp_samples": [{"labels": sel(R.REDO_SIZE, pack.target("oracle", DB)), "value": 10.1e6}]},
                {"expr": R.REDO_WRITES, "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel(R.REDO_WRITES, DB), "value": 845}]},
+                "exp_samples": [{"labels": sel(R.REDO_WRITES, pack.target("oracle", DB)), "value": 845}]},
                # a switch every 7 minutes: at 80m the window [20m, 80m] holds the switches at 21, 28, ..., 77 -> 9
                {"expr": R.LOG_SWITCHES_1H, "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel(R.LOG_SWITCHES_1H, DB), "value": 9}]},
+                "exp_samples": [{"labels": sel(R.LOG_SWITCHES_1H, pack.target("oracle", DB)), "value": 9}]},
                {"expr": R.LOG_SWITCH_INTERVAL, "eval_time": f"{at}m",
-                "exp_samples": [{"labels": sel(R.LOG_SWITCH_INTERVAL, DB), "value": 400}]},
+                "exp_samples": [{"labels": sel(R.LOG_SWITCH_INTERVAL, pack.target("oracle", DB)), "value": 400}]},
                {"expr": R.PROC_INVOLUNTARY_SHARE, "eval_time": f"{at}m",
                 "exp_samples": [{"labels": sel(R.PROC_INVOLUNTARY_SHARE,
-                                               {"instance": HOST, "role": "lgwr", "sid": "ODS1"}), "value": 0.0005}]},
+                                               pack.target("dbhost", {"instance": HOST, "role": "lgwr", "sid": "ODS1"})), "value": 0.0005}]},
            ]}
     tests.append(rec)
     return tests
@@ -813,13 +831,13 @@ def recording_tests(pack) -> list:
     tests.append({"name": "ARC and L2ARC hit ratios (OpenZFS arc_summary formulas, iohits counted as accesses)",
                   "interval": "1m", "input_series": series, "promql_expr_test": [
                       {"expr": R.ARC_HIT_RATIO, "eval_time": "15m",
-                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, {"instance": HOST}),
+                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, pack.target("dbhost", {"instance": HOST})),
                                         "value": total_hits / total}]},
                       {"expr": R.ARC_HIT_RATIO_BY_KIND + '{kind="demand_data"}', "eval_time": "15m",
                        "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO_BY_KIND,
-                                                      {"instance": HOST, "kind": "demand_data"}), "value": 0.9}]},
+                                                      pack.target("dbhost", {"instance": HOST, "kind": "demand_data"})), "value": 0.9}]},
                       {"expr": R.L2ARC_HIT_RATIO, "eval_time": "15m",
-                       "exp_samples": [{"labels": sel(R.L2ARC_HIT_RATIO, {"instance": HOST}),
+                       "exp_samples": [{"labels": sel(R.L2ARC_HIT_RATIO, pack.target("dbhost", {"instance": HOST})),
                                         "value": 600 / 950}]}]})
     # without iohits (OpenZFS < 2.2, illumos): hits / (hits + misses)
     series = [tl.counter("dbhost_zfs_arc_hits_total", {**db, "kind": "demand_data"}, [(0, 900 * 60)]),
@@ -827,7 +845,7 @@ def recording_tests(pack) -> list:
     tests.append({"name": "ARC hit ratio without iohits (older OpenZFS, illumos kstat)", "interval": "1m",
                   "input_series": series, "promql_expr_test": [
                       {"expr": R.ARC_HIT_RATIO, "eval_time": "15m",
-                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, {"instance": HOST}),
+                       "exp_samples": [{"labels": sel(R.ARC_HIT_RATIO, pack.target("dbhost", {"instance": HOST})),
                                         "value": 0.9}]}]})
     # LUN latency joined with role, queue size, LUN queue averages
     series = [tl.gauge("dbhost_lun_info", {**db, "device": "sdc", "hctl": "2:0:0:1", "vendor": "HITACHI", "model": "OPEN-V",
@@ -851,14 +869,14 @@ def recording_tests(pack) -> list:
                   "promql_expr_test": [
                       {"expr": R.DISK_WRITE_LATENCY, "eval_time": "15m",
                        "exp_samples": [{"labels": sel(R.DISK_WRITE_LATENCY,
-                                                      {"device": "sdc", "instance": HOST, "role": "redo"}), "value": 0.0008}]},
+                                                      pack.target("node", {"device": "sdc", "instance": HOST, "role": "redo"})), "value": 0.0008}]},
                       {"expr": R.DISK_QUEUE_SIZE, "eval_time": "15m",
                        "exp_samples": [{"labels": sel(R.DISK_QUEUE_SIZE,
-                                                      {"device": "sdc", "instance": HOST}), "value": 0.7}]},
+                                                      pack.target("node", {"device": "sdc", "instance": HOST})), "value": 0.7}]},
                       # samples at 10..15m alternate 6,4,6,4,6,4 -> average 5
                       {"expr": R.LUN_LUN_QUEUE, "eval_time": "15m",
                        "exp_samples": [{"labels": sel(R.LUN_LUN_QUEUE,
-                                                      {"device": "sdc", "instance": HOST}), "value": 5}]}]})
+                                                      pack.target("dbhost", {"device": "sdc", "instance": HOST})), "value": 5}]}]})
     return tests
 
 
@@ -960,7 +978,7 @@ def _relabel_jobs(tests: list, cfg) -> list:
 
 def test_files(cfg, alerts_doc: dict) -> dict:
     """{file name: promtool test document}; rule_files point at ../<name>.rules.yml."""
-    pack = Pack(cfg.thresholds, alerts_doc)
+    pack = Pack(cfg, alerts_doc)
     head = {"rule_files": ["../recording.rules.yml", "../alerts.rules.yml"], "evaluation_interval": "1m"}
     files = {
         "oracle.test.yml": consolidate(oracle_tests(pack)),
