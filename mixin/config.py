@@ -16,6 +16,9 @@ The override file (every key optional; relative paths are relative to the file):
     target_labels: [job, instance, site]      # labels of a scrape target kept by every aggregation
     runbook_base_url: https://git.example.com/dba/monitoring/blob/main/docs/runbooks/
     grafana_url: https://grafana.example.com  # alerts get a dashboard_url only when this is set
+    flash_luns:                               # dbhost_lun_info matchers of flash LUNs (judged by I2_flash),
+      - 'device=~"nvme.+"'                    # any one matches (default: NVMe devices only)
+      - 'model=~"FlashArray.*"'
 
 Render with it: `make generate MIXIN_CONFIG=site.yml` (writes under build/mixin/, see
 mixin/generate.py); the repository's own files are always rendered from the defaults.
@@ -36,7 +39,11 @@ from mixin.thresholds import Threshold
 # open the runbook out of the box; a site points them at its own copy of docs/runbooks/.
 DEFAULT_RUNBOOK_BASE = "http://127.0.0.1:19199/docs/runbooks/"
 DEFAULT_JOBS = {"oracle": ("oracle",), "dbhost": ("dbhost",), "node": ("node",)}
-KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url")
+KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url", "flash_luns")
+# LUNs judged by flash latency (I2_flash) rather than spinning-disk latency (I2): a label matcher on
+# dbhost_lun_info. NVMe devices are flash; SAN arrays say so in their model string, which a site names.
+DEFAULT_FLASH_LUNS = ('device=~"nvme.+"',)
+_MATCHERS = re.compile(r'\s*[a-zA-Z_]\w*\s*(=|!=|=~|!~)\s*"[^"]*"\s*(,\s*[a-zA-Z_]\w*\s*(=|!=|=~|!~)\s*"[^"]*"\s*)*')
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _URL = re.compile(r"^https?://[^\s/]+(/\S*)?$")
 
@@ -52,6 +59,7 @@ class Config:
     target_labels: tuple[str, ...] = ("job", "instance")
     runbook_base_url: str = DEFAULT_RUNBOOK_BASE
     grafana_url: str | None = None
+    flash_luns: tuple[str, ...] = DEFAULT_FLASH_LUNS
     thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
 
     # ---------------------------------------------------------------- thresholds
@@ -88,6 +96,12 @@ class Config:
         """The labels two series from different scrape jobs (node_exporter and dbhost-exporter of
         one host) match on: the target labels but `job`, then the given ones."""
         return ", ".join(dict.fromkeys((*(t for t in self.target_labels if t != "job"), *labels)))
+
+    def flash_lun_info(self) -> str:
+        """The dbhost_lun_info series of the LUNs judged as flash (an empty list: none)."""
+        if not self.flash_luns:
+            return "vector(0) == 1"
+        return " or ".join(f"dbhost_lun_info{{{m}}}" for m in self.flash_luns)
 
     # ---------------------------------------------------------------- links
     def runbook_url(self, alert: str) -> str:
@@ -155,6 +169,12 @@ def _override(cfg: Config, path: Path) -> Config:
         if not isinstance(labels, list) or not all(isinstance(x, str) and _LABEL.match(x) for x in labels):
             raise ConfigError(f"{src}: target_labels: expected a list of label names, got {doc['target_labels']!r}")
         changes["target_labels"] = tuple(labels)
+    if "flash_luns" in doc:
+        value = doc["flash_luns"]
+        if not isinstance(value, list) or not all(isinstance(v, str) and _MATCHERS.fullmatch(v) for v in value):
+            raise ConfigError(f"{src}: flash_luns: expected a list of PromQL label matchers like "
+                              f"'device=~\"nvme.+\"', got {value!r}")
+        changes["flash_luns"] = tuple(value)
     for key in ("runbook_base_url", "grafana_url"):
         if key not in doc:
             continue

@@ -206,6 +206,31 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
          ("F4", "VxFS against ZFS",
           "For OLTP with 8 KB direct I/O, VxFS was about 3 times faster than ZFS in 2007 tests."),
      ]),
+    ("Operations: what on-call needs beyond the case studies",
+     "These rows are the project's own, not measurements of the case studies: the failure modes an "
+     "adversarial review of the alert pack found silent (hangs, vanished instances and targets, "
+     "flapping exporters), encoded the way kube-prometheus and node-mixin do.",
+     [
+         ("O1", "the monitoring must see itself",
+          "An exporter that is down pages; one that flaps (3 minutes up, 5 minutes down, again and "
+          "again) never holds `up == 0` for the 5 minutes OracleExporterDown needs and resets every "
+          "other alert's `for`, so availability over a window is judged too (below 90% of the scrapes "
+          "of 30 minutes, with at least two outages). A scrape job that is renamed or whose service "
+          "discovery returns nothing has no `up` series at all, and a target dropped from discovery "
+          "ends its series: both are alerted on as absences. A Watchdog alert fires all the time and "
+          "is routed to a dead-man's-switch receiver, which alarms when the heartbeat stops: then "
+          "Prometheus, the rules or Alertmanager are down."),
+         ("O2", "hangs: the age of the current wait",
+          "Every wait-event average is computed over waits that completed; when LGWR stops, no log file "
+          "sync wait completes and every average stays quiet while every committing session is stuck. "
+          "GV$SESSION shows each session's current wait and how long it has lasted (WAIT_TIME_MICRO), "
+          "sampled at each scrape: a commit stuck for more than 30 s pages; any other non-idle wait or "
+          "a blocked session older than 5 minutes opens a ticket."),
+         ("O3", "what was there and is gone",
+          "oracle_up is per database: when one RAC instance stops, the database still answers and "
+          "oracle_up stays 1. An instance (GV$INSTANCE) or a database (the exporter's output) seen "
+          "in the last hour and missing now is alerted on."),
+     ]),
     ("Method",
      "The expert's method.",
      [

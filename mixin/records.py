@@ -42,6 +42,10 @@ REDO_LOG_SPACE_WAIT_AVG = "database_inst:oracle_redo_log_space_wait_time_seconds
 REDO_RETRIES_PER_ENTRY = "database_inst:oracle_redo_buffer_allocation_retries_per_entry:ratio_rate5m"
 LOG_SWITCHES_1H = "database_inst:oracle_redo_log_switches:increase1h"
 LOG_SWITCH_INTERVAL = "database_inst:oracle_redo_log_switch_interval_seconds:avg1h"
+REDO_SIZE_1H = "database_inst:oracle_redo_size_bytes:increase1h"
+# how many times the redo of the last hour fills an online log: the switches the redo volume
+# forces (R15), whatever ARCHIVE_LAG_TARGET or a manual switch adds
+LOG_FILLS_1H = "database_inst:oracle_redo_log_fills:increase1h"
 
 # ---------------------------------------------------------------- Oracle instance
 LATCH_GETS = "database_inst:oracle_latch_gets:rate5m"
@@ -110,6 +114,8 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (REDO_RETRIES_PER_ENTRY, f"{REDO_BUFFER_ALLOCATION_RETRIES}\n  / ({REDO_ENTRIES} > 0)"),
             (LOG_SWITCHES_1H, f"sum by ({db_inst}) (increase(oracle_redo_log_switches_total[1h]))"),
             (LOG_SWITCH_INTERVAL, f"3600 / ({LOG_SWITCHES_1H} > 0)"),
+            (REDO_SIZE_1H, f"sum by ({db_inst}) (increase(oracle_redo_size_bytes_total[1h]))"),
+            (LOG_FILLS_1H, f"{REDO_SIZE_1H}\n  / on ({db_inst}) (max by ({db_inst}) (oracle_redo_log_group_size_bytes) > 0)"),
         ]),
         ("oracle_instance.rules", [
             (LATCH_GETS, f"sum by ({db_inst}) (rate(oracle_latch_gets_total{{latch=\"all\"}}[5m]))"),

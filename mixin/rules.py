@@ -25,7 +25,14 @@ from mixin.config import Config
 _DB = "{{ $labels.database }} instance {{ $labels.inst_id }}"
 
 
+# the waits of a commit: the session waits for LGWR, for a log switch, or for log buffer space
+COMMIT_WAITS = 'event=~"log file sync|log file switch.*|log buffer space"'
+
+
 def alerts(cfg: Config) -> list[dict]:
+    oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
+    every_job = cfg.selector("oracle", "dbhost", "node")
+    target = cfg.by("job", "instance")        # one scrape target
     return [
         # ------------------------------------------------------------ monitoring
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
@@ -48,6 +55,87 @@ def alerts(cfg: Config) -> list[dict]:
              summary="node_exporter on {{ $labels.instance }} cannot be scraped",
              description="Prometheus has failed to scrape node_exporter on {{ $labels.instance }} for "
                          "${ops_host_exporter_down.for} (up = {{ $value }}); CPU, memory and disk alerts of the host are inhibited."),
+        dict(alert="OracleExporterFlapping", ids=["ops_exporter_flapping"], layer="monitoring", dashboard="oracle-wallboard",
+             doc="oracle-exporter up in less than ${ops_exporter_flapping|pct} of the scrapes of 30 minutes, with at "
+                 "least ${ops_exporter_flapping.floor.changes} changes of `up` (two outages).",
+             expr="avg_over_time(up{" + oracle + "}[30m]) < ${ops_exporter_flapping}\n"
+                  "and on (" + target + ")\n"
+                  "changes(up{" + oracle + "}[30m]) >= ${ops_exporter_flapping.floor.changes}",
+             summary="oracle-exporter {{ $labels.instance }} keeps failing and recovering",
+             description="oracle-exporter {{ $labels.instance }} answered {{ $value | humanizePercentage }} of the scrapes of the "
+                         "last 30 minutes, with repeated outages (threshold ${ops_exporter_flapping|pct}, O1): its databases are "
+                         "mostly unobserved and every `for` of their alerts keeps resetting."),
+        dict(alert="HostExporterFlapping", ids=["ops_host_exporter_flapping"], layer="monitoring", dashboard="host-cpu",
+             doc="dbhost-exporter or node_exporter up in less than ${ops_host_exporter_flapping|pct} of the scrapes of "
+                 "30 minutes, with at least ${ops_host_exporter_flapping.floor.changes} changes of `up`.",
+             expr="avg_over_time(up{" + hosts + "}[30m]) < ${ops_host_exporter_flapping}\n"
+                  "and on (" + target + ")\n"
+                  "changes(up{" + hosts + "}[30m]) >= ${ops_host_exporter_flapping.floor.changes}",
+             summary="{{ $labels.job }} on {{ $labels.instance }} keeps failing and recovering",
+             description="{{ $labels.job }} on {{ $labels.instance }} answered {{ $value | humanizePercentage }} of the scrapes "
+                         "of the last 30 minutes, with repeated outages (threshold ${ops_host_exporter_flapping|pct}, O1): "
+                         "the host's alerts keep resetting."),
+        dict(alert="ScrapeJobAbsent", ids=["ops_job_absent"], layer="monitoring", dashboard=None,
+             labels={"exporter": "oracle-exporter"},
+             expr="absent(up{" + oracle + "}) == ${ops_job_absent}",
+             summary="Prometheus scrapes no oracle-exporter at all",
+             description="No target matches up{" + oracle + "} for ${ops_job_absent.for} (absent = {{ $value }}; O1): "
+                         "the scrape job was renamed or its service discovery is empty, so no Oracle alert can fire."),
+        dict(alert="ScrapeJobAbsent", ids=["ops_host_job_absent"], layer="monitoring", dashboard=None,
+             labels={"exporter": "dbhost-exporter"},
+             expr="absent(up{" + cfg.selector("dbhost") + "}) == ${ops_host_job_absent}",
+             summary="Prometheus scrapes no dbhost-exporter at all",
+             description="No target matches up{" + cfg.selector("dbhost") + "} for ${ops_host_job_absent.for} "
+                         "(absent = {{ $value }}; O1): LUN, ZFS and Oracle process alerts cannot fire."),
+        dict(alert="ScrapeJobAbsent", ids=["ops_host_job_absent"], layer="monitoring", dashboard=None,
+             labels={"exporter": "node_exporter"},
+             expr="absent(up{" + cfg.selector("node") + "}) == ${ops_host_job_absent}",
+             summary="Prometheus scrapes no node_exporter at all",
+             description="No target matches up{" + cfg.selector("node") + "} for ${ops_host_job_absent.for} "
+                         "(absent = {{ $value }}; O1): CPU, memory and disk alerts cannot fire."),
+        dict(alert="ScrapeTargetVanished", ids=["ops_target_vanished"], layer="monitoring", dashboard=None,
+             doc="A target of the oracle, dbhost or node job scraped in the last hour has no `up` series now.",
+             expr="(\n"
+                  "  count_over_time(up{" + every_job + "}[1h])\n"
+                  "  unless on (" + target + ")\n"
+                  "  up{" + every_job + "}\n"
+                  ") > ${ops_target_vanished}",
+             summary="{{ $labels.job }} target {{ $labels.instance }} is no longer scraped",
+             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} {{ $value }} times in the last hour "
+                         "and not any more (O1): it was dropped from service discovery or the config, so no down alert can fire for it."),
+        dict(alert="OracleDatabaseVanished", ids=["ops_database_vanished"], layer="monitoring", dashboard="oracle-wallboard",
+             doc="A database oracle-exporter reported in the last hour is missing from its output; the exporter is up.",
+             expr="(\n"
+                  "  count_over_time(oracle_up[1h])\n"
+                  "  unless on (" + cfg.by("database") + ")\n"
+                  "  oracle_up\n"
+                  ") > ${ops_database_vanished}\n"
+                  "and on (" + target + ")\n"
+                  "up{" + oracle + "} == 1",
+             summary="Database {{ $labels.database }} vanished from oracle-exporter {{ $labels.instance }}",
+             description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} {{ $value }} times in the "
+                         "last hour and not any more, while the exporter itself answers (O3): the database left the exporter's "
+                         "config or output, so OracleDown cannot fire for it."),
+        dict(alert="OracleInstanceVanished", ids=["ops_instance_vanished"], layer="oracle", dashboard="oracle-wallboard",
+             doc="A RAC instance in GV$INSTANCE during the last hour is gone while its database answers (oracle_up 1).",
+             expr="(\n"
+                  "  max by (" + cfg.by("database", "inst_id", "instance_name") + ") "
+                  "(count_over_time(oracle_instance_info[1h]))\n"
+                  "  unless on (" + cfg.by("database", "inst_id") + ")\n"
+                  "  oracle_instance_info\n"
+                  ") > ${ops_instance_vanished}\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  "oracle_up == 1",
+             summary="RAC instance {{ $labels.instance_name }} of {{ $labels.database }} is gone",
+             description="Instance {{ $labels.inst_id }} ({{ $labels.instance_name }}) of {{ $labels.database }} was in GV$INSTANCE "
+                         "{{ $value }} times in the last hour and is not now, while the database answers on its other "
+                         "instances (O3): oracle_up stays 1, so OracleDown does not fire."),
+        dict(alert="Watchdog", ids=["ops_watchdog"], layer="monitoring", dashboard=None,
+             doc="Always firing: the heartbeat of the alerting pipeline, routed to the dead-man's-switch receiver.",
+             expr="vector(${ops_watchdog})",
+             summary="The alerting pipeline is alive (always firing)",
+             description="This alert always fires (value {{ $value }}; O1). Alertmanager sends it to the dead-man's-switch "
+                         "receiver every few minutes; when it stops arriving, Prometheus, its rules or Alertmanager are down."),
         dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "collector_failing"},
              expr="max by (" + cfg.by("database", "collector") + ") (oracle_collector_success) == ${ops_scrape_errors}",
@@ -68,6 +156,30 @@ def alerts(cfg: Config) -> list[dict]:
              summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
+
+        # ------------------------------------------------------------ hangs (GV$SESSION: the age of the current wait)
+        dict(alert="OracleCommitsStuck", ids=["O2_commit"], layer="oracle", dashboard="oracle-redo",
+             expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
+                  "(oracle_sessions_waiting_longest_seconds{" + COMMIT_WAITS + "}) > ${O2_commit}",
+             summary="Commits are stuck on " + _DB,
+             description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' on " + _DB +
+                         " (threshold ${O2_commit|dur}, O2): commits do not complete. LGWR, the archiver or the redo LUN is "
+                         "hung; wait-event averages cannot show it because no wait completes."),
+        dict(alert="OracleSessionsStuck", ids=["O2_wait"], layer="oracle", dashboard="oracle-waits",
+             doc="A session's current non-idle wait (not Application or Network class, not a commit wait) is older than "
+                 "${O2_wait|dur}.",
+             expr="max by (" + cfg.by("database", "inst_id", "event", "wait_class") + ") "
+                  "(oracle_sessions_waiting_longest_seconds{wait_class!~\"Idle|Application|Network\", "
+                  + COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
+             summary="A session is stuck in '{{ $labels.event }}' on " + _DB,
+             description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
+                         "({{ $labels.wait_class }}) on " + _DB + " (threshold ${O2_wait|dur}, O2): an I/O, a library "
+                         "cache or row cache lock or a background process is hung."),
+        dict(alert="OracleSessionsBlocked", ids=["O2_blocked"], layer="oracle", dashboard="oracle-waits",
+             expr="max by (" + cfg.by("database", "inst_id") + ") (oracle_sessions_blocked_longest_seconds) > ${O2_blocked}",
+             summary="Sessions are blocked by other sessions on " + _DB,
+             description="A session on " + _DB + " has been blocked by another session for {{ $value | humanizeDuration }} "
+                         "(threshold ${O2_blocked|dur}, O2): a row lock or enqueue holder is not committing."),
 
         # ------------------------------------------------------------ redo / LGWR
         dict(alert="OracleLogFileParallelWriteSlow", ids=["R1"], layer="oracle", dashboard="oracle-redo",
@@ -142,7 +254,11 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | humanizePercentage }} of the context switches of LGWR ({{ $labels.role }} of {{ $labels.sid }} on {{ $labels.instance }}) "
                          "are involuntary (threshold ${R14|pct}, R14: 30% before the fix, < 0.1% after)."),
         dict(alert="OracleLogSwitchesTooFrequent", ids=["R15"], layer="oracle", dashboard="oracle-redo",
-             expr=R.LOG_SWITCHES_1H + " > ${R15}",
+             doc="More than ${R15} log switches in the last hour, and the redo generated in that hour fills the online "
+                 "logs more than ${R15} times (switches forced by ARCHIVE_LAG_TARGET on an idle database do not count).",
+             expr=R.LOG_SWITCHES_1H + " > ${R15}\n"
+                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
+                  R.LOG_FILLS_1H + " > ${R15}",
              summary="Redo logs switch too often on " + _DB,
              description="{{ $value | printf \"%.0f\" }} log switches in the last hour on " + _DB +
                          " (threshold ${R15}/h, a switch every 5 minutes; R15: every ~7 minutes was good, once a minute too often). Redo generation stops during each switch: use larger log members."),
@@ -152,7 +268,9 @@ def alerts(cfg: Config) -> list[dict]:
                   "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_archived) == 0\n"
                   "  unless on (" + cfg.by("database", "thread", "group") + ")\n"
                   "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
-                  ") >= ${R15_archive}",
+                  ") >= ${R15_archive}\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  "oracle_database_info{log_mode=\"ARCHIVELOG\"}",
              summary="Archiving of redo thread {{ $labels.thread }} lags on {{ $labels.database }}",
              description="{{ $value }} non-current redo log groups of thread {{ $labels.thread }} on {{ $labels.database }} "
                          "are not archived yet (threshold ${R15_archive}, R15: archiving must finish well inside the switch interval)."),
@@ -284,13 +402,35 @@ def alerts(cfg: Config) -> list[dict]:
              description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                          "{{ $value | humanizeDuration }} on average (threshold ${R17_read|dur}, R17; ARCH reads compete with LGWR, R7)."),
         dict(alert="LunReadLatencyHigh", ids=["I2", "R17_read"], layer="storage", dashboard="host-storage",
-             doc="Average read service time of a data or arch LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks).",
+             labels={"class": "disk"},
+             doc="Average read service time of a data or arch LUN above ${I2|dur} (I2: 9-10 ms is normal for spinning disks); "
+                 "LUNs the config calls flash are judged by I2_flash.",
              expr=R.DISK_READ_LATENCY + "{role=~\"data|arch\"} > ${I2}\n"
                   "and on (" + cfg.join("instance", "device") + ")\n" +
-                  R.DISK_READS + " >= ${R17_read.floor.ops}",
+                  R.DISK_READS + " >= ${R17_read.floor.ops}\n"
+                  "unless on (" + cfg.join("instance", "device") + ")\n"
+                  "(" + cfg.flash_lun_info() + ")",
              summary="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                          "{{ $value | humanizeDuration }} on average (threshold ${I2|dur}, I2: 9-10ms is normal for spinning disks)."),
+        dict(alert="LunReadLatencyHigh", ids=["I2_flash", "R17_read"], layer="storage", dashboard="host-storage",
+             labels={"class": "flash"},
+             doc="Average read service time of a data or arch flash LUN (dbhost_lun_info matching the config's flash_luns) "
+                 "above ${I2_flash|dur} (I2: flash serves 0.4-0.6 ms; 10 ms there is a 20x regression).",
+             expr=R.DISK_READ_LATENCY + "{role=~\"data|arch\"} > ${I2_flash}\n"
+                  "and on (" + cfg.join("instance", "device") + ")\n" +
+                  R.DISK_READS + " >= ${R17_read.floor.ops}\n"
+                  "and on (" + cfg.join("instance", "device") + ")\n"
+                  "(" + cfg.flash_lun_info() + ")",
+             summary="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
+             description="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
+                         "{{ $value | humanizeDuration }} on average (threshold ${I2_flash|dur}, I2: flash serves 0.4-0.6ms)."),
+        dict(alert="LunIoErrors", ids=["Q4"], layer="storage", dashboard="host-storage",
+             expr="sum by (" + cfg.by("instance", "device") + ") (increase(dbhost_lun_ioerrors_total[15m])) > ${Q4}",
+             summary="SCSI command errors on {{ $labels.device }} on {{ $labels.instance }}",
+             description="{{ $value | printf \"%.0f\" }} SCSI commands to {{ $labels.device }} on {{ $labels.instance }} failed "
+                         "in the last 15 minutes (device/ioerr_cnt; Q4: a queue depth too high for the array shows up as "
+                         "errors and resets; so do failing paths and HBAs)."),
 
         # ------------------------------------------------------------ ZFS
         dict(alert="ZfsL2arcErrors", ids=["Z4"], layer="zfs", dashboard="host-zfs",

@@ -107,7 +107,9 @@ def test_every_threshold_is_used():
 # Only conditions where the database (or our view of it) is gone or about to hang may page at
 # 3 am; slow-but-working findings (R2 commit latency, I1 latch ratio) open a ticket. The case
 # study's business ran for months at 26 ms log file sync: a ticket, not a page.
-PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind"}
+PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
+          # our view of the database is gone or flapping, or commits are stuck (O1, O2)
+          "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck"}
 
 
 def test_only_outage_conditions_page():
@@ -127,13 +129,16 @@ def test_every_latency_alert_covers_every_lun_role():
             role = re.search(r'role=~?"([^"]+)"', r["expr"]).group(1)
             thr = float(re.search(r"rate5m\{[^}]*\} > ([0-9.e-]+)", r["expr"]).group(1))
             for one in role.split("|"):
-                by[(r["alert"], one)] = (thr, r["labels"]["severity"])
-    assert by == {("LunWriteLatencyHigh", "redo"): (0.002, "warning"),
-                  ("LunWriteLatencyHigh", "data"): (0.02, "warning"),
-                  ("LunWriteLatencyHigh", "arch"): (0.02, "warning"),
-                  ("LunReadLatencyHigh", "redo"): (0.01, "info"),
-                  ("LunReadLatencyHigh", "data"): (0.02, "warning"),
-                  ("LunReadLatencyHigh", "arch"): (0.02, "warning")}
+                by[(r["alert"], one, r["labels"].get("class"))] = (thr, r["labels"]["severity"])
+    assert by == {("LunWriteLatencyHigh", "redo", None): (0.002, "warning"),
+                  ("LunWriteLatencyHigh", "data", None): (0.02, "warning"),
+                  ("LunWriteLatencyHigh", "arch", None): (0.02, "warning"),
+                  ("LunReadLatencyHigh", "redo", None): (0.01, "info"),
+                  # I2 by storage class: 20 ms is fine on disks, a 40x regression on flash
+                  ("LunReadLatencyHigh", "data", "disk"): (0.02, "warning"),
+                  ("LunReadLatencyHigh", "arch", "disk"): (0.02, "warning"),
+                  ("LunReadLatencyHigh", "data", "flash"): (0.002, "warning"),
+                  ("LunReadLatencyHigh", "arch", "flash"): (0.002, "warning")}
 
 
 def test_node_metric_names_exist_in_node_exporter():
@@ -160,11 +165,17 @@ def test_node_metric_names_exist_in_node_exporter():
     assert not sorted(wanted - exposed)
 
 
+# Metrics the contract fixes (shared/contract.md "Sessions and instance health") whose collector
+# another part of the project builds; the rules are written against the contracted names and
+# tested with promtool. Remove a name here once docs/metrics.md documents it.
+CONTRACTED_NOT_YET_BUILT = {"oracle_sessions_waiting_longest_seconds", "oracle_sessions_blocked_longest_seconds"}
+
+
 def test_exporter_metric_names_are_documented():
     """Every oracle_*/dbhost_* name the rules read is in the exporters' metrics reference."""
     doc = (ROOT / "docs" / "metrics.md").read_text()
     missing = [n for n in sorted(rule_metric_names("oracle") | rule_metric_names("dbhost")) if f"`{n}`" not in doc]
-    assert not missing
+    assert not set(missing) - CONTRACTED_NOT_YET_BUILT
 
 
 def test_alert_groups_follow_the_layers():

@@ -19,12 +19,12 @@ REPO = dm.REPO
 
 UIDS = {"oracle-wallboard", "oracle-capacity", "oracle-redo", "oracle-waits", "oracle-memory",
         "host-storage", "host-cpu", "host-zfs"}
-# Every row id of ../shared/field-notes.md (sections 1-8).
+# Every field-notes id docs/thresholds.md explains (mixin/notes.py).
 FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5)} |
                   {f"C{i}" for i in range(1, 8)} | {f"M{i}" for i in range(1, 6)} |
                   {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
-                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"})
-ID_RE = re.compile(r"\b([RQCMIZFK]\d{1,2})\b")
+                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {"O1", "O2", "O3"})
+ID_RE = re.compile(r"\b([RQCMIZFKO]\d{1,2})\b")
 EPS = 1e-9
 COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
 

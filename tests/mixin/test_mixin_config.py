@@ -36,7 +36,9 @@ def test_a_site_overrides_jobs_labels_and_urls(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("runbook: x\n", "unknown key(s) runbook (known: thresholds, jobs, target_labels, runbook_base_url, grafana_url)"),
+    ("runbook: x\n", "unknown key(s) runbook (known: thresholds, jobs, target_labels, runbook_base_url, grafana_url, flash_luns)"),
+    ("flash_luns: 'model=~\"SSD.*\"'\n", "flash_luns: expected a list of PromQL label matchers"),
+    ("flash_luns: ['model=~SSD']\n", "flash_luns: expected a list of PromQL label matchers"),
     ("jobs: {oracel: x}\n", "jobs: unknown kind(s) oracel (known: oracle, dbhost, node)"),
     ("jobs: {oracle: []}\n", "jobs.oracle: expected a name or a non-empty list of names"),
     ("target_labels: [job, 'bad-label']\n", "target_labels: expected a list of label names"),

@@ -33,7 +33,7 @@ def test_values_in_base_units():
     assert t["R1"].value == 0.002 and t["R1"].unit == "seconds" and t["R1"].for_ == "10m"
     assert t["R1"].floor("waits").value == 1
     assert t["R2"].value == 0.005 and t["R2"].severity == "warning"
-    assert t["I1"].value == 0.995 and t["I1_red"].value == 0.98
+    assert t["I1"].value == 0.995 and t["I1_red"].value == 0.99
     assert t["Q2"].value == 10 and t["Q3"].value == 8 and t["M2"].value == 0.005
     assert t["R17_write"].value == 0.002 and t["R17_read"].value == 0.01 and t["I2"].value == 0.02
     assert t["R17_read"].notes == ("R17", "R7") and t["R17_read"].note == "R17"
@@ -50,6 +50,6 @@ def test_where_a_panel_changes_colour():
     assert t["R2"].colour_at == 0.005 and not t["R2"].lower_is_bad and t["R2"].colour == "orange"
     assert t["R3"].value == 0 and t["R3"].colour_at == t["R3"].floor("rate").value == 0.01
     assert t["Z4"].colour_at == ZERO_EPSILON
-    assert t["I1_red"].lower_is_bad and t["I1_red"].colour_at == 0.98 and t["I1"].colour == "yellow"
+    assert t["I1_red"].lower_is_bad and t["I1_red"].colour_at == 0.99 and t["I1"].colour == "yellow"
     assert t["Q3"].op == "<=" and t["Q3"].colour_at == 8 + ZERO_EPSILON
     assert isinstance(t["Q2"].colour_at, float)
