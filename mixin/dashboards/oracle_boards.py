@@ -112,7 +112,7 @@ def redo(cfg: Config):
         timeseries_panel("Log buffer: seconds of redo it holds", "[R16] log buffer bytes / redo bytes per "
                          "second: 4 MB was too small for 9.45 MB/s; 72 MB (about 5 s of redo) eliminated "
                          "'log buffer space'.", "s",
-                         [q(f"max by (database, inst_id) (oracle_log_buffer_bytes{{{DB}}}) / "
+                         [q(f"max by (job, instance, database, inst_id) (oracle_log_buffer_bytes{{{DB}}}) / "
                             f"({R.REDO_SIZE}{{{DB}}} > 0)", LEG)], w=8),
         stat_panel("Online redo log group size", "[R15] Size of the online redo log groups: 500 MB switched "
                    "every minute; 8 GB every ~7 minutes.", "bytes",

@@ -270,7 +270,7 @@ def _as_instant(t: dm.Target) -> dm.Target:
 
 
 def _fixture_host(results: list) -> dict:
-    return {tuple(sorted((k, v) for k, v in r["metric"].items() if k not in ("instance", "__name__"))):
+    return {tuple(sorted((k, v) for k, v in r["metric"].items() if k not in ("instance", "job", "__name__"))):
             float(r["value"][1]) for r in results if r["metric"].get("instance") == "127.0.0.2"}
 
 
