@@ -1,9 +1,16 @@
 """Process management shared by ``make run`` (stack/run.py) and the end-to-end
 tests: start each component in its own process group with its output in a log
 file, wait until its HTTP endpoint answers, and stop the whole group (SIGTERM,
-then SIGKILL) in reverse start order, also when something failed half-way."""
+then SIGKILL) in reverse start order, also when something failed half-way.
+
+Components also die with their supervisor when it cannot clean up (kill -9,
+OOM killer): each is started with a parent-death signal (Linux
+``prctl(PR_SET_PDEATHSIG, SIGKILL)``), so no component outlives the process
+that started it and keeps its port."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import os
 import signal
@@ -14,6 +21,27 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+except (OSError, AttributeError):   # not Linux: no parent-death signal, stop_all still stops everything
+    _prctl = None
+
+
+def _die_with(parent_pid: int) -> Callable[[], None]:
+    """preexec_fn: in the child, after fork and before exec, ask the kernel for SIGKILL
+    when the parent dies; if it already died (between fork and prctl), exit at once.
+
+    The signal fires when the *thread* that forked exits, so start components from a
+    thread that lives as long as the supervisor (stack.run and the tests use the main thread)."""
+    def preexec() -> None:
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+    return preexec
 
 
 class StackError(Exception):
@@ -121,10 +149,10 @@ class Proc:
             try:
                 # start_new_session: own process group, so stop() reaches every child
                 # and a Ctrl-C in the terminal reaches only stack.run, which then stops
-                # the components in order.
+                # the components in order. _die_with: gone when the supervisor dies.
                 self.popen = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
                                               stdin=subprocess.DEVNULL, env=env, cwd=self.cwd,
-                                              start_new_session=True)
+                                              start_new_session=True, preexec_fn=_die_with(os.getpid()))
             except OSError as exc:
                 raise StackError(f"{self.name}: cannot start {self.argv[0]}: {exc.strerror}") from None
         return self

@@ -6,14 +6,18 @@ dbhost-exporter (this host's /proc and /sys), node_exporter, Alertmanager
 (the project's routing, receivers pointed at the local webhook) and Prometheus
 (compose/prometheus/prometheus.yml with local addresses, the alert pack's
 recording and alerting rules). Waits until Prometheus reports every target
-up, prints "all targets up" and the URLs, and runs until Ctrl-C / SIGTERM,
-then stops everything. All state lives under .state/ (git-ignored).
+up, prints "all targets up" and the URLs, and runs until Ctrl-C / SIGTERM /
+SIGHUP (closed terminal, lost SSH session), then stops everything; if it is
+killed outright, the components die with it (procs: parent-death signal).
+All state lives under .state/ (git-ignored), locked against a second run.
 
 The end-to-end tests build the same stack through StackOptions/plan/start.
 """
 from __future__ import annotations
 
 import argparse
+import errno
+import fcntl
 import os
 import shutil
 import signal
@@ -83,6 +87,29 @@ def _script(name: str) -> str:
     if not found:
         raise StackError(f"{name} not found next to {sys.executable} or on PATH; run `make venv`")
     return found
+
+
+def lock_state(state: Path) -> int:
+    """Lock the state directory for this process (flock on <state>/lock, which holds our
+    PID); StackError naming the holder's PID if another run has it. The lock goes with
+    the process, however it ends; keep the returned descriptor open while running."""
+    state.mkdir(parents=True, exist_ok=True)
+    path = state / "lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+            os.close(fd)
+            raise StackError(f"cannot lock {path}: {exc.strerror}") from None
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        pid = holder if holder.isdigit() else "unknown"
+        raise StackError(f"state directory {state} is in use by another `make run` (pid {pid}); "
+                         f"stop it first (kill {pid}) or give another --state-dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 def prepare(opts: StackOptions) -> dict[str, Path]:
@@ -204,8 +231,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
+    def banner(text: str) -> None:
+        try:
+            print(text, flush=True)
+        except OSError:   # the terminal is gone (SIGHUP): keep stopping quietly
+            pass
+
     def say(msg: str) -> None:
-        print(f"[stack] {msg}", flush=True)
+        banner(f"[stack] {msg}")
 
     opts = StackOptions(state=Path(args.state_dir).resolve(),
                         ports={c: getattr(args, f"{c}_port") for c in DEFAULT_PORTS},
@@ -234,16 +267,21 @@ def main(argv: list[str] | None = None) -> int:
         stopping["sig"] = signum
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    try:
+        lock = lock_state(opts.state)
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     sup = Supervisor(log=say)
     try:
-        say(f"state directory {opts.state}")
+        say(f"state directory {opts.state} (locked, pid {os.getpid()})")
         t0 = time.monotonic()
         paths = start(opts, sup)
         wait_all_targets_up(opts, sup, log=say)
         say(f"all targets up ({time.monotonic() - t0:.1f}s after start)")
-        print(f"""
+        banner(f"""
   Prometheus       {opts.url('prometheus')}   (alerts: {opts.url('prometheus')}/alerts)
   Alertmanager     {opts.url('alertmanager')}
   oracle-exporter  {opts.url('oracle')}/metrics
@@ -252,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
   webhook          {opts.url('webhook')}/notifications   (log: {paths['webhook_log']})
   logs             {opts.state / 'logs'}
 
-Press Ctrl-C to stop.""", flush=True)
+Press Ctrl-C to stop.""")
         while True:
             sup.check_alive()
             time.sleep(1)
@@ -260,13 +298,17 @@ Press Ctrl-C to stop.""", flush=True)
         say("stopping ...")
         return 0
     except (StackError, configs.ConfigRenderError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        try:
+            print(f"error: {exc}", file=sys.stderr)
+        except OSError:
+            pass
         return 1
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         sup.stop_all()
         say("stopped")
+        os.close(lock)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`make run`'s entry point itself (python -m stack.run), as a user runs it:
 prints progress and "all targets up" with the URLs, keeps its state in the
-state directory, and on Ctrl-C (SIGINT) or SIGTERM stops every component and
-exits 0. Free ports instead of the defaults and a 1s scrape interval keep it
+state directory, and on Ctrl-C (SIGINT), SIGTERM or SIGHUP (closed terminal) stops every component
+and exits 0; a kill -9 of it leaves no component behind. Free ports instead of the defaults and a 1s scrape interval keep it
 fast; everything else is the default (demo recording, this host's /proc and
 /sys, the alert pack)."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from e2e_support import ALERTS, DEMO_BEFORE, ROOT, prom_query, require
 from stack import run
-from stack.procs import free_ports, wait_until
+from stack.procs import free_ports, port_in_use, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +66,7 @@ class _Stack:
                 pass
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
     require(DEMO_BEFORE, "oracle-exporter demo recording")
     for name in ("recording.rules.yml", "alerts.rules.yml", "alertmanager.yml"):
@@ -87,7 +87,7 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         assert f"webhook          http://127.0.0.1:{ports['webhook']}/notifications" in text
         # all state under the one state directory
         state = tmp_path / "state"
-        assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs"}
+        assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs", "lock"}
         assert (state / "prometheus" / "rules").resolve() == ALERTS.resolve()
         rest = stack.stop(sig)
         assert [l.split()[-1] for l in rest.splitlines() if l.startswith("[stack] stopped ")] == [
@@ -133,3 +133,56 @@ def test_make_run_with_an_unreachable_database(tmp_path):
         stack.stop(signal.SIGINT)
     finally:
         stack.kill()
+
+
+def _stack_argv(state, ports: dict[str, int]) -> list[str]:
+    argv = [sys.executable, "-m", "stack.run", "--state-dir", str(state), "--scrape-interval", "1s",
+            "--oracle-replay", str(DEMO_BEFORE), "--rules-dir", str(ALERTS),
+            "--alertmanager-config", str(ALERTS / "alertmanager.yml")]
+    for comp, port in ports.items():
+        argv += [f"--{comp}-port", str(port)]
+    return argv
+
+
+def test_second_run_on_one_state_dir_is_refused_and_kill_9_leaves_nothing(tmp_path):
+    """Two `make run` in one checkout: the second stops at once, naming the first one's
+    PID, and changes nothing (other ports, so only the state directory collides). Then
+    the first is killed with SIGKILL (no cleanup possible): every component dies with it
+    and every port is free again."""
+    require(DEMO_BEFORE, "oracle-exporter demo recording")
+    for name in ("recording.rules.yml", "alerts.rules.yml", "alertmanager.yml"):
+        require(ALERTS / name, "alert pack")
+    allp = free_ports(2 * len(run.DEFAULT_PORTS))
+    ports = dict(zip(run.DEFAULT_PORTS, allp))
+    other = dict(zip(run.DEFAULT_PORTS, allp[len(run.DEFAULT_PORTS):]))
+    state = tmp_path / "state"
+    stack = _Stack(_stack_argv(state, ports))
+    try:
+        assert re.search(r"^\[stack\] all targets up", stack.text, re.M), stack.text
+        assert len(stack.pids) == 6
+        prom_cfg = (state / "prometheus" / "prometheus.yml").read_text()
+        second = subprocess.run(_stack_argv(state, other), cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        assert second.stderr.strip() == (
+            f"error: state directory {state} is in use by another `make run` (pid {stack.proc.pid}); "
+            f"stop it first (kill {stack.proc.pid}) or give another --state-dir")
+        assert (state / "prometheus" / "prometheus.yml").read_text() == prom_cfg
+        assert all(not port_in_use("127.0.0.1", p) for p in other.values())   # nothing started
+
+        os.kill(stack.proc.pid, signal.SIGKILL)
+        stack.proc.wait(10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(pid) for pid in stack.pids.values()):
+            time.sleep(0.1)
+        assert {name for name, pid in stack.pids.items() if _alive(pid)} == set()
+        assert [c for c, p in ports.items() if port_in_use("127.0.0.1", p)] == []
+    finally:
+        stack.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

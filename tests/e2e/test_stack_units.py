@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +19,8 @@ import yaml
 
 from e2e_support import ROOT
 from stack import configs
-from stack.procs import Proc, StackError, Supervisor, check_ports, free_ports, http_get, http_json
+from stack.procs import (Proc, StackError, Supervisor, check_ports, free_ports, http_get, http_json,
+                         port_in_use)
 
 
 def _alive(pid: int) -> bool:
@@ -305,3 +307,82 @@ def test_scaleout_renders_one_file_per_shard(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "stack.scaleout", "--shards", "0", "--exporter", "e:1",
                           "--remote-write", "http://x"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --shards must be at least 1"
+
+
+# ---------------------------------------------------------------- supervisor death (issue 16.1)
+
+_SUPERVISOR = """
+import sys, time
+from pathlib import Path
+from stack.procs import Proc, Supervisor
+sup = Supervisor()
+tmp = Path(sys.argv[1])
+# one plain sleeper, one that ignores SIGTERM, one that listens on a port
+a = sup.start(Proc("sleeper", ["sleep", "300"], tmp / "a.log"))
+b = sup.start(Proc("stubborn", ["sh", "-c", "trap '' TERM HUP; while :; do sleep 0.1; done"], tmp / "b.log"))
+c = sup.start(Proc("listener", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", sys.argv[2]],
+                   tmp / "c.log", ready_url="http://127.0.0.1:" + sys.argv[2] + "/"))
+print(a.pid, b.pid, c.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def _wait_dead(pids, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+def test_components_die_when_the_supervisor_is_killed_hard(tmp_path):
+    """kill -9 of the supervisor (no chance to clean up): every component goes with it
+    (parent-death signal), also one that ignores SIGTERM, and its port is free again."""
+    port = free_ports(1)[0]
+    sup = subprocess.Popen([sys.executable, "-c", _SUPERVISOR, str(tmp_path), str(port)], cwd=ROOT,
+                           stdout=subprocess.PIPE, text=True, start_new_session=True)
+    pids = []
+    try:
+        pids = [int(x) for x in sup.stdout.readline().split()]
+        assert len(pids) == 3 and all(_alive(p) for p in pids)
+        os.kill(sup.pid, signal.SIGKILL)
+        sup.wait(10)
+        assert _wait_dead(pids) == [], "components survived their supervisor's kill -9"
+        assert not port_in_use("127.0.0.1", port)
+    finally:
+        for p in pids:
+            try:
+                os.killpg(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if sup.poll() is None:
+            sup.kill()
+
+
+def test_make_run_refuses_a_state_directory_in_use(tmp_path):
+    """A second `make run` on the same .state/ stops before touching anything and names
+    the PID of the one that holds it; once the holder is gone (even by kill -9) it starts."""
+    state = tmp_path / "state"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from pathlib import Path; from stack.run import lock_state\n"
+                               "fd = lock_state(Path(sys.argv[1])); print('locked', flush=True); time.sleep(300)",
+                               str(state)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        recording = tmp_path / "r.jsonl"
+        recording.write_text("")
+        argv = [sys.executable, "-m", "stack.run", "--state-dir", str(state), "--oracle-replay", str(recording)]
+        res = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 1, res.stderr
+        assert res.stderr.strip() == (f"error: state directory {state} is in use by another `make run` "
+                                      f"(pid {holder.pid}); stop it first (kill {holder.pid}) "
+                                      f"or give another --state-dir"), res.stderr
+        assert sorted(p.name for p in state.iterdir()) == ["lock"]     # nothing rewritten
+        holder.kill()
+        holder.wait(10)
+        res = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                              "from stack.run import lock_state; lock_state(Path(sys.argv[1])); print('ok')",
+                              str(state)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert res.stdout.strip() == "ok", res.stderr
+    finally:
+        if holder.poll() is None:
+            holder.kill()
