@@ -8,10 +8,11 @@ and docs/oracle-monitoring-user.sql grants SELECT on exactly these views.
 
 Views whose rows would be large are filtered in SQL by name lists
 (bind variables), never aggregated: aggregation happens in Python.
+Columns, filters and fallbacks of every view come from oracle_exporter.views.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from . import views
 
 # GV$SYSSTAT statistics the collectors read (redo profile, load profile, work areas).
 SYSSTAT_NAMES: tuple[str, ...] = (
@@ -42,67 +43,39 @@ SYSMETRIC_NAMES: tuple[str, ...] = (
     "Current OS Load", "Host CPU Utilization (%)", "Average Active Sessions",
     "Database CPU Time Ratio", "Database Wait Time Ratio",
 )
-SYSMETRIC_GROUP_ID = 2  # "System Metrics Long Duration", 60-second interval
+SYSMETRIC_GROUP_ID = views.SYSMETRIC_GROUP_ID
+Query = views.Query
+
+# The views read, in statement order (GV$EVENT_HISTOGRAM and the PNAME-less GV$PROCESS are
+# fallbacks of GV$EVENT_HISTOGRAM_MICRO and GV$PROCESS, see views.py).
+PLAN: tuple[views.View, ...] = (
+    views.SYSTEM_EVENT, views.EVENT_HISTOGRAM_MICRO, views.SYSSTAT, views.LOG, views.PARAMETER,
+    views.PGASTAT, views.LATCH, views.SYSMETRIC, views.INSTANCE, views.DATABASE, views.PROCESS,
+)
 
 
-@dataclass(frozen=True)
-class Query:
-    view: str
-    sql: str
-    binds: dict[str, object]
-
-
-def _in_list(prefix: str, values: tuple[str, ...] | list[str]) -> tuple[str, dict[str, object]]:
-    names = [f":{prefix}{i}" for i in range(len(values))]
-    return ", ".join(names), {f"{prefix}{i}": v for i, v in enumerate(values)}
+def names_for(view: views.View, histogram_events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The names a name-filtered view's statement asks for."""
+    if view.filter_column is None:
+        return ()
+    if view.name in (views.EVENT_HISTOGRAM.name, views.EVENT_HISTOGRAM_MICRO.name):
+        return tuple(histogram_events) or ("",)
+    return {"GV$SYSSTAT": SYSSTAT_NAMES, "GV$PARAMETER": PARAMETER_NAMES,
+            "GV$SYSMETRIC": SYSMETRIC_NAMES}[view.name]
 
 
 def build_queries(histogram_events: list[str] | tuple[str, ...], use_micro_histogram: bool = True,
                   process_pname: bool = True) -> dict[str, Query]:
     """All statements, keyed by the view name used as the snapshot key.
 
-    ``process_pname=False`` is the GV$PROCESS statement for a database whose
-    V$PROCESS has no PNAME column (ORA-00904; PNAME is documented from 11.1,
-    10.2 lacks it): background processes are selected by BACKGROUND = '1' and
-    their name is read from PROGRAM ("oracle@host (LGWR)") by oracle_exporter.rows."""
+    ``use_micro_histogram=False`` / ``process_pname=False`` select the fallback statements
+    (GV$EVENT_HISTOGRAM; GV$PROCESS by BACKGROUND = '1' with PROGRAM, for a V$PROCESS
+    without PNAME, before 11.1)."""
     q: dict[str, Query] = {}
-
-    def add(view: str, sql: str, binds: dict[str, object] | None = None) -> None:
-        q[view] = Query(view, " ".join(sql.split()), binds or {})
-
-    add("GV$SYSTEM_EVENT",
-        "SELECT INST_ID, EVENT, WAIT_CLASS, TOTAL_WAITS, TOTAL_TIMEOUTS, TIME_WAITED_MICRO FROM GV$SYSTEM_EVENT")
-    events, ebinds = _in_list("e", list(histogram_events) or [""])
-    if use_micro_histogram:
-        add("GV$EVENT_HISTOGRAM_MICRO",
-            f"SELECT INST_ID, EVENT, WAIT_TIME_MICRO, WAIT_COUNT FROM GV$EVENT_HISTOGRAM_MICRO WHERE EVENT IN ({events})",
-            ebinds)
-    else:
-        add("GV$EVENT_HISTOGRAM",
-            f"SELECT INST_ID, EVENT, WAIT_TIME_MILLI, WAIT_COUNT FROM GV$EVENT_HISTOGRAM WHERE EVENT IN ({events})",
-            ebinds)
-    stats, sbinds = _in_list("s", SYSSTAT_NAMES)
-    add("GV$SYSSTAT", f"SELECT INST_ID, NAME, VALUE FROM GV$SYSSTAT WHERE NAME IN ({stats})", sbinds)
-    add("GV$LOG", "SELECT INST_ID, GROUP#, THREAD#, SEQUENCE#, BYTES, MEMBERS, ARCHIVED, STATUS FROM GV$LOG")
-    params, pbinds = _in_list("p", PARAMETER_NAMES)
-    add("GV$PARAMETER", f"SELECT INST_ID, NAME, VALUE FROM GV$PARAMETER WHERE NAME IN ({params})", pbinds)
-    add("GV$PGASTAT", "SELECT INST_ID, NAME, VALUE, UNIT FROM GV$PGASTAT")
-    add("GV$LATCH",
-        "SELECT INST_ID, NAME, GETS, MISSES, SLEEPS, IMMEDIATE_GETS, IMMEDIATE_MISSES, SPIN_GETS, WAIT_TIME FROM GV$LATCH")
-    metrics, mbinds = _in_list("m", SYSMETRIC_NAMES)
-    mbinds["grp"] = SYSMETRIC_GROUP_ID
-    add("GV$SYSMETRIC",
-        f"SELECT INST_ID, METRIC_NAME, VALUE, METRIC_UNIT, GROUP_ID, INTSIZE_CSEC FROM GV$SYSMETRIC "
-        f"WHERE GROUP_ID = :grp AND METRIC_NAME IN ({metrics})", mbinds)
-    add("GV$INSTANCE",
-        "SELECT INST_ID, INSTANCE_NUMBER, INSTANCE_NAME, HOST_NAME, VERSION, STARTUP_TIME, STATUS, THREAD# FROM GV$INSTANCE")
-    add("V$DATABASE", "SELECT DBID, NAME, DB_UNIQUE_NAME, DATABASE_ROLE, LOG_MODE, OPEN_MODE FROM V$DATABASE")
-    if process_pname:
-        add("GV$PROCESS",
-            "SELECT INST_ID, PID, SPID, PNAME, PGA_USED_MEM, PGA_ALLOC_MEM, PGA_MAX_MEM FROM GV$PROCESS "
-            "WHERE PNAME IS NOT NULL")
-    else:
-        add("GV$PROCESS",
-            "SELECT INST_ID, PID, SPID, PROGRAM, BACKGROUND, PGA_USED_MEM, PGA_ALLOC_MEM, PGA_MAX_MEM FROM GV$PROCESS "
-            "WHERE BACKGROUND = '1'")
+    for view in PLAN:
+        if view is views.EVENT_HISTOGRAM_MICRO and not use_micro_histogram:
+            view = views.EVENT_HISTOGRAM
+        if view is views.PROCESS and not process_pname:
+            view = views.PROCESS_BY_PROGRAM
+        q[view.name] = view.statement(names_for(view, histogram_events))
     return q

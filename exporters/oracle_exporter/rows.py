@@ -11,8 +11,8 @@ any metric logic sees them (Snapshot.rows calls clean_rows once per view):
   (a single-instance recorder that used the V$ views) is read as the GV$ view.
   Rows without INST_ID get the instance number of the only instance in
   GV$INSTANCE / V$INSTANCE (INSTANCE_NUMBER or INST_ID), else 1.
-* **One row per identity.** Each view has identity columns (IDENTITY below:
-  what makes one series). In a multitenant container database (12.1+) the
+* **One row per identity.** Each view has identity columns (views.View.identity:
+  what makes one row unique). In a multitenant container database (12.1+) the
   views carry CON_ID and a view may list an identity once per container
   (V$SYSTEM_PARAMETER-style rows for PDBs that changed a parameter, or a
   recorder that unioned per-container views). Summing those rows would count
@@ -32,19 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-IDENTITY: dict[str, tuple[str, ...]] = {
-    "GV$SYSTEM_EVENT": ("INST_ID", "EVENT"),
-    "GV$EVENT_HISTOGRAM": ("INST_ID", "EVENT", "WAIT_TIME_MILLI"),
-    "GV$EVENT_HISTOGRAM_MICRO": ("INST_ID", "EVENT", "WAIT_TIME_MICRO"),
-    "GV$SYSSTAT": ("INST_ID", "NAME"),
-    "GV$LOG": ("INST_ID", "THREAD#", "GROUP#"),
-    "GV$PARAMETER": ("INST_ID", "NAME"),
-    "GV$PGASTAT": ("INST_ID", "NAME"),
-    "GV$LATCH": ("INST_ID", "NAME"),
-    "GV$SYSMETRIC": ("INST_ID", "METRIC_NAME", "GROUP_ID"),
-    "GV$INSTANCE": ("INST_ID",),
-    "GV$PROCESS": ("INST_ID", "PID"),
-}
+from . import views
 
 _PROGRAM_NAME = re.compile(r"\(([A-Za-z0-9_$#]{1,8})\)\s*$")
 
@@ -109,8 +97,9 @@ def clean_rows(snapshot: Any, view: str) -> list[dict[str, Any]]:
     rows = _upper(raw)
     if view == "GV$PROCESS":
         rows = [_process_name(r) for r in rows]
-    ident = IDENTITY.get(view)
-    if ident is None:
+    spec = views.get(view)
+    ident = spec.identity if spec is not None else ()
+    if not ident:
         return rows
     best: dict[tuple, tuple[float, int]] = {}   # identity -> (container, index of the kept row)
     for n, row in enumerate(rows):

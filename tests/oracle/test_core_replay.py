@@ -100,19 +100,20 @@ def test_loop_log_sequence_per_thread_keeps_counting_switches(core):
 
 
 def test_counter_table():
-    """The one table of cumulative columns (keyed by view, identity, column)."""
-    assert COUNTERS["GV$SYSTEM_EVENT"].identity == ("INST_ID", "EVENT")
-    assert {"TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED_MICRO"} <= set(COUNTERS["GV$SYSTEM_EVENT"].columns)
-    assert COUNTERS["GV$EVENT_HISTOGRAM_MICRO"].columns == ("WAIT_COUNT",)
-    assert COUNTERS["GV$EVENT_HISTOGRAM_MICRO"].identity == ("INST_ID", "EVENT", "WAIT_TIME_MICRO")
-    assert COUNTERS["GV$EVENT_HISTOGRAM"].identity == ("INST_ID", "EVENT", "WAIT_TIME_MILLI")
-    assert COUNTERS["GV$LOG"].columns == ("SEQUENCE#",)
+    """Replay's counters are the registry's (oracle_exporter.views): view, series identity, column."""
+    assert COUNTERS["GV$SYSTEM_EVENT"].series_identity == ("INST_ID", "EVENT")
+    assert {"TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED_MICRO"} <= set(COUNTERS["GV$SYSTEM_EVENT"].counters)
+    assert COUNTERS["GV$EVENT_HISTOGRAM_MICRO"].counters == ("WAIT_COUNT",)
+    assert COUNTERS["GV$EVENT_HISTOGRAM_MICRO"].series_identity == ("INST_ID", "EVENT", "WAIT_TIME_MICRO")
+    assert COUNTERS["GV$EVENT_HISTOGRAM"].series_identity == ("INST_ID", "EVENT", "WAIT_TIME_MILLI")
+    assert COUNTERS["GV$LOG"].counters == ("SEQUENCE#",)
+    assert COUNTERS["GV$LOG"].series_identity == ("INST_ID", "THREAD#")   # sequence numbers are per thread
     ss = COUNTERS["GV$SYSSTAT"]
     assert ss.is_counter_row({"NAME": "redo size"}) and not ss.is_counter_row({"NAME": "logons current"})
     pga = COUNTERS["GV$PGASTAT"]
     assert pga.is_counter_row({"NAME": "over allocation count"})
     assert not pga.is_counter_row({"NAME": "total PGA allocated"})
-    assert set(COUNTERS["GV$LATCH"].columns) >= {"GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES"}
+    assert set(COUNTERS["GV$LATCH"].counters) >= {"GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES"}
     for view in ("GV$PARAMETER", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS"):
         assert view not in COUNTERS
     # every counter column is one the live source actually selects
@@ -120,7 +121,7 @@ def test_counter_table():
     queries = {**build_queries(["x"], True), **build_queries(["x"], False)}
     for view, spec in COUNTERS.items():
         sql = queries[view].sql
-        for col in spec.identity + tuple(c for c in spec.columns if not c.endswith("_FG") and c != "TIME_WAITED"):
+        for col in spec.series_identity + tuple(c for c in spec.counters if not c.endswith("_FG") and c != "TIME_WAITED"):
             assert col in sql, (view, col)
 
 

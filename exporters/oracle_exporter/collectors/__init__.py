@@ -1,7 +1,8 @@
 """oracle-exporter collectors: pure functions from a Snapshot to metric families.
 
-Each module has ``NAME``, ``VIEWS`` (the snapshot keys it reads; all are
-built by oracle_exporter.queries.build_queries) and
+Each module has ``NAME``, ``VIEWS`` (the snapshot keys it reads; every one is
+described once in the view registry, oracle_exporter.views, whose docstring
+shows how a new collector registers its own view) and
 ``collect(snapshot, settings)`` yielding prometheus_client metric families
 without the ``database`` label (the core adds it and any extra labels).
 ``settings`` needs only ``histogram_events`` and ``latches``; missing

@@ -5,9 +5,9 @@ With ``loop=True`` the recording starts over after the last snapshot and every
 counter is shifted by (its value in the last snapshot - its value in the first
 snapshot it appears in) per completed pass, so counters never go backwards.
 
-Which columns are counters is decided by COUNTERS below, the one table of
-cumulative columns (view -> identity columns, counter columns, and for
-NAME/VALUE views which names are counters).
+Which columns are counters is decided by the view registry (oracle_exporter.views:
+View.counters, View.series_identity, and for NAME/VALUE views which names are
+counters); COUNTERS below is its table of views with counters.
 """
 from __future__ import annotations
 
@@ -21,65 +21,28 @@ from typing import Any, Iterable
 
 from exporter_common.config import ConfigError
 
+from .. import views
 from ..snapshot import Snapshot
+from ..views import View
 
 log = logging.getLogger(__name__)
 
-@dataclass(frozen=True)
-class CounterSpec:
-    identity: tuple[str, ...]          # columns that identify one series of the view
-    columns: tuple[str, ...]           # cumulative numeric columns
-    name_column: str | None = None     # for NAME/VALUE views: the column holding the statistic name
-    names: frozenset[str] | None = None  # only these names are counters (None: all names ...)
-    gauges: frozenset[str] = frozenset()  # ... except these
-
-    def is_counter_row(self, row: dict[str, Any]) -> bool:
-        if self.name_column is None:
-            return True
-        name = row.get(self.name_column)
-        if self.names is not None:
-            return name in self.names
-        return name not in self.gauges
+# The views with cumulative columns, from the one registry (oracle_exporter.views): per view
+# the counter columns, the series a counter belongs to (View.series_identity) and, for
+# NAME/VALUE views, which names are counters (View.is_counter_row).
+COUNTERS: dict[str, View] = views.counter_views()
 
 
-# GV$SYSSTAT statistics that are current values, not cumulative (Oracle Database
-# Reference, "Statistics Descriptions": class "current" statistics).
-SYSSTAT_GAUGES = frozenset({
-    "logons current", "opened cursors current", "session cursor cache count",
-    "session pga memory", "session pga memory max", "session uga memory", "session uga memory max",
-    "session stored procedure space", "workarea memory allocated",
-})
-
-# GV$PGASTAT rows that are cumulative since instance startup; the others
-# (aggregate PGA target parameter, total PGA allocated, cache hit percentage, ...) are gauges.
-PGASTAT_COUNTERS = frozenset({
-    "over allocation count", "bytes processed", "extra bytes read/written",
-    "recompute count (cumulative)",
-})
-
-COUNTERS: dict[str, CounterSpec] = {
-    "GV$SYSTEM_EVENT": CounterSpec(
-        ("INST_ID", "EVENT"),
-        ("TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED", "TIME_WAITED_MICRO",
-         "TOTAL_WAITS_FG", "TOTAL_TIMEOUTS_FG", "TIME_WAITED_FG", "TIME_WAITED_MICRO_FG")),
-    "GV$EVENT_HISTOGRAM": CounterSpec(("INST_ID", "EVENT", "WAIT_TIME_MILLI"), ("WAIT_COUNT",)),
-    "GV$EVENT_HISTOGRAM_MICRO": CounterSpec(("INST_ID", "EVENT", "WAIT_TIME_MICRO"), ("WAIT_COUNT",)),
-    "GV$SYSSTAT": CounterSpec(("INST_ID", "NAME"), ("VALUE",), name_column="NAME", gauges=SYSSTAT_GAUGES),
-    "GV$LATCH": CounterSpec(
-        ("INST_ID", "NAME"),
-        ("GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES", "SPIN_GETS", "WAIT_TIME")),
-    # Log sequence numbers advance per redo thread: every group of a thread is
-    # shifted by the same amount (the thread's highest SEQUENCE#, last - first),
-    # so the CURRENT group's sequence keeps counting log switches.
-    "GV$LOG": CounterSpec(("INST_ID", "THREAD#"), ("SEQUENCE#",)),
-    "GV$PGASTAT": CounterSpec(("INST_ID", "NAME"), ("VALUE",), name_column="NAME", names=PGASTAT_COUNTERS),
-}
+def _identity_getter(columns: tuple[str, ...]):
+    """row -> tuple of the identity values (KeyError when a column is missing)."""
+    if len(columns) == 1:
+        (col,) = columns
+        return lambda row: (row[col],)
+    return operator.itemgetter(*columns)
 
 
-# Identity tuple of a row per view (every identity has at least two columns, so
-# itemgetter returns a tuple equal to tuple(row.get(c) for c in identity)).
-_IDENTITY = {view: operator.itemgetter(*spec.identity) for view, spec in COUNTERS.items()}
-assert all(len(spec.identity) >= 2 for spec in COUNTERS.values())
+# Identity tuple of a row per view, equal to tuple(row.get(c) for c in identity).
+_IDENTITY = {view: _identity_getter(spec.series_identity) for view, spec in COUNTERS.items()}
 
 
 def _number(value: Any) -> bool:
@@ -110,8 +73,8 @@ def counter_values(snapshot: Snapshot) -> dict[tuple, float]:
         for row in snapshot.views.get(view, []):
             if not spec.is_counter_row(row):
                 continue
-            ident = tuple(row.get(c) for c in spec.identity)
-            for col in spec.columns:
+            ident = tuple(row.get(c) for c in spec.series_identity)
+            for col in spec.counters:
                 value = _as_number(row.get(col))
                 if value is not None:
                     key = (view, ident, col)
@@ -170,7 +133,7 @@ class LoopState:
             rows = views.get(view)
             if not rows:
                 continue
-            identity = spec.identity
+            identity = spec.series_identity
             key_of = _IDENTITY[view]
             counter_row = None if spec.name_column is None else spec.is_counter_row
             groups: dict[tuple, list[dict[str, Any]]] = {}
@@ -193,7 +156,7 @@ class LoopState:
                 where = known.get(ident)
                 if where is None:
                     known[ident] = _Series(i, i, same)
-                    vals = [_column_value(same, col) for col in spec.columns]
+                    vals = [_column_value(same, col) for col in spec.counters]
                     if None in vals:
                         opening[(view, ident)] = vals
                     else:
@@ -203,7 +166,7 @@ class LoopState:
                     where.last, where.rows = i, same
                     vals = opening.get((view, ident))
                     if vals is not None:   # a column not seen yet (rare): look again
-                        for n, col in enumerate(spec.columns):
+                        for n, col in enumerate(spec.counters):
                             if vals[n] is None:
                                 vals[n] = _column_value(same, col)
                         if None not in vals:
@@ -215,7 +178,7 @@ class LoopState:
         out: dict[tuple, float] = {}
         opening = self.opening
         for view, known in self.series.items():
-            columns = COUNTERS[view].columns
+            columns = COUNTERS[view].counters
             for ident, where in known.items():
                 firsts = where.opening
                 if firsts is None:
@@ -253,10 +216,10 @@ def loop_state(snapshots: Iterable[Snapshot]) -> tuple[dict[tuple, float], dict[
     return state.result()
 
 
-def _shift_row(row: dict[str, Any], spec: CounterSpec, view: str, ident: tuple,
+def _shift_row(row: dict[str, Any], spec: View, view: str, ident: tuple,
                deltas: dict[tuple, float], passes: int) -> dict[str, Any]:
     row = dict(row)
-    for col in spec.columns:
+    for col in spec.counters:
         delta = deltas.get((view, ident, col))
         value = _as_number(row.get(col))
         if delta and passes and value is not None:
@@ -303,7 +266,7 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
         present: set[tuple] = set()
         for row in rows:
             if spec.is_counter_row(row):
-                ident = tuple(row.get(c) for c in spec.identity)
+                ident = tuple(row.get(c) for c in spec.series_identity)
                 present.add(ident)
                 row = _shift_row(row, spec, view, ident, deltas, passes)
             new_rows.append(row)

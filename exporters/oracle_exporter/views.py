@@ -1,0 +1,291 @@
+"""The registry of the dynamic performance views oracle-exporter reads: one ``View`` each.
+
+A view is described here once (name, columns, identity, counters, filters, release
+fallbacks with the error codes that trigger them) and everything else derives from it:
+
+* the SQL (``View.statement``; oracle_exporter.queries plans one statement per view),
+* row cleaning (oracle_exporter.rows: one row per ``identity``),
+* replay counters (oracle_exporter.sources.replay: the ``counters`` columns are shifted
+  per pass in loop mode),
+* the live source's fallbacks (oracle_exporter.sources.live: one generic rule),
+* the SQL catalog test (tests/oracle/test_sql_catalog.py) and the shape of the demo and
+  test rows (``row()`` orders a row's columns like the statement).
+
+How a collector registers a view (a new collector module, e.g. collectors/sessions.py)::
+
+    from ..views import View, register
+
+    SESSION = register(View(
+        "GV$SESSION",
+        columns=("INST_ID", "SID", "SERIAL#", "TYPE", "STATUS", "WAIT_CLASS"),
+        identity=("INST_ID", "SID", "SERIAL#"),    # what makes one row unique (CDB rows folded)
+        where="TYPE = 'USER'",                      # fixed filter, plain SQL on the view's columns
+        doc="V$SESSION, one row per session",
+    ))
+
+    NAME = "sessions"
+    VIEWS = (SESSION.name,)          # every view collect() reads: fetched when the collector is on
+    # NAMES = {"GV$SYSSTAT": ("user calls",)}   # only for a name-filtered view (filter_column):
+    #                                           # the statement asks for the union of all NAMES
+
+    def collect(snapshot, settings):
+        for row in snapshot.rows("GV$SESSION"): ...
+
+Then add the module to collectors/__init__.py, its columns to tests/oracle/data/gv_catalog.yaml
+(the catalog test checks every statement against the Oracle Reference transcription) and the
+grant to docs/oracle-monitoring-user.sql. A view that does not exist on some release gets a
+``Fallback`` (codes = the ORA- errors that mean "not on this release", ``use`` = the
+statement to read instead, kept for the rest of the session); a view without a fallback that
+fails lands in ``snapshot.errors[view]`` and costs only the collectors that read it.
+
+``counters`` lists cumulative columns (they only grow while the instance is up). For
+NAME/VALUE views, ``name_column`` with ``counter_names`` (only these names are counters) or
+``gauge_names`` (all names except these) says which rows are counters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+# ORA-00942: table or view does not exist; ORA-04043: object does not exist.
+MISSING_VIEW = ("ORA-00942", "ORA-04043")
+# ORA-00904: invalid identifier (a column this release does not have).
+MISSING_COLUMN = ("ORA-00904",)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One statement: ``view`` is the snapshot key its rows are stored under."""
+    view: str
+    sql: str
+    binds: dict[str, object]
+
+
+@dataclass(frozen=True, eq=False)
+class Fallback:
+    """Read ``use`` instead of the view, for the rest of the session, once the view's
+    statement fails with an error starting with one of ``codes``."""
+    codes: tuple[str, ...]
+    use: "View"
+    why: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    name: str                                   # "GV$SYSSTAT": the view, and the snapshot key
+    columns: tuple[str, ...]                    # selected, in this order
+    identity: tuple[str, ...] = ()              # columns that make one row unique (rows.clean_rows)
+    counters: tuple[str, ...] = ()              # cumulative columns (replay shifts them per loop; may
+                                                # name columns other recorders add, e.g. TIME_WAITED)
+    counter_identity: tuple[str, ...] | None = None  # series a counter belongs to (default: identity)
+    name_column: str | None = None              # NAME/VALUE views: the column naming the statistic
+    counter_names: frozenset[str] | None = None  # only these names are counters ...
+    gauge_names: frozenset[str] = frozenset()   # ... or every name except these
+    where: str = ""                             # fixed filter (SQL on the view's own columns)
+    where_binds: Mapping[str, object] = field(default_factory=dict)
+    filter_column: str | None = None            # "NAME IN (...)": names the collectors declare
+    fallbacks: tuple[Fallback, ...] = ()
+    since: str | None = None                    # first release that has it (documentation)
+    doc: str = ""
+
+    def statement(self, names: Iterable[str] = ()) -> Query:
+        """The SELECT of this view; ``names`` fill the filter_column IN list (bind variables)."""
+        binds: dict[str, object] = dict(self.where_binds)
+        conditions = [self.where] if self.where else []
+        if self.filter_column is not None:
+            wanted = list(dict.fromkeys(names))
+            marks = []
+            for i, value in enumerate(wanted):
+                binds[f"n{i}"] = value
+                marks.append(f":n{i}")
+            conditions.append(f"{self.filter_column} IN ({', '.join(marks) or 'NULL'})")
+        sql = f"SELECT {', '.join(self.columns)} FROM {self.name}"
+        if conditions:
+            sql += " WHERE " + " AND ".join(conditions)
+        return Query(self.name, sql, binds)
+
+    def is_counter_row(self, row: Mapping[str, Any]) -> bool:
+        if self.name_column is None:
+            return True
+        name = row.get(self.name_column)
+        if self.counter_names is not None:
+            return name in self.counter_names
+        return name not in self.gauge_names
+
+    @property
+    def series_identity(self) -> tuple[str, ...]:
+        return self.counter_identity if self.counter_identity is not None else self.identity
+
+    def variants(self) -> list["View"]:
+        """This view and every fallback reachable from it (each once)."""
+        out: list[View] = []
+        todo = [self]
+        while todo:
+            v = todo.pop(0)
+            if any(v is o for o in out):
+                continue
+            out.append(v)
+            todo.extend(fb.use for fb in v.fallbacks)
+        return out
+
+
+_REGISTRY: dict[str, View] = {}
+
+
+def register(view: View) -> View:
+    """Add a view to the registry (at import of the module that defines it); returns it.
+    Registering another definition under a name already taken is an error."""
+    have = _REGISTRY.get(view.name)
+    if have is not None and have is not view:
+        raise ValueError(f"view {view.name} registered twice")
+    if view.name != view.name.upper():
+        raise ValueError(f"view name {view.name!r} must be upper case")
+    if view.identity and not set(view.identity) <= set(view.columns):
+        raise ValueError(f"{view.name}: identity {view.identity} not among its columns")
+    if view.counter_identity is not None and not set(view.counter_identity) <= set(view.columns):
+        raise ValueError(f"{view.name}: counter identity {view.counter_identity} not among its columns")
+    _REGISTRY[view.name] = view
+    return view
+
+
+def _loaded() -> dict[str, View]:
+    # Collector modules register their own views when imported: make sure they are.
+    from . import collectors  # noqa: F401
+    return _REGISTRY
+
+
+def get(name: str) -> View | None:
+    """The registered view of that (upper case) name, a fallback target included."""
+    return _loaded().get(name)
+
+
+def all_views() -> dict[str, View]:
+    return dict(_loaded())
+
+
+def counter_views() -> dict[str, View]:
+    """Views with cumulative columns (replay loop mode)."""
+    return {n: v for n, v in _loaded().items() if v.counters}
+
+
+def row(view: str | View, **values: Any) -> dict[str, Any]:
+    """A row of ``view`` with exactly its selected columns, in statement order (demo and test
+    generators): ``row("GV$SYSSTAT", INST_ID=1, NAME="redo size", VALUE=1)``; names with #
+    are passed as ``**{"THREAD#": 1}``."""
+    v = view if isinstance(view, View) else get(view)
+    if v is None:
+        raise KeyError(f"view {view} is not registered")
+    if set(values) != set(v.columns):
+        raise ValueError(f"{v.name}: columns {sorted(set(values) ^ set(v.columns))} missing or unknown")
+    return {c: values[c] for c in v.columns}
+
+
+# --- the views of the core collectors --------------------------------------------------
+# (shared by several collectors, so defined here; a view only one new collector reads is
+# registered in that collector's module.)
+
+SYSTEM_EVENT = register(View(
+    "GV$SYSTEM_EVENT",
+    ("INST_ID", "EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED_MICRO"),
+    identity=("INST_ID", "EVENT"),
+    counters=("TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED", "TIME_WAITED_MICRO",
+              "TOTAL_WAITS_FG", "TOTAL_TIMEOUTS_FG", "TIME_WAITED_FG", "TIME_WAITED_MICRO_FG"),
+    doc="V$SYSTEM_EVENT, total waits per event since instance startup"))
+
+EVENT_HISTOGRAM = register(View(
+    "GV$EVENT_HISTOGRAM",
+    ("INST_ID", "EVENT", "WAIT_TIME_MILLI", "WAIT_COUNT"),
+    identity=("INST_ID", "EVENT", "WAIT_TIME_MILLI"),
+    counters=("WAIT_COUNT",),
+    filter_column="EVENT", since="10.1",
+    doc="V$EVENT_HISTOGRAM, per-bucket wait counts, buckets in milliseconds"))
+
+EVENT_HISTOGRAM_MICRO = register(View(
+    "GV$EVENT_HISTOGRAM_MICRO",
+    ("INST_ID", "EVENT", "WAIT_TIME_MICRO", "WAIT_COUNT"),
+    identity=("INST_ID", "EVENT", "WAIT_TIME_MICRO"),
+    counters=("WAIT_COUNT",),
+    filter_column="EVENT", since="12.1.0.2",
+    fallbacks=(Fallback(MISSING_VIEW, EVENT_HISTOGRAM, "microsecond histograms need 12.1.0.2"),),
+    doc="V$EVENT_HISTOGRAM_MICRO, per-bucket wait counts, buckets in microseconds"))
+
+# GV$SYSSTAT statistics that are current values, not cumulative (Oracle Database
+# Reference, "Statistics Descriptions": class "current" statistics).
+SYSSTAT_GAUGES = frozenset({
+    "logons current", "opened cursors current", "session cursor cache count",
+    "session pga memory", "session pga memory max", "session uga memory", "session uga memory max",
+    "session stored procedure space", "workarea memory allocated",
+})
+
+SYSSTAT = register(View(
+    "GV$SYSSTAT", ("INST_ID", "NAME", "VALUE"),
+    identity=("INST_ID", "NAME"), counters=("VALUE",),
+    name_column="NAME", gauge_names=SYSSTAT_GAUGES, filter_column="NAME",
+    doc="V$SYSSTAT, cumulative instance statistics"))
+
+# V$LOG lists the redo log groups from the control file: one row per group (GROUP# is
+# unique in the database, each group belongs to one THREAD#), and GV$LOG returns every
+# group once per instance. So a row is (INST_ID, GROUP#); THREAD# is kept in the identity
+# for readability. SEQUENCE# is the log sequence number of the group, and sequence numbers
+# advance per redo *thread* (one per log switch of that thread): as a counter it belongs to
+# the thread, so replay shifts every group of a thread by the thread's increase.
+LOG = register(View(
+    "GV$LOG", ("INST_ID", "GROUP#", "THREAD#", "SEQUENCE#", "BYTES", "MEMBERS", "ARCHIVED", "STATUS"),
+    identity=("INST_ID", "THREAD#", "GROUP#"),
+    counters=("SEQUENCE#",), counter_identity=("INST_ID", "THREAD#"),
+    doc="V$LOG, redo log groups from the control file"))
+
+PARAMETER = register(View(
+    "GV$PARAMETER", ("INST_ID", "NAME", "VALUE"),
+    identity=("INST_ID", "NAME"), filter_column="NAME",
+    doc="V$PARAMETER, initialization parameters in effect (VALUE is text)"))
+
+# GV$PGASTAT rows that are cumulative since instance startup; the others
+# (aggregate PGA target parameter, total PGA allocated, cache hit percentage, ...) are gauges.
+PGASTAT_COUNTERS = frozenset({
+    "over allocation count", "bytes processed", "extra bytes read/written",
+    "recompute count (cumulative)",
+})
+
+PGASTAT = register(View(
+    "GV$PGASTAT", ("INST_ID", "NAME", "VALUE", "UNIT"),
+    identity=("INST_ID", "NAME"), counters=("VALUE",),
+    name_column="NAME", counter_names=PGASTAT_COUNTERS,
+    doc="V$PGASTAT, PGA usage statistics"))
+
+LATCH = register(View(
+    "GV$LATCH",
+    ("INST_ID", "NAME", "GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES", "SPIN_GETS", "WAIT_TIME"),
+    identity=("INST_ID", "NAME"),
+    counters=("GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES", "SPIN_GETS", "WAIT_TIME"),
+    doc="V$LATCH, latch statistics per latch name"))
+
+SYSMETRIC_GROUP_ID = 2  # "System Metrics Long Duration", 60-second interval
+
+SYSMETRIC = register(View(
+    "GV$SYSMETRIC", ("INST_ID", "METRIC_NAME", "VALUE", "METRIC_UNIT", "GROUP_ID", "INTSIZE_CSEC"),
+    identity=("INST_ID", "METRIC_NAME", "GROUP_ID"),
+    where="GROUP_ID = :grp", where_binds={"grp": SYSMETRIC_GROUP_ID}, filter_column="METRIC_NAME",
+    doc="V$SYSMETRIC, metric values of the last 60 s interval (GROUP_ID 2)"))
+
+INSTANCE = register(View(
+    "GV$INSTANCE",
+    ("INST_ID", "INSTANCE_NUMBER", "INSTANCE_NAME", "HOST_NAME", "VERSION", "STARTUP_TIME", "STATUS", "THREAD#"),
+    identity=("INST_ID",), doc="V$INSTANCE, one row per open instance"))
+
+DATABASE = register(View(
+    "V$DATABASE", ("DBID", "NAME", "DB_UNIQUE_NAME", "DATABASE_ROLE", "LOG_MODE", "OPEN_MODE"),
+    doc="V$DATABASE, one row from the control file"))
+
+# V$PROCESS has PNAME from 11.1; before that (ORA-00904) background processes are selected
+# by BACKGROUND = '1' and rows.clean_rows names them from PROGRAM ("oracle@host (LGWR)").
+PROCESS_BY_PROGRAM = View(
+    "GV$PROCESS", ("INST_ID", "PID", "SPID", "PROGRAM", "BACKGROUND", "PGA_USED_MEM", "PGA_ALLOC_MEM", "PGA_MAX_MEM"),
+    identity=("INST_ID", "PID"), where="BACKGROUND = '1'",
+    doc="V$PROCESS of a release without PNAME (before 11.1)")
+
+PROCESS = register(View(
+    "GV$PROCESS", ("INST_ID", "PID", "SPID", "PNAME", "PGA_USED_MEM", "PGA_ALLOC_MEM", "PGA_MAX_MEM"),
+    identity=("INST_ID", "PID"), where="PNAME IS NOT NULL",
+    fallbacks=(Fallback(MISSING_COLUMN, PROCESS_BY_PROGRAM, "V$PROCESS.PNAME needs 11.1"),),
+    doc="V$PROCESS, background processes (PNAME set)"))
