@@ -15,6 +15,7 @@
         - {name: asm, regex: "^asm_"}
     zfs:
       kstat_file: /var/tmp/arcstats.kstat   # illumos `kstat -p zfs:0:arcstats` text
+                                            # (relative: to this file's directory)
 
 Errors are ConfigError(file, field, message) -> exit status 2.
 """
@@ -93,7 +94,7 @@ def load_config(path: str | None) -> DbhostConfig:
     proc.reject_unknown()
 
     zfs = root.sub("zfs")
-    cfg.zfs_kstat_file = zfs.str("kstat_file")
+    cfg.zfs_kstat_file = zfs.file_path("kstat_file")
     zfs.reject_unknown()
     root.reject_unknown()
     return cfg

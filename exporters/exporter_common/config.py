@@ -44,6 +44,13 @@ def load_yaml(path: str) -> Any:
         raise ConfigError(path, None, f"invalid YAML{where}: {problem}") from None
 
 
+def resolve_path(config_file: str, value: str) -> str:
+    """``value`` from ``config_file``: absolute as is, relative against the file's directory."""
+    if os.path.isabs(value):
+        return value
+    return os.path.join(os.path.dirname(os.path.abspath(config_file)), value)
+
+
 class Fields:
     """Typed access to one mapping of a config file, with the field path in errors.
 
@@ -101,6 +108,13 @@ class Fields:
             raise self.error(key, f"expected true or false, got {value!r}")
         return value
 
+    def file_path(self, key: str, required: bool = False) -> str | None:
+        """A file path. Relative paths are relative to the config file's directory,
+        as in Prometheus and exporter-toolkit, not to the working directory: every
+        path field of every config goes through here."""
+        value = self.str(key, None, required)
+        return resolve_path(self.source, value) if value else value
+
     def str_list(self, key: str, default: list[str] | None = None) -> list[str]:
         value = self._get(key, default if default is not None else [], False)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -132,8 +146,8 @@ class Fields:
 
 
 def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:
-    """Read a secret from a file or an environment variable named in the config."""
-    path = fields.str(file_key)
+    """Read a secret from a file (relative to the config file) or an environment variable named in the config."""
+    path = fields.file_path(file_key)
     env = fields.str(env_key)
     if path and env:
         raise fields.error(file_key, f"give either {file_key} or {env_key}, not both")

@@ -68,16 +68,11 @@ def load_web_config(path: str | None) -> WebConfig:
         return WebConfig()
     root = Fields(path, "", load_yaml(path))
     cfg = WebConfig()
-    base = os.path.dirname(os.path.abspath(path))
-
-    def rel(p: str | None) -> str | None:
-        """Relative paths are relative to the web config file (as in exporter-toolkit)."""
-        return os.path.join(base, p) if p else p
-
     tls = root.sub("tls_server_config")
     if tls.data:
-        cert = rel(tls.str("cert_file", required=True))
-        key = rel(tls.str("key_file", required=True))
+        # relative paths are relative to the web config file (as in exporter-toolkit)
+        cert = tls.file_path("cert_file", required=True)
+        key = tls.file_path("key_file", required=True)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         try:
             ctx.load_cert_chain(cert, key)
@@ -94,7 +89,7 @@ def load_web_config(path: str | None) -> WebConfig:
         if auth not in _CLIENT_AUTH:
             raise tls.error("client_auth_type", f"must be one of {', '.join(_CLIENT_AUTH)}, got {auth!r}")
         ctx.verify_mode = _CLIENT_AUTH[auth]
-        ca = rel(tls.str("client_ca_file"))
+        ca = tls.file_path("client_ca_file")
         if ca:
             try:
                 ctx.load_verify_locations(ca)

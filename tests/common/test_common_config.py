@@ -122,3 +122,79 @@ def test_auth_cache_treats_unusable_hash_as_failed_login():
     cache = _AuthCache({"prom": b"$2b$10$tooshort"})
     header = "Basic " + base64.b64encode(b"prom:pw").decode()
     assert cache.check(header) is False
+
+
+# ---------------------------------------------------------------- relative paths (issue 16.3)
+# Every path in a config file is relative to that file's directory (as in Prometheus and
+# exporter-toolkit), never to the working directory of the process.
+
+def _elsewhere(tmp_path, monkeypatch):
+    other = tmp_path / "cwd"
+    other.mkdir()
+    monkeypatch.chdir(other)
+
+
+def test_oracle_password_file_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    from oracle_exporter.config import load_config
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "pw.txt").write_text("s3cret\n")
+    cfg = conf / "db.yml"
+    cfg.write_text("databases:\n  - {name: a, dsn: 'h:1521/s', user: u, password_file: pw.txt}\n")
+    _elsewhere(tmp_path, monkeypatch)
+    assert load_config(str(cfg)).databases[0].password == "s3cret"
+    # and the error names the path it looked at
+    cfg.write_text("databases:\n  - {name: a, dsn: 'h:1521/s', user: u, password_file: nope.txt}\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(str(cfg))
+    assert f"cannot read password file {str(conf / 'nope.txt')!r}" in str(exc.value)
+
+
+def test_relative_config_path_given_relative_to_cwd_still_resolves(tmp_path, monkeypatch):
+    from oracle_exporter.config import load_config
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "pw").write_text("x\n")
+    (tmp_path / "etc" / "db.yml").write_text(
+        "databases:\n  - {name: a, dsn: 'h:1521/s', user: u, password_file: ./pw}\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_config("etc/db.yml").databases[0].password == "x"
+
+
+def test_dbhost_kstat_file_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    from dbhost_exporter.config import load_config
+    from dbhost_exporter.demo import tree
+    fx = tree.build_tree(tmp_path / "tree", arcstats=None, with_proc=False)
+    cfg = tmp_path / "tree" / "dbhost.yml"
+    cfg.write_text("zfs: {kstat_file: kstat_p.txt}\n")
+    _elsewhere(tmp_path, monkeypatch)
+    assert load_config(str(cfg)).zfs_kstat_file == str(fx.kstat_file)
+    out = subprocess.run([sys.executable, "-m", "dbhost_exporter.cli", "--once", f"--path.procfs={fx.procfs}",
+                          f"--path.sysfs={fx.sysfs}", f"--config.file={cfg}"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert 'dbhost_collector_success{collector="zfs"} 1.0' in out.stdout
+
+
+def test_web_config_client_ca_is_relative_to_the_file(tmp_path, monkeypatch):
+    import shutil
+    import subprocess
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    tls = tmp_path / "conf" / "tls"
+    tls.mkdir(parents=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-keyout", str(tls / "k.pem"), "-out", str(tls / "c.pem")], check=True, capture_output=True)
+    web = tmp_path / "conf" / "web.yml"
+    web.write_text("tls_server_config:\n  cert_file: tls/c.pem\n  key_file: tls/k.pem\n"
+                   "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: tls/c.pem\n")
+    _elsewhere(tmp_path, monkeypatch)
+    assert load_web_config(str(web)).ssl_context is not None
+
+
+def test_fields_path_resolves_against_the_file():
+    f = Fields("/etc/x/c.yml", "", {"a": "rel/f", "b": "/abs/f"})
+    assert f.file_path("a") == "/etc/x/rel/f"
+    assert f.file_path("b") == "/abs/f"
+    assert f.file_path("c") is None
