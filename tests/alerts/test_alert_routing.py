@@ -55,9 +55,11 @@ def _free_port() -> int:
 
 class _Hook(BaseHTTPRequestHandler):
     received: list = []
+    posts: list = []      # one entry per notification: (path, group labels, alertnames)
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.posts.append((self.path, body["groupLabels"], sorted(a["labels"]["alertname"] for a in body["alerts"])))
         for a in body["alerts"]:
             self.received.append((self.path, a["labels"]["alertname"], a["labels"].get("database"),
                                   a["labels"].get("instance"), a["status"]))
@@ -72,6 +74,7 @@ class _Hook(BaseHTTPRequestHandler):
 def alertmanager(tmp_path):
     hook = HTTPServer(("127.0.0.1", 0), _Hook)
     _Hook.received = []
+    _Hook.posts = []
     threading.Thread(target=hook.serve_forever, daemon=True).start()
     cfg = (ROOT / "alerts" / "alertmanager.yml").read_text()
     assert cfg.count("http://127.0.0.1:19199/") == 3 and cfg.count("group_wait: 30s") == 1
@@ -159,3 +162,96 @@ def test_routing_and_inhibition(alertmanager):
     # info is accepted but routed to no receiver
     assert any(a["labels"]["alertname"] == "ZfsL2arcNotWarming" and not a["status"]["inhibitedBy"] for a in state)
     assert all(x[1] != "ZfsL2arcNotWarming" for x in _Hook.received)
+
+
+ODS = dict(layer="oracle", database="ODS", inst_id="1", instance="oracle-exporter:19161", job="oracle")
+LGWR = dict(layer="host", instance="dbhost1", job="dbhost", sid="ODS1", role="lgwr")
+
+
+def _settle(seconds=4.0):
+    """group_wait is 1s here: every group has sent its first notification after a few seconds."""
+    time.sleep(seconds)
+
+
+def _inhibited(url) -> set:
+    return {a["labels"]["alertname"] for a in requests.get(url + "/api/v2/alerts", timeout=5).json()
+            if a["status"]["inhibitedBy"]}
+
+
+def test_case_study_before_is_one_story_per_database_and_host(alertmanager):
+    """Issue 16.5: the field-notes 'before' database raised ten alerts and on-call got ten tickets.
+    Grouped by database (and by host for the host alerts) with the symptoms inhibited under the
+    causes the field notes name, it is one ticket for the database, naming the causes (R1 slow LGWR
+    writes, R13 CPU starvation, R15 logs too small), and one for the host (R14)."""
+    before = ["OracleLogFileParallelWriteSlow", "OracleLogFileSyncSlow", "OracleLogBufferSpaceWaits",
+              "OracleCheckpointIncomplete", "OracleLogFileSwitchCompletionWaits", "OracleRedoBufferAllocationRetries",
+              "OracleRedoLogSpaceRequests", "OracleCommitCpuStarvation", "OracleLogSwitchesTooFrequent"]
+    alerts = [_alert(name, **ODS) for name in before] + [_alert("OracleLgwrInvoluntaryContextSwitches", **LGWR)]
+    assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
+    deadline = time.time() + 20
+    while time.time() < deadline and len(_Hook.posts) < 2:
+        time.sleep(0.2)
+    _settle()
+    assert sorted(_Hook.posts, key=lambda p: p[2]) == [
+        ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"},
+         ["OracleCommitCpuStarvation", "OracleLogFileParallelWriteSlow", "OracleLogSwitchesTooFrequent"]),
+        ("/ticket", {"instance": "dbhost1"}, ["OracleLgwrInvoluntaryContextSwitches"]),
+    ]
+    assert _inhibited(alertmanager) == {
+        "OracleLogFileSyncSlow", "OracleLogBufferSpaceWaits", "OracleRedoBufferAllocationRetries",   # under R1
+        "OracleCheckpointIncomplete", "OracleLogFileSwitchCompletionWaits", "OracleRedoLogSpaceRequests"}  # under R15
+
+
+def test_a_commit_hang_pages_once_with_its_symptoms_under_it(alertmanager):
+    alerts = [_alert(name, **ODS) for name in ("OracleCommitsStuck", "OracleLogFileSyncSlow",
+                                                "OracleLogFileParallelWriteSlow", "OracleSessionsStuck")]
+    # another instance of the same database is not inhibited by this instance's hang
+    alerts.append(_alert("OracleLogFileSyncSlow", **{**ODS, "inst_id": "2"}))
+    assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
+    deadline = time.time() + 20
+    while time.time() < deadline and len(_Hook.posts) < 2:
+        time.sleep(0.2)
+    _settle()
+    assert sorted(_Hook.posts) == [
+        ("/pager", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleCommitsStuck"]),
+        ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleLogFileSyncSlow"]),
+    ]
+    assert _inhibited(alertmanager) == {"OracleLogFileSyncSlow", "OracleLogFileParallelWriteSlow", "OracleSessionsStuck"}
+
+
+def test_cpu_and_queue_depth_causes_inhibit_their_symptoms(alertmanager):
+    alerts = [_alert("HostRunQueueSaturated", layer="host", instance="dbhost1", job="node"),
+              _alert("OracleLgwrInvoluntaryContextSwitches", **LGWR),
+              _alert("OracleLgwrInvoluntaryContextSwitches", **{**LGWR, "instance": "dbhost2"}),
+              _alert("LunQueueDepthThrottled", layer="storage", instance="dbhost1", job="dbhost", device="sdb"),
+              _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", job="dbhost", device="sdb"),
+              _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", job="dbhost", device="sdc")]
+    assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
+    _settle()
+    state = requests.get(alertmanager + "/api/v2/alerts", timeout=5).json()
+    inhibited = {(a["labels"]["alertname"], a["labels"]["instance"], a["labels"].get("device"))
+                 for a in state if a["status"]["inhibitedBy"]}
+    assert inhibited == {("OracleLgwrInvoluntaryContextSwitches", "dbhost1", None), ("LunHostQueueBacklog", "dbhost1", "sdb")}
+    # one ticket per host
+    assert sorted((p[0], p[1]["instance"]) for p in _Hook.posts) == [("/ticket", "dbhost1"), ("/ticket", "dbhost2")]
+
+
+def test_exporter_outage_in_probe_mode_is_one_page(alertmanager):
+    """Probe mode: one scrape target per database, so an exporter outage makes one
+    OracleExporterDown per target; the monitoring layer is grouped by job: one page."""
+    alerts = [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance=f"db{i}") for i in range(5)]
+    assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
+    deadline = time.time() + 20
+    while time.time() < deadline and not _Hook.posts:
+        time.sleep(0.2)
+    _settle()
+    assert _Hook.posts == [("/pager", {"alertname": "OracleExporterDown", "job": "oracle"}, ["OracleExporterDown"] * 5)]
+
+
+def test_watchdog_reaches_the_dead_mans_switch(alertmanager):
+    assert requests.post(alertmanager + "/api/v2/alerts", json=[_alert("Watchdog", layer="monitoring")],
+                         timeout=5).status_code == 200
+    deadline = time.time() + 20
+    while time.time() < deadline and not _Hook.posts:
+        time.sleep(0.2)
+    assert [p[0] for p in _Hook.posts] == ["/watchdog"]

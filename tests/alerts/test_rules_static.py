@@ -165,17 +165,11 @@ def test_node_metric_names_exist_in_node_exporter():
     assert not sorted(wanted - exposed)
 
 
-# Metrics the contract fixes (shared/contract.md "Sessions and instance health") whose collector
-# another part of the project builds; the rules are written against the contracted names and
-# tested with promtool. Remove a name here once docs/metrics.md documents it.
-CONTRACTED_NOT_YET_BUILT = {"oracle_sessions_waiting_longest_seconds", "oracle_sessions_blocked_longest_seconds"}
-
-
 def test_exporter_metric_names_are_documented():
     """Every oracle_*/dbhost_* name the rules read is in the exporters' metrics reference."""
     doc = (ROOT / "docs" / "metrics.md").read_text()
     missing = [n for n in sorted(rule_metric_names("oracle") | rule_metric_names("dbhost")) if f"`{n}`" not in doc]
-    assert not set(missing) - CONTRACTED_NOT_YET_BUILT
+    assert not missing
 
 
 def test_alert_groups_follow_the_layers():

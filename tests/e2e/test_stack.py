@@ -179,17 +179,20 @@ def _threshold(alert: str) -> dict:
     return next(t for t in doc["thresholds"] if t.get("alert") == alert)
 
 
-def test_log_file_sync_alert_reaches_the_webhook(stack):
+# The demo database is the field notes' "before" state: LGWR writes slowly (R1), so its slow
+# commits (R2, OracleLogFileSyncSlow) are inhibited under that cause (alerts/alertmanager.yml);
+# R1 is what reaches the webhook.
+def test_log_file_parallel_write_alert_reaches_the_webhook(stack):
     def found():
         for n in stack.notifications():
             for a in n["alerts"]:
-                if (a["labels"].get("alertname") == "OracleLogFileSyncSlow"
+                if (a["labels"].get("alertname") == "OracleLogFileParallelWriteSlow"
                         and a["labels"].get("database") == stack.database and a["status"] == "firing"):
                     return n, a
         return None
-    note, alert = wait_until(found, 60, "OracleLogFileSyncSlow at the webhook", interval=1.0,
+    note, alert = wait_until(found, 60, "OracleLogFileParallelWriteSlow at the webhook", interval=1.0,
                              alive=stack.sup.check_alive)
-    severity = _threshold("OracleLogFileSyncSlow")["severity"]
+    severity = _threshold("OracleLogFileParallelWriteSlow")["severity"]
     assert alert["labels"]["severity"] == severity
     assert note["path"] == {"critical": "/pager", "warning": "/ticket"}[severity]
     url = alert["annotations"]["runbook_url"]
@@ -216,10 +219,10 @@ def test_oracle_down_inhibits_that_databases_alerts(stack):
     # ... and Alertmanager suppresses LOSTDB's other alerts (still firing in
     # Prometheus from the samples before the outage), not the healthy database's.
     def suppressed():
-        mine = [a for a in stack.am_alerts(alertname="OracleLogFileSyncSlow") if a["labels"]["database"] == LOST]
+        mine = [a for a in stack.am_alerts(alertname="OracleLogFileParallelWriteSlow") if a["labels"]["database"] == LOST]
         return mine if mine and all(a["status"]["state"] == "suppressed" for a in mine) else None
-    lost = wait_until(suppressed, 60, f"OracleLogFileSyncSlow for {LOST} suppressed", interval=1.0)
+    lost = wait_until(suppressed, 60, f"OracleLogFileParallelWriteSlow for {LOST} suppressed", interval=1.0)
     assert all(a["status"]["inhibitedBy"] == [down[0]["fingerprint"]] for a in lost)
-    healthy = [a for a in stack.am_alerts(alertname="OracleLogFileSyncSlow")
+    healthy = [a for a in stack.am_alerts(alertname="OracleLogFileParallelWriteSlow")
                if a["labels"]["database"] == stack.database]
     assert healthy and all(a["status"]["state"] == "active" and not a["status"]["inhibitedBy"] for a in healthy)
