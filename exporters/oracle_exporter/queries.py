@@ -1,81 +1,90 @@
-"""Every SQL statement the live source can issue.
+"""Every SQL statement the live source can issue, planned from the view registry.
 
-One statement per view, each selecting plain columns from one GV$ (or V$)
-view; all metric logic runs in Python on the rows. tests/oracle/test_sql_catalog.py
-parses every statement built here with sqlglot's Oracle dialect and checks
-each view and column against the catalog in tests/oracle/data/gv_catalog.yaml,
-and docs/oracle-monitoring-user.sql grants SELECT on exactly these views.
-
-Views whose rows would be large are filtered in SQL by name lists
-(bind variables), never aggregated: aggregation happens in Python.
-Columns, filters and fallbacks of every view come from oracle_exporter.views.
+One statement per view, each selecting plain columns from one GV$ (or V$) view
+(oracle_exporter.views); all metric logic runs in Python on the rows. A view is read
+when an enabled collector lists it in ``VIEWS``; a name-filtered view (GV$SYSSTAT,
+GV$PARAMETER, GV$SYSMETRIC, the event histograms) asks for the union of the names the
+enabled collectors declare in ``NAMES`` (bind variables), and is not read at all when
+no collector wants a name from it. tests/oracle/test_sql_catalog.py parses every
+statement with sqlglot's Oracle dialect and checks each view and column against the
+catalog in tests/oracle/data/gv_catalog.yaml, and docs/oracle-monitoring-user.sql
+grants SELECT on exactly these views.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
 from . import views
+from .views import Query, View
 
-# GV$SYSSTAT statistics the collectors read (redo profile, load profile, work areas).
-SYSSTAT_NAMES: tuple[str, ...] = (
-    # redo / LGWR (field-notes section 1)
-    "redo size", "redo entries", "redo writes", "redo write time", "redo write time (usec)",
-    "redo synch writes", "redo synch time", "redo synch time (usec)",
-    "redo buffer allocation retries", "redo log space requests", "redo log space wait time",
-    "redo wastage", "redo blocks written", "redo write size count (   4KB)",
-    "user commits", "user rollbacks", "commit wait requested", "commit wait performed",
-    # load profile (field-notes I3)
-    "session logical reads", "db block changes", "physical reads", "physical writes",
-    "physical read total IO requests", "physical write total IO requests",
-    "user calls", "parse count (total)", "parse count (hard)", "execute count",
-    "sorts (memory)", "sorts (disk)", "sorts (rows)", "logons cumulative", "logons current",
-    "DB time", "CPU used by this session",
-    # PGA work areas (M4)
-    "workarea executions - optimal", "workarea executions - onepass", "workarea executions - multipass",
-)
-
-# GV$PARAMETER rows the collectors read.
-PARAMETER_NAMES: tuple[str, ...] = (
-    "log_buffer", "pga_aggregate_target", "pga_aggregate_limit", "sga_target", "cpu_count",
-    "db_block_size",
-)
-
-# GV$SYSMETRIC rows (60-second group, GROUP_ID 2).
-SYSMETRIC_NAMES: tuple[str, ...] = (
-    "Current OS Load", "Host CPU Utilization (%)", "Average Active Sessions",
-    "Database CPU Time Ratio", "Database Wait Time Ratio",
-)
 SYSMETRIC_GROUP_ID = views.SYSMETRIC_GROUP_ID
-Query = views.Query
 
-# The views read, in statement order (GV$EVENT_HISTOGRAM and the PNAME-less GV$PROCESS are
-# fallbacks of GV$EVENT_HISTOGRAM_MICRO and GV$PROCESS, see views.py).
-PLAN: tuple[views.View, ...] = (
-    views.SYSTEM_EVENT, views.EVENT_HISTOGRAM_MICRO, views.SYSSTAT, views.LOG, views.PARAMETER,
-    views.PGASTAT, views.LATCH, views.SYSMETRIC, views.INSTANCE, views.DATABASE, views.PROCESS,
-)
+__all__ = ["Plan", "Query", "SYSMETRIC_GROUP_ID", "build_plan", "build_queries", "declared_names"]
 
 
-def names_for(view: views.View, histogram_events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """The names a name-filtered view's statement asks for."""
-    if view.filter_column is None:
-        return ()
-    if view.name in (views.EVENT_HISTOGRAM.name, views.EVENT_HISTOGRAM_MICRO.name):
-        return tuple(histogram_events) or ("",)
-    return {"GV$SYSSTAT": SYSSTAT_NAMES, "GV$PARAMETER": PARAMETER_NAMES,
-            "GV$SYSMETRIC": SYSMETRIC_NAMES}[view.name]
+def _collectors(collectors: Mapping[str, Any] | None, settings: Any) -> Mapping[str, Any]:
+    if collectors is None:
+        from .collectors import COLLECTORS
+        enabled = getattr(settings, "enabled", None)
+        collectors = {n: m for n, m in COLLECTORS.items() if enabled is None or enabled(n)}
+    return collectors
 
 
-def build_queries(histogram_events: list[str] | tuple[str, ...], use_micro_histogram: bool = True,
-                  process_pname: bool = True) -> dict[str, Query]:
-    """All statements, keyed by the view name used as the snapshot key.
+def declared_names(collectors: Mapping[str, Any] | None = None, settings: Any = None) -> dict[str, tuple[str, ...]]:
+    """{view: names} over the collectors' ``NAMES`` (a tuple, or a function of the settings),
+    in first-declared order, each name once."""
+    out: dict[str, dict[str, None]] = {}
+    for module in _collectors(collectors, settings).values():
+        for view, names in getattr(module, "NAMES", {}).items():
+            values = names(settings) if callable(names) else names
+            slot = out.setdefault(view, {})
+            for name in values:
+                slot[str(name)] = None
+    return {view: tuple(names) for view, names in out.items()}
 
-    ``use_micro_histogram=False`` / ``process_pname=False`` select the fallback statements
-    (GV$EVENT_HISTOGRAM; GV$PROCESS by BACKGROUND = '1' with PROGRAM, for a V$PROCESS
-    without PNAME, before 11.1)."""
-    q: dict[str, Query] = {}
-    for view in PLAN:
-        if view is views.EVENT_HISTOGRAM_MICRO and not use_micro_histogram:
-            view = views.EVENT_HISTOGRAM
-        if view is views.PROCESS and not process_pname:
-            view = views.PROCESS_BY_PROGRAM
-        q[view.name] = view.statement(names_for(view, histogram_events))
-    return q
+
+@dataclass(frozen=True)
+class Plan:
+    """What one fetch reads: the views in statement order and the names of every
+    name-filtered view (fallback views included)."""
+    views: tuple[View, ...]
+    names: Mapping[str, tuple[str, ...]]
+
+    def statement(self, view: View) -> Query:
+        return view.statement(self.names.get(view.name, ()))
+
+
+def build_plan(collectors: Mapping[str, Any] | None = None, settings: Any = None) -> Plan:
+    """The views the (enabled) collectors read, in registry order. A view that is another
+    read view's fallback is read only through that fallback; a name-filtered view that no
+    collector asks a name of is not read."""
+    mods = _collectors(collectors, settings)
+    wanted = {v for m in mods.values() for v in getattr(m, "VIEWS", ())}
+    names = declared_names(mods, settings)
+    registry = views.all_views()
+    unknown = sorted(wanted - set(registry))
+    if unknown:
+        raise ValueError(f"collectors read views missing from the registry (oracle_exporter.views): {unknown}")
+    read = [registry[n] for n in registry if n in wanted]
+    fallback_only = {fb.use.name for v in read for fb in v.fallbacks if fb.use.name != v.name}
+    planned = tuple(v for v in read if v.name not in fallback_only
+                    and (v.filter_column is None or names.get(v.name)))
+    return Plan(planned, MappingProxyType(names))
+
+
+def build_queries(settings: Any = None, collectors: Mapping[str, Any] | None = None, *,
+                  fallen_back: Iterable[str] = ()) -> dict[str, Query]:
+    """All statements of one fetch, keyed by the snapshot key of their rows. ``fallen_back``
+    names views read through their (first) fallback, as after its error code on an older
+    release: ``fallen_back=["GV$EVENT_HISTOGRAM_MICRO"]`` reads GV$EVENT_HISTOGRAM instead."""
+    plan = build_plan(collectors, settings)
+    down = set(fallen_back)
+    out: dict[str, Query] = {}
+    for view in plan.views:
+        while view.name in down and view.fallbacks:
+            down.discard(view.name)
+            view = view.fallbacks[0].use
+        out[view.name] = plan.statement(view)
+    return out

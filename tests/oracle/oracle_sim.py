@@ -4,7 +4,7 @@ tests/oracle is on pytest's ``pythonpath``).
 * ``OracleSim``: a database (one or more RAC instances) whose counters advance by
   rates; ``record()``/``snapshot()`` give a snapshot in the recording format.
   Shaped like the real views (columns exactly as the SELECT lists of
-  oracle_exporter.queries.build_queries, which test_collectors_gen checks, and the
+  oracle_exporter.views / queries.build_queries, which test_collectors_gen checks, and the
   catalog in data/gv_catalog.yaml): counters only grow; GV$SYSTEM_EVENT keeps
   TOTAL_WAITS / TIME_WAITED_MICRO; GV$EVENT_HISTOGRAM_MICRO / GV$EVENT_HISTOGRAM
   hold per-bucket counts where the bucket with bound n counts waits of
@@ -26,14 +26,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import oracledb
 
-from oracle_exporter.queries import SYSSTAT_NAMES, build_queries
+from oracle_exporter import views
+from oracle_exporter.queries import declared_names
 from oracle_exporter.snapshot import Snapshot
 
 EPOCH = 1_700_000_000  # recording start of make_snapshot, seconds since 1970
@@ -288,18 +288,11 @@ LATCH_RATES = {"redo allocation": (14_000.0, 3.0), "cache buffers chains": (40_0
 
 
 def columns_of(view: str) -> list[str]:
-    """Column list of the live query for a view (what a real row holds)."""
-    queries = {**build_queries(["x"], True), **build_queries(["x"], False)}
-    sql = queries[view].sql
-    m = re.match(r"SELECT (.*?) FROM ", sql)
-    assert m, sql
-    return [c.strip() for c in m.group(1).split(",")]
+    """Column list of the live statement of a view (what a real row holds)."""
+    return list(views.get(view).columns)
 
 
-def _row(view: str, **values) -> dict:
-    cols = columns_of(view)
-    assert set(values) == set(cols), (view, sorted(set(values) ^ set(cols)))
-    return {c: values[c] for c in cols}
+_row = views.row   # a row with exactly the view's columns, in statement order
 
 
 def _histogram(inst: int, event: str, waits: int, avg_s: float) -> list[dict]:
@@ -328,7 +321,7 @@ def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: f
                 "GV$SYSTEM_EVENT", INST_ID=inst, EVENT=event, WAIT_CLASS=wclass, TOTAL_WAITS=waits,
                 TOTAL_TIMEOUTS=0, TIME_WAITED_MICRO=int(round(waits * avg * 1e6))))
             views["GV$EVENT_HISTOGRAM_MICRO"] += _histogram(inst, event, waits, avg)
-        for name in SYSSTAT_NAMES:
+        for name in declared_names()["GV$SYSSTAT"]:
             value = 37 if name == "logons current" else int(SYSSTAT_RATES.get(name, 2.0) * scale * elapsed)
             views["GV$SYSSTAT"].append(_row("GV$SYSSTAT", INST_ID=inst, NAME=name, VALUE=value))
         seq = 1000 + int(elapsed // 60)  # one log switch a minute (R15 "before")

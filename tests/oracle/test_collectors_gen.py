@@ -3,6 +3,7 @@ the collector tests are only as good as the rows they run on."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from oracle_sim import OracleSim, select_columns
 
@@ -15,7 +16,8 @@ def test_generated_rows_have_exactly_the_selected_columns():
         sim = OracleSim(micro_histogram=micro)
         sim.advance(15, events={"log file sync": (10, 0.002)})
         rec = sim.record()
-        queries = build_queries(["log file sync"], use_micro_histogram=micro)
+        queries = build_queries(SimpleNamespace(histogram_events=["log file sync"]),
+                                fallen_back=[] if micro else ["GV$EVENT_HISTOGRAM_MICRO"])
         assert set(rec["views"]) == set(queries), "generator and build_queries disagree on the views"
         for view, query in queries.items():
             wanted = select_columns(query.sql)

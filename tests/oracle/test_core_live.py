@@ -41,7 +41,7 @@ def test_one_session_reused_and_tagged_for_gv_session():
     assert attempts == [2.5]  # one logon for three fetches, with the connect timeout
     assert (conn.module, conn.action, conn.client_identifier) == (MODULE, "scrape", "oracle-exporter:prod1")
     assert conn.call_timeout == 4000  # milliseconds
-    queries = build_queries(Settings().histogram_events, True)
+    queries = build_queries(Settings())
     assert conn.executed == [q.sql for q in queries.values()] * 3
     assert set(snap.views) == set(queries)
 
@@ -60,7 +60,7 @@ def test_failing_view_is_isolated_and_micro_histogram_falls_back_once():
     assert snap.views["GV$EVENT_HISTOGRAM"] == [
         {"INST_ID": 1, "EVENT": "log file sync", "WAIT_TIME_MILLI": 8, "WAIT_COUNT": 120}]
     assert "GV$SYSSTAT" in snap.views and "GV$LOG" in snap.views
-    assert src.use_micro_histogram is False
+    assert src.variant("GV$EVENT_HISTOGRAM_MICRO").name == "GV$EVENT_HISTOGRAM"
     conn.executed.clear()
     src.fetch()  # remembered: the micro view is not tried again
     assert not any("GV$EVENT_HISTOGRAM_MICRO" in sql for sql in conn.executed)

@@ -1,10 +1,10 @@
 """Safety net for SQL written without a database at hand (issue 2, item 6).
 
-Every statement build_queries() can produce (both histogram variants) is parsed with
-sqlglot's Oracle dialect; every view and column must be in data/gv_catalog.yaml, which
-transcribes the Oracle Database Reference. Statistic, parameter, PGASTAT and SYSMETRIC
-names are checked the same way, and the grants of docs/oracle-monitoring-user.sql must
-name exactly the views queried.
+Every statement the view registry can produce (every view, every fallback, with the names
+the collectors declare) is parsed with sqlglot's Oracle dialect; every view and column must
+be in data/gv_catalog.yaml, which transcribes the Oracle Database Reference. Statistic,
+parameter, PGASTAT and SYSMETRIC names are checked the same way, and the grants of
+docs/oracle-monitoring-user.sql must name exactly the views queried.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sqlglot
 import yaml
 from sqlglot import exp
 
-from oracle_exporter import queries
+from oracle_exporter import queries, views
 from oracle_exporter.collectors import COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, host_load, load_profile, pga, redo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,12 +25,22 @@ GRANTS_FILE = ROOT / "docs" / "oracle-monitoring-user.sql"
 
 
 def all_queries() -> list[queries.Query]:
+    """Every statement of every registered view and fallback, with the declared names
+    (default settings), and with no names / one name for the name-filtered views."""
+    names = queries.declared_names()
     out = []
-    for micro in (True, False):
-        for events in (DEFAULT_HISTOGRAM_EVENTS, [], ["log file sync"]):
-            for pname in (True, False):
-                out.extend(queries.build_queries(events, use_micro_histogram=micro, process_pname=pname).values())
+    for view in views.all_views().values():
+        for variant in view.variants():
+            out.append(variant.statement(names.get(variant.name, ())))
+            if variant.filter_column:
+                out.append(variant.statement([]))
+                out.append(variant.statement(["x"]))
     return out
+
+
+def queried_views() -> set[str]:
+    """Views a fetch can read: planned ones and their fallbacks."""
+    return {v.name for view in queries.build_plan().views for v in view.variants()}
 
 
 def problems(sql: str, view: str, catalog: dict = CATALOG) -> list[str]:
@@ -59,7 +69,7 @@ def problems(sql: str, view: str, catalog: dict = CATALOG) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("query", all_queries(), ids=lambda q: q.view)
+@pytest.mark.parametrize("query", all_queries(), ids=lambda q: f"{q.view}-{len(q.binds)}")
 def test_every_statement_matches_the_catalog(query):
     assert problems(query.sql, query.view) == []
     placeholders = {p.name for p in sqlglot.parse_one(query.sql, read="oracle").find_all(exp.Placeholder)}
@@ -67,11 +77,12 @@ def test_every_statement_matches_the_catalog(query):
 
 
 def test_both_histogram_variants_are_built():
-    micro = queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, use_micro_histogram=True)
-    milli = queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, use_micro_histogram=False)
+    micro = queries.build_queries()
+    milli = queries.build_queries(fallen_back=["GV$EVENT_HISTOGRAM_MICRO"])
     assert "GV$EVENT_HISTOGRAM_MICRO" in micro and "GV$EVENT_HISTOGRAM" not in micro
     assert "GV$EVENT_HISTOGRAM" in milli and "GV$EVENT_HISTOGRAM_MICRO" not in milli
     assert list(micro["GV$EVENT_HISTOGRAM_MICRO"].binds.values()) == DEFAULT_HISTOGRAM_EVENTS
+    assert list(milli["GV$EVENT_HISTOGRAM"].binds.values()) == DEFAULT_HISTOGRAM_EVENTS
 
 
 @pytest.mark.parametrize("broken,fragment", [
@@ -93,31 +104,38 @@ def test_typos_are_caught(broken, fragment):
 
 
 def test_statistic_parameter_and_metric_names_are_real():
-    assert set(queries.SYSSTAT_NAMES) <= set(CATALOG["statistics"]), set(queries.SYSSTAT_NAMES) - set(
-        CATALOG["statistics"])
-    assert set(queries.PARAMETER_NAMES) <= set(CATALOG["parameters"])
-    assert set(queries.SYSMETRIC_NAMES) <= set(CATALOG["sysmetric"])
+    names = queries.declared_names()
+    assert set(names["GV$SYSSTAT"]) <= set(CATALOG["statistics"]), set(names["GV$SYSSTAT"]) - set(CATALOG["statistics"])
+    assert set(names["GV$PARAMETER"]) <= set(CATALOG["parameters"])
+    assert set(names["GV$SYSMETRIC"]) <= set(CATALOG["sysmetric"])
+    assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
     assert "redo synch time (usecs)" not in CATALOG["statistics"]     # the check can fail
 
 
-def test_collectors_only_read_names_the_queries_fetch():
-    used_stats = {s for _, _, s, _ in redo.COUNTERS} | {u for _, _, u, _ in redo.TIMES} | \
-        {c for _, _, _, c in redo.TIMES} | {s for _, _, s, _ in load_profile.COUNTERS} | \
-        {s for _, s in pga.WORKAREA} | {"sorts (memory)", "sorts (disk)", "logons current"}
-    assert used_stats <= set(queries.SYSSTAT_NAMES), used_stats - set(queries.SYSSTAT_NAMES)
-    assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
-    assert {m for _, _, m, _ in host_load.METRICS} <= set(queries.SYSMETRIC_NAMES)
+def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
+    names = queries.declared_names()
+    assert set(names["GV$SYSSTAT"]) == set(redo.NAMES["GV$SYSSTAT"]) | set(load_profile.NAMES["GV$SYSSTAT"]) | set(
+        pga.NAMES["GV$SYSSTAT"])
+    assert {"redo size", "redo write time (usec)", "redo write time", "logons current",
+            "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
+    assert set(names["GV$PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",
+                                          "db_block_size"}
+    assert set(names["GV$SYSMETRIC"]) == {m for _, _, m, _ in host_load.METRICS}
     assert host_load.GROUP_ID == queries.SYSMETRIC_GROUP_ID
-    assert {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target", "db_block_size"} <= set(
-        queries.PARAMETER_NAMES)
+    sysstat = queries.build_queries()["GV$SYSSTAT"]
+    assert sorted(sysstat.binds.values()) == sorted(names["GV$SYSSTAT"])
+    # a collector switched off takes its names (and views only it reads) out of the statement
+    no_pga = {n: m for n, m in COLLECTORS.items() if n != "pga"}
+    plan = queries.build_plan(no_pga)
+    assert "workarea executions - optimal" not in plan.names["GV$SYSSTAT"]
+    assert "GV$PGASTAT" not in {v.name for v in plan.views}
+    assert "GV$PROCESS" in {v.name for v in plan.views}              # instance still reads it
 
 
 def test_collector_views_are_exactly_the_queried_views():
-    queried = set(queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, True)) | set(
-        queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, False))
     read = set().union(*(set(m.VIEWS) for m in COLLECTORS.values()))
-    assert read == queried
-    assert set(CATALOG["views"]) == queried
+    assert read == queried_views()
+    assert set(CATALOG["views"]) == queried_views()
 
 
 def granted_views(text: str) -> list[str]:
@@ -129,8 +147,7 @@ def granted_views(text: str) -> list[str]:
 
 def test_grants_equal_the_views_queried():
     text = GRANTS_FILE.read_text()
-    queried = set(queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, True)) | set(
-        queries.build_queries(DEFAULT_HISTOGRAM_EVENTS, False))
+    queried = queried_views()
     grants = granted_views(text)
     assert len(grants) == len(set(grants)), "duplicate grant"
     assert set(grants) == queried

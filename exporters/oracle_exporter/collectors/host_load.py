@@ -11,7 +11,7 @@ from ._common import emit, gauge, inst, num, parameter_gauge, per_instance
 
 NAME = "host_load"
 VIEWS = ("GV$SYSMETRIC", "GV$PARAMETER")
-GROUP_ID = 2
+GROUP_ID = 2  # the registry's GV$SYSMETRIC statement reads this group (views.SYSMETRIC_GROUP_ID)
 
 # metric, help, METRIC_NAME, scale
 METRICS: tuple[tuple[str, str, str, float], ...] = (
@@ -26,6 +26,8 @@ METRICS: tuple[tuple[str, str, str, float], ...] = (
     ("oracle_database_wait_time_ratio", "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).",
      "Database Wait Time Ratio", 0.01),
 )
+
+NAMES = {"GV$SYSMETRIC": tuple(m for _, _, m, _ in METRICS), "GV$PARAMETER": ("cpu_count",)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:

@@ -18,6 +18,8 @@ from ._common import emit, gauge, inst, num, parameter_gauge, parse_time, text
 NAME = "instance"
 VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$PARAMETER")
 
+NAMES = {"GV$PARAMETER": ("sga_target", "db_block_size")}
+
 INFO_LABELS = ["inst_id", "instance_name", "host_name", "version", "db_name", "db_unique_name", "database_role"]
 
 

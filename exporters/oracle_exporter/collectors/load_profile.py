@@ -38,6 +38,11 @@ COUNTERS: tuple[tuple[str, str, str, float], ...] = (
      "CPU used by this session", 0.01),
 )
 
+SORTS = ("sorts (memory)", "sorts (disk)")
+SESSIONS = "logons current"
+
+NAMES = {"GV$SYSSTAT": tuple(s for _, _, s, _ in COUNTERS) + SORTS + (SESSIONS,)}
+
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
@@ -46,10 +51,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
                     ["inst_id", "kind"])
     sessions = gauge("oracle_sessions", "Sessions logged on now ('logons current').", ["inst_id"])
     for i in sorted_inst(stats):
-        for kind in ("memory", "disk"):
-            if f"sorts ({kind})" in stats[i]:
-                sorts.add_metric([i, kind], stats[i][f"sorts ({kind})"])
-        if "logons current" in stats[i]:
-            sessions.add_metric([i], stats[i]["logons current"])
+        for stat in SORTS:
+            if stat in stats[i]:
+                sorts.add_metric([i, stat[len("sorts ("):-1]], stats[i][stat])
+        if SESSIONS in stats[i]:
+            sessions.add_metric([i], stats[i][SESSIONS])
     families += [sorts, sessions]
     yield from emit(families)

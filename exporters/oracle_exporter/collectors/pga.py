@@ -45,6 +45,8 @@ PGASTAT: tuple[tuple[str, str, str, str, float], ...] = (
 WORKAREA = (("optimal", "workarea executions - optimal"), ("onepass", "workarea executions - onepass"),
             ("multipass", "workarea executions - multipass"))
 
+NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$PARAMETER": ("pga_aggregate_limit",)}
+
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families = []

@@ -61,6 +61,13 @@ TIMES: tuple[tuple[str, str, str, str], ...] = (
      "'redo synch time' centiseconds; R8).", "redo synch time (usec)", "redo synch time"),
 )
 
+# The names this collector reads from the name-filtered views (the statement asks for the
+# union of every collector's NAMES).
+NAMES = {
+    "GV$SYSSTAT": tuple(s for _, _, s, _ in COUNTERS) + tuple(s for _, _, u, c in TIMES for s in (u, c)),
+    "GV$PARAMETER": ("log_buffer",),
+}
+
 LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
 
 

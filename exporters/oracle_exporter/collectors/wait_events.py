@@ -31,6 +31,9 @@ from ._common import counter, emit, inst, num, text
 NAME = "wait_events"
 VIEWS = ("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM")
 
+# Histograms only for the configured events (settings.histogram_events).
+NAMES = {"GV$EVENT_HISTOGRAM_MICRO": defaults.histogram_events, "GV$EVENT_HISTOGRAM": defaults.histogram_events}
+
 # (view, bound column, seconds per unit, ladder of bounds in that unit)
 MICRO = ("GV$EVENT_HISTOGRAM_MICRO", "WAIT_TIME_MICRO", 1e-6, tuple(2 ** i for i in range(0, 33)))
 MILLI = ("GV$EVENT_HISTOGRAM", "WAIT_TIME_MILLI", 1e-3, tuple(2 ** i for i in range(0, 23)))

@@ -5,7 +5,7 @@
 Writes JSON Lines snapshots in the replay format (oracle_exporter.snapshot):
 one object per database per interval, with rows for every view and column the
 live source selects (oracle_exporter.queries.build_queries with the default
-histogram events and GV$EVENT_HISTOGRAM_MICRO), upper-case keys, values as
+settings: GV$EVENT_HISTOGRAM_MICRO, the default histogram events), upper-case keys, values as
 Oracle returns them (numbers as numbers, GV$PARAMETER.VALUE as a string, DATE
 columns as ISO 8601, NULL as null).
 
@@ -48,8 +48,13 @@ from pathlib import Path
 from typing import Iterator, Sequence, TextIO
 
 from ..config import DEFAULT_HISTOGRAM_EVENTS
-from ..queries import PARAMETER_NAMES, SYSMETRIC_GROUP_ID, SYSMETRIC_NAMES, SYSSTAT_NAMES
+from ..queries import SYSMETRIC_GROUP_ID, declared_names
 from ..snapshot import Snapshot
+
+# The names the live statements ask for: the union of what the collectors read.
+_NAMES = declared_names()
+SYSSTAT_NAMES, PARAMETER_NAMES, SYSMETRIC_NAMES = (_NAMES["GV$SYSSTAT"], _NAMES["GV$PARAMETER"],
+                                                   _NAMES["GV$SYSMETRIC"])
 
 SEED = 20250311
 START = _dt.datetime(2025, 3, 11, 9, 0, 0, tzinfo=_dt.timezone.utc)  # peak hour

@@ -11,12 +11,15 @@
 * module "oracle-exporter", action "scrape", client identifier
   "oracle-exporter:<database>" and program "oracle-exporter" are set, so a DBA
   finds the session in GV$SESSION (MODULE, ACTION, CLIENT_IDENTIFIER, PROGRAM).
-* Every statement comes from queries.build_queries. A failing view
+* Every statement comes from the view registry (oracle_exporter.views) through
+  queries.build_plan: the views the enabled collectors read. A failing view
   (ORA-00942, ORA-00904, ...) lands in ``snapshot.errors[view]`` and the other
-  views are still fetched. GV$EVENT_HISTOGRAM_MICRO missing (before 12.2)
-  switches to GV$EVENT_HISTOGRAM for good; GV$PROCESS without a PNAME column
-  (ORA-00904, releases before 11.1) switches for good to the PNAME-less
-  statement (BACKGROUND = '1', name from PROGRAM).
+  views are still fetched. One rule for releases: when a view's statement fails
+  with an error code of one of its registered fallbacks, the fallback is read
+  instead, at once and for the rest of the session (GV$EVENT_HISTOGRAM_MICRO
+  missing before 12.1.0.2 -> GV$EVENT_HISTOGRAM; GV$PROCESS without PNAME before
+  11.1 -> BACKGROUND = '1', name from PROGRAM). A new session starts with the
+  primary views again (the database may have been upgraded meanwhile).
 """
 from __future__ import annotations
 
@@ -26,10 +29,11 @@ import re
 import threading
 import time
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..config import DatabaseConfig, Settings
-from ..queries import build_queries
+from ..queries import build_plan
+from ..views import View
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
 
@@ -38,13 +42,6 @@ log = logging.getLogger(__name__)
 MODULE = "oracle-exporter"
 ACTION = "scrape"
 PROGRAM = "oracle-exporter"
-MICRO_VIEW = "GV$EVENT_HISTOGRAM_MICRO"
-MILLI_VIEW = "GV$EVENT_HISTOGRAM"
-# ORA-00942: table or view does not exist; ORA-04043: object does not exist.
-_MISSING_VIEW_CODES = ("ORA-00942", "ORA-04043")
-# ORA-00904: invalid identifier (a column this release does not have).
-_MISSING_COLUMN_CODES = ("ORA-00904",)
-PROCESS_VIEW = "GV$PROCESS"
 # Call timeout exceeded (thin: DPY-4024; thick: DPI-1067 / ORA-03156): the database
 # is too slow to answer; stop this fetch instead of timing out view after view.
 _TIMEOUT_CODES = ("DPY-4024", "DPI-1067", "ORA-03156")
@@ -90,6 +87,10 @@ def normalize(value: Any) -> Any:
     return value
 
 
+class _Abort(Exception):
+    """The fetch cannot go on (session lost, call timeout): the message is the reason."""
+
+
 class Backoff:
     """Exponential reconnect delay: initial, 2x, 4x ... capped; reset on success."""
 
@@ -120,7 +121,8 @@ class LiveSource:
                  connect_timeout: float = 5.0,
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 backoff_initial: float = 1.0, backoff_cap: float = 60.0):
+                 backoff_initial: float = 1.0, backoff_cap: float = 60.0,
+                 collectors: Mapping[str, Any] | None = None):
         self.name = db.name
         self.db = db
         self.settings = settings
@@ -128,8 +130,8 @@ class LiveSource:
         self.connect_timeout = connect_timeout
         self._connect = connect or default_connect
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
-        self.use_micro_histogram = True
-        self.process_pname = True
+        self.plan = build_plan(collectors, settings)
+        self._variants: dict[str, View] = {}   # planned view -> fallback in use (this session)
         self._conn: Any = None
         self._lock = threading.Lock()
         self._last_error: str | None = None
@@ -229,6 +231,41 @@ class LiveSource:
             except Exception:
                 pass
 
+    def variant(self, view: str) -> View | None:
+        """The statement this session reads for a planned view (the view, or a fallback)."""
+        for v in self.plan.views:
+            if v.name == view:
+                return self._variants.get(view, v)
+        return None
+
+    def _read_view(self, conn: Any, view: View, views: dict[str, list[dict[str, Any]]],
+                   errors: dict[str, str]) -> None:
+        """Read one planned view into ``views`` (or its error into ``errors``), through the
+        view's fallbacks: an error starting with a fallback's code (ORA-00942 on a release
+        without the view, ORA-00904 without a column) switches to the fallback for the rest
+        of the session and reads it at once. Raises _Abort when the fetch cannot go on."""
+        current = self._variants.get(view.name, view)
+        while True:
+            query = self.plan.statement(current)
+            try:
+                views[current.name] = self._run(conn, query.sql, query.binds)
+                return
+            except Exception as exc:
+                text = error_text(exc)
+            if not self._healthy(conn):
+                raise _Abort(f"session lost while reading {current.name}: {text}")
+            if text.startswith(_TIMEOUT_CODES):
+                raise _Abort(f"call timeout ({self.call_timeout:g} s) reading {current.name}: {text}")
+            fallback = next((fb for fb in current.fallbacks if text.startswith(fb.codes)), None)
+            if fallback is None:
+                log.debug("database %s: view %s failed: %s", self.name, current.name, text)
+                errors[current.name] = text
+                return
+            log.info("database %s: %s failed (%s): reading %s%s for the rest of this session", self.name,
+                     current.name, text, fallback.use.name,
+                     f" ({fallback.why})" if fallback.why else "")
+            self._variants[view.name] = current = fallback.use
+
     def fetch(self) -> Snapshot:
         with self._lock:
             if not self.backoff.ready():
@@ -240,6 +277,7 @@ class LiveSource:
                     self._conn = self._open_bounded()
                 except Exception as exc:
                     return self._fail(f"connect failed: {error_text(exc)}")
+                self._variants = {}   # a new session (maybe an upgraded database): primary views first
             conn = self._conn
             try:
                 conn.call_timeout = int(self.call_timeout * 1000)  # milliseconds, per round trip
@@ -249,44 +287,11 @@ class LiveSource:
             started = now_rfc3339()
             views: dict[str, list[dict[str, Any]]] = {}
             errors: dict[str, str] = {}
-            queries = build_queries(self.settings.histogram_events, self.use_micro_histogram, self.process_pname)
-            for view, query in queries.items():
-                try:
-                    views[view] = self._run(conn, query.sql, query.binds)
-                    continue
-                except Exception as exc:
-                    text = error_text(exc)
-                if not self._healthy(conn):
-                    return self._fail(f"session lost while reading {view}: {text}")
-                if text.startswith(_TIMEOUT_CODES):
-                    return self._fail(f"call timeout ({self.call_timeout:g} s) reading {view}: {text}")
-                if view == MICRO_VIEW and text.startswith(_MISSING_VIEW_CODES):
-                    log.info("database %s: %s not available (%s), using %s from now on",
-                             self.name, MICRO_VIEW, text, MILLI_VIEW)
-                    self.use_micro_histogram = False
-                    fallback = build_queries(self.settings.histogram_events, False)[MILLI_VIEW]
-                    try:
-                        views[MILLI_VIEW] = self._run(conn, fallback.sql, fallback.binds)
-                        continue
-                    except Exception as exc2:
-                        view, text = MILLI_VIEW, error_text(exc2)
-                        if not self._healthy(conn):
-                            return self._fail(f"session lost while reading {view}: {text}")
-                if view == PROCESS_VIEW and self.process_pname and text.startswith(_MISSING_COLUMN_CODES):
-                    log.info("database %s: %s has no PNAME column (%s), naming background processes from "
-                             "PROGRAM from now on", self.name, PROCESS_VIEW, text)
-                    self.process_pname = False
-                    fallback = build_queries(self.settings.histogram_events, self.use_micro_histogram,
-                                             False)[PROCESS_VIEW]
-                    try:
-                        views[PROCESS_VIEW] = self._run(conn, fallback.sql, fallback.binds)
-                        continue
-                    except Exception as exc2:
-                        text = error_text(exc2)
-                        if not self._healthy(conn):
-                            return self._fail(f"session lost while reading {view}: {text}")
-                log.debug("database %s: view %s failed: %s", self.name, view, text)
-                errors[view] = text
+            try:
+                for view in self.plan.views:
+                    self._read_view(conn, view, views, errors)
+            except _Abort as exc:
+                return self._fail(str(exc))
             if self._last_error is not None:
                 log.info("database %s: fetching again", self.name)
             self._last_error = None
