@@ -29,3 +29,18 @@ GRANT SELECT ON SYS.GV_$SYSMETRIC TO oramon;
 GRANT SELECT ON SYS.GV_$INSTANCE TO oramon;
 GRANT SELECT ON SYS.V_$DATABASE TO oramon;
 GRANT SELECT ON SYS.GV_$PROCESS TO oramon;
+-- Sessions and instance health (collectors sessions, resource_limits, tablespaces, recovery_area,
+-- dataguard, archive_dest, asm). The CDB_ views exist from 12.1; before that the exporter reads
+-- the DBA_ views (skip the CDB_ grants and V_$CONTAINERS there). A common user in CDB$ROOT also
+-- needs to see every container's rows: ALTER USER C##ORAMON SET CONTAINER_DATA=ALL CONTAINER=CURRENT;
+GRANT SELECT ON SYS.GV_$SESSION TO oramon;
+GRANT SELECT ON SYS.GV_$RESOURCE_LIMIT TO oramon;
+GRANT SELECT ON SYS.CDB_TABLESPACE_USAGE_METRICS TO oramon;
+GRANT SELECT ON SYS.CDB_TABLESPACES TO oramon;
+GRANT SELECT ON SYS.V_$CONTAINERS TO oramon;
+GRANT SELECT ON SYS.DBA_TABLESPACE_USAGE_METRICS TO oramon;
+GRANT SELECT ON SYS.DBA_TABLESPACES TO oramon;
+GRANT SELECT ON SYS.V_$RECOVERY_FILE_DEST TO oramon;
+GRANT SELECT ON SYS.V_$DATAGUARD_STATS TO oramon;
+GRANT SELECT ON SYS.GV_$ARCHIVE_DEST TO oramon;
+GRANT SELECT ON SYS.V_$ASM_DISKGROUP_STAT TO oramon;

@@ -36,6 +36,8 @@ from oracle_exporter import views
 from oracle_exporter.queries import declared_names
 from oracle_exporter.snapshot import Snapshot
 
+from health_sim import health_views
+
 EPOCH = 1_700_000_000  # recording start of make_snapshot, seconds since 1970
 
 
@@ -75,9 +77,11 @@ class OracleSim:
 
     def __init__(self, instances: list[tuple[int, str, str, int]] | None = None, *, version: str = "19.0.0.0.0",
                  micro_histogram: bool = True, usec_stats: bool = True, seed: int = 7,
-                 log_bytes: int = 524288000, groups_per_thread: int = 3, start: str = "2024-03-01T12:00:00+00:00"):
+                 log_bytes: int = 524288000, groups_per_thread: int = 3, start: str = "2024-03-01T12:00:00+00:00",
+                 role: str = "PRIMARY"):
         self.rng = random.Random(seed)
         self.version = version
+        self.role = role
         self.micro = micro_histogram
         self.usec_stats = usec_stats
         self.time = dt.datetime.fromisoformat(start)
@@ -228,7 +232,8 @@ class OracleSim:
                                         "PGA_USED_MEM": 1_000_000 * k, "PGA_ALLOC_MEM": 2_000_000 * k,
                                         "PGA_MAX_MEM": 3_000_000 * k})
         v["V$DATABASE"].append({"DBID": 1234567890, "NAME": "ODS", "DB_UNIQUE_NAME": "ODS_SITE1",
-                                "DATABASE_ROLE": "PRIMARY", "LOG_MODE": "ARCHIVELOG", "OPEN_MODE": "READ WRITE"})
+                                "DATABASE_ROLE": self.role, "LOG_MODE": "ARCHIVELOG", "OPEN_MODE": "READ WRITE"})
+        v.update(health_views(self))           # sessions and instance-health views (tests/oracle/health_sim.py)
         return {"time": self.time.isoformat(), "database": database, "views": v}
 
     def snapshot(self, database: str = "ODS") -> Snapshot:

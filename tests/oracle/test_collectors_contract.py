@@ -31,14 +31,17 @@ def contract_oracle_metrics() -> dict[str, set[str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not cells[0].startswith("`oracle_"):
             continue
-        labels = set(re.findall(r"`?(\w+)`?", cells[1].replace("`", " "))) if cells[1] else set()
+        # label names only: a parenthesised remark ("(`CPU` when on CPU)", "(`transport`, `apply`)") lists values
+        names = re.sub(r"\([^)]*\)", " ", cells[1])
+        labels = set(re.findall(r"`?(\w+)`?", names.replace("`", " "))) if names.strip() else set()
         for name in re.findall(r"`(oracle_\w+)`", cells[0]):
             out[name] = labels
     return out
 
 
 def full_snapshot_families(micro: bool = True):
-    sim = OracleSim([(1, "ODS1", "dbhost1", 1), (2, "ODS2", "dbhost2", 2)], micro_histogram=micro)
+    sim = OracleSim([(1, "ODS1", "dbhost1", 1), (2, "ODS2", "dbhost2", 2)], micro_histogram=micro,
+                    role="PHYSICAL STANDBY")     # so that the Data Guard lag is exported too
     sim.advance(60, events={e: (10, 0.004) for e in DEFAULT_HISTOGRAM_EVENTS},
                 latches={name: {"GETS": 100, "MISSES": 1} for name in DEFAULT_LATCHES})
     return collect(sim.snapshot())
@@ -69,7 +72,9 @@ def test_every_contract_metric_exists_with_exact_labels(micro):
 
 
 def test_collectors_interface():
-    assert set(COLLECTORS) == {"wait_events", "redo", "pga", "latches", "load_profile", "host_load", "instance"}
+    assert set(COLLECTORS) == {"wait_events", "redo", "pga", "latches", "load_profile", "host_load", "instance",
+                               "sessions", "resource_limits", "tablespaces", "recovery_area", "dataguard",
+                               "archive_dest", "asm"}
     seen: dict[str, str] = {}
     for key, module in COLLECTORS.items():
         assert module.NAME == key

@@ -77,7 +77,7 @@ def as_cdb(record: dict) -> dict:
     views = rec["views"]
     for rows in views.values():
         for row in rows:
-            row["CON_ID"] = 0
+            row.setdefault("CON_ID", 0)         # CDB_ views carry their own container
     extra = {}
     for view in ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$LATCH", "GV$EVENT_HISTOGRAM_MICRO", "GV$PGASTAT",
                  "GV$INSTANCE", "GV$LOG", "GV$SYSMETRIC"):
@@ -114,7 +114,7 @@ def with_extra_columns_lower_case(record: dict) -> dict:
     for name, rows in rec["views"].items():
         new_rows = []
         for r in rows:
-            r = dict(r, WAIT_CLASS_ID=1893977003, CON_ID=0, LAST_UPDATE_TIME="2024-03-01T12:00:00")
+            r = dict({"CON_ID": 0}, **r, WAIT_CLASS_ID=1893977003, LAST_UPDATE_TIME="2024-03-01T12:00:00")
             new_rows.append({k.lower(): v for k, v in r.items()})
         views[name.lower()] = new_rows
     rec["views"] = views
@@ -193,7 +193,10 @@ def test_nulls_everywhere_skip_values_without_failing():
     families = collect(snap(record))
     got = samples(families)
     names = {n for n, _ in got}
-    assert names == {"oracle_instance_info", "oracle_database_info"}
+    # identity (info) metrics, and the session counts of instances whose sessions are all unknown: 0
+    assert names == {"oracle_instance_info", "oracle_database_info", "oracle_asm_diskgroup_info",
+                     "oracle_sessions_active", "oracle_sessions_blocked", "oracle_sessions_blocked_longest_seconds"}
+    assert {v for (n, _), v in got.items() if n.startswith("oracle_sessions_")} == {0.0}
     assert value(families, "oracle_instance_info", inst_id="1", instance_name="ODS1", host_name="",
                  version="", db_name="ODS", db_unique_name="", database_role="") == 1.0
     promtool_ok(exposition(families))
@@ -312,7 +315,7 @@ def test_rac_instance_down_keeps_the_others_and_labels_by_inst_id_string():
     # lists thread 3's groups (control file), read through instances 1 and 2.
     for name, rows in views.items():
         if name != "V$DATABASE":
-            rows[:] = [r for r in rows if r["INST_ID"] != 3]
+            rows[:] = [r for r in rows if r.get("INST_ID") != 3]
     for r in views["GV$SYSSTAT"]:
         r["INST_ID"] = str(r["INST_ID"])       # INST_ID as text
     families = collect(snap(record))
@@ -382,7 +385,7 @@ def test_once_output_of_every_variant_in_one_recording_passes_promtool(tmp_path,
     rac = sim_record(instances=RAC)
     for name, rows in rac["views"].items():
         if name != "V$DATABASE":
-            rows[:] = [r for r in rows if r["INST_ID"] != 3]
+            rows[:] = [r for r in rows if r.get("INST_ID") != 3]
     records = {"plain": plain, "nulls": nulls, "odd": odd, "rac_down": rac, "milli_11g": sim_record(micro=False),
                **{name: fn(plain) for name, fn in VARIANTS.items()}}
     path = tmp_path / "variants.jsonl"

@@ -140,8 +140,9 @@ def test_collector_views_are_exactly_the_queried_views():
 
 def granted_views(text: str) -> list[str]:
     views = []
-    for m in re.finditer(r"^\s*GRANT\s+SELECT\s+ON\s+SYS\.(G?V)_\$(\w+)\s+TO\s+\w+\s*;", text, re.I | re.M):
-        views.append(f"{m.group(1).upper()}${m.group(2).upper()}")
+    for m in re.finditer(r"^\s*GRANT\s+SELECT\s+ON\s+SYS\.(?:(G?V)_\$(\w+)|((?:DBA|CDB)_\w+))\s+TO\s+\w+\s*;",
+                         text, re.I | re.M):
+        views.append(m.group(3).upper() if m.group(3) else f"{m.group(1).upper()}${m.group(2).upper()}")
     return views
 
 
@@ -152,7 +153,7 @@ def test_grants_equal_the_views_queried():
     assert len(grants) == len(set(grants)), "duplicate grant"
     assert set(grants) == queried
     statements = [s.strip() for s in re.sub(r"--[^\n]*", "", text).split(";") if s.strip()]
-    others = [s for s in statements if not re.match(r"GRANT\s+SELECT\s+ON\s+SYS\.G?V_\$", s, re.I)]
+    others = [s for s in statements if not re.match(r"GRANT\s+SELECT\s+ON\s+SYS\.(G?V_\$|DBA_|CDB_)", s, re.I)]
     assert [re.sub(r"\s+", " ", s.split(" IDENTIFIED")[0]).upper() for s in others] == [
         "CREATE USER ORAMON", "GRANT CREATE SESSION TO ORAMON"]
     assert not re.search(r"ANY\s+DICTIONARY|SELECT_CATALOG_ROLE|\bDBA\b", re.sub(r"--[^\n]*", "", text), re.I)

@@ -23,15 +23,18 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from ..views import View, register
 from ._common import emit, gauge, inst, num
 from ._health import clean
 
 NAME = "archive_dest"
-VIEWS = ("GV$ARCHIVE_DEST",)
-QUERIES = {
-    "GV$ARCHIVE_DEST": "SELECT INST_ID, DEST_ID, DEST_NAME, STATUS, TARGET, DESTINATION, VALID_NOW, ERROR, "
-                       "LOG_SEQUENCE FROM GV$ARCHIVE_DEST WHERE STATUS <> 'INACTIVE'",
-}
+ARCHIVE_DEST = register(View(
+    "GV$ARCHIVE_DEST",
+    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TARGET", "DESTINATION", "VALID_NOW", "ERROR", "LOG_SEQUENCE"),
+    identity=("INST_ID", "DEST_ID"), where="STATUS <> 'INACTIVE'",
+    doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations"))
+
+VIEWS = (ARCHIVE_DEST.name,)
 
 ERROR_STATUSES = frozenset({"ERROR", "DISABLED", "BAD PARAM", "FULL"})
 _ORA = re.compile(r"\b([A-Z]{2,4}-\d{4,5})\b")

@@ -22,15 +22,20 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from ..views import View, register
 from ._common import emit, gauge, num
 from ._health import clean
 
 NAME = "asm"
-VIEWS = ("V$ASM_DISKGROUP_STAT",)
-QUERIES = {
-    "V$ASM_DISKGROUP_STAT": "SELECT GROUP_NUMBER, NAME, STATE, TYPE, TOTAL_MB, FREE_MB, REQUIRED_MIRROR_FREE_MB, "
-                            "USABLE_FILE_MB, OFFLINE_DISKS FROM V$ASM_DISKGROUP_STAT",
-}
+ASM_DISKGROUP_STAT = register(View(
+    "V$ASM_DISKGROUP_STAT",
+    ("GROUP_NUMBER", "NAME", "STATE", "TYPE", "TOTAL_MB", "FREE_MB", "REQUIRED_MIRROR_FREE_MB", "USABLE_FILE_MB",
+     "OFFLINE_DISKS"),
+    identity=("GROUP_NUMBER",),
+    doc="V$ASM_DISKGROUP without the disk discovery of V$ASM_DISKGROUP"))
+
+VIEWS = (ASM_DISKGROUP_STAT.name,)
+
 MiB = 1 << 20
 
 COLUMNS = (

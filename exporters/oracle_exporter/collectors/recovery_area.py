@@ -17,15 +17,16 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from ..views import View, register
 from ._common import emit, gauge, num
 from ._health import clean
 
 NAME = "recovery_area"
-VIEWS = ("V$RECOVERY_FILE_DEST",)
-QUERIES = {
-    "V$RECOVERY_FILE_DEST": "SELECT NAME, SPACE_LIMIT, SPACE_USED, SPACE_RECLAIMABLE, NUMBER_OF_FILES "
-                            "FROM V$RECOVERY_FILE_DEST",
-}
+RECOVERY_FILE_DEST = register(View(
+    "V$RECOVERY_FILE_DEST", ("NAME", "SPACE_LIMIT", "SPACE_USED", "SPACE_RECLAIMABLE", "NUMBER_OF_FILES"),
+    since="10.1", doc="V$RECOVERY_FILE_DEST, the fast recovery area"))
+
+VIEWS = (RECOVERY_FILE_DEST.name,)
 
 COLUMNS = (
     ("oracle_recovery_area_limit_bytes", "Size limit of the fast recovery area, bytes "

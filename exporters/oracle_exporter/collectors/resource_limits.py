@@ -23,16 +23,17 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from ..views import View, register
 from ._common import emit, gauge, inst, num
 from ._health import clean, lowest_container
 
 NAME = "resource_limits"
-VIEWS = ("GV$RESOURCE_LIMIT",)
-QUERIES = {
-    "GV$RESOURCE_LIMIT": "SELECT INST_ID, RESOURCE_NAME, CURRENT_UTILIZATION, MAX_UTILIZATION, LIMIT_VALUE "
-                         "FROM GV$RESOURCE_LIMIT",
-}
+RESOURCE_LIMIT = register(View(
+    "GV$RESOURCE_LIMIT", ("INST_ID", "RESOURCE_NAME", "CURRENT_UTILIZATION", "MAX_UTILIZATION", "LIMIT_VALUE"),
+    identity=("INST_ID", "RESOURCE_NAME"),
+    doc="V$RESOURCE_LIMIT, use of system resources against their limit (LIMIT_VALUE is text)"))
 
+VIEWS = (RESOURCE_LIMIT.name,)
 
 def limit_value(value: Any) -> float | None:
     """LIMIT_VALUE as a number; None for UNLIMITED, NULL or anything non-numeric."""

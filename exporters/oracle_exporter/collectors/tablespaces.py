@@ -29,33 +29,34 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from ..views import MISSING_VIEW, Fallback, View, register
 from ._common import emit, gauge, num, parameters
 from ._health import clean, con_id
 
 NAME = "tablespaces"
-VIEWS = ("CDB_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "DBA_TABLESPACES",
-         "V$CONTAINERS")
 LABELS = ["container", "tablespace", "contents"]
 
-# Both variants; a CDB root reads the CDB_ views (every container) and V$CONTAINERS, any other
-# connection (non-CDB, a PDB, 11g) the DBA_ views: see queries().
-QUERIES = {
-    "CDB_TABLESPACE_USAGE_METRICS": "SELECT CON_ID, TABLESPACE_NAME, USED_SPACE, TABLESPACE_SIZE "
-                                    "FROM CDB_TABLESPACE_USAGE_METRICS",
-    "CDB_TABLESPACES": "SELECT CON_ID, TABLESPACE_NAME, BLOCK_SIZE, CONTENTS FROM CDB_TABLESPACES",
-    "V$CONTAINERS": "SELECT CON_ID, NAME FROM V$CONTAINERS",
-    "DBA_TABLESPACE_USAGE_METRICS": "SELECT TABLESPACE_NAME, USED_SPACE, TABLESPACE_SIZE "
-                                    "FROM DBA_TABLESPACE_USAGE_METRICS",
-    "DBA_TABLESPACES": "SELECT TABLESPACE_NAME, BLOCK_SIZE, CONTENTS FROM DBA_TABLESPACES",
-}
-CDB_VIEWS = ("CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "V$CONTAINERS")
-DBA_VIEWS = ("DBA_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACES")
+# The CDB_ views exist from 12.1: in a CDB root they list every open container, in a PDB that
+# PDB, in a non-CDB the database (CON_ID 0). Before 12.1 (ORA-00942) the DBA_ views are read.
+DBA_USAGE = register(View("DBA_TABLESPACE_USAGE_METRICS", ("TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
+                          identity=("TABLESPACE_NAME",), doc="tablespace usage in blocks, before 12.1"))
+DBA_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+                           identity=("TABLESPACE_NAME",), doc="tablespace block size and contents, before 12.1"))
+USAGE = register(View(
+    "CDB_TABLESPACE_USAGE_METRICS", ("CON_ID", "TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
+    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, DBA_USAGE, "CDB_ views need 12.1"),),
+    doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
+SPACES = register(View(
+    "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, DBA_SPACES, "CDB_ views need 12.1"),),
+    doc="tablespace block size and contents, every container"))
+CONTAINERS = register(View(
+    "V$CONTAINERS", ("CON_ID", "NAME"), identity=("CON_ID",), since="12.1",
+    doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))
 
-
-def queries(cdb_root: bool) -> dict[str, str]:
-    """The statements for a connection to a CDB root (``cdb_root``) or to anything else."""
-    return {v: QUERIES[v] for v in (CDB_VIEWS if cdb_root else DBA_VIEWS)}
-
+VIEWS = (USAGE.name, SPACES.name, CONTAINERS.name, DBA_USAGE.name, DBA_SPACES.name)
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
     if snapshot.has(cdb) and snapshot.rows(cdb):

@@ -12,6 +12,11 @@ regenerates them and compares bytes.
   (the "after" column: 845 LGWR writes/s at 0.55 ms, 8 GB logs, 72 MB log buffer).
 - ``demo-rac-outage.jsonl``: DEMO (before profile) and the two-instance RAC
   database RACDB, 10 min, RACDB unreachable (ORA-12170) in the middle.
+- ``demo-standby.jsonl``: DEMOSB, a physical standby of DEMO, 20 min: lags of a
+  second or two, then no contact with the primary (transport lag not computed,
+  DATUM_TIME frozen) for six minutes, then the gap resolved and the lags shrinking.
+
+Every recording carries the sessions and instance-health views (demo/health.py).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ SHIPPED: dict[str, dict[str, object]] = {
     "demo-before.jsonl": {"profile": "before", "minutes": 35, "interval": 15},
     "demo-after.jsonl": {"profile": "after", "minutes": 35, "interval": 15},
     "demo-rac-outage.jsonl": {"profile": "rac-outage", "minutes": 10, "interval": 15},
+    "demo-standby.jsonl": {"profile": "standby", "minutes": 20, "interval": 15},
 }
 
 

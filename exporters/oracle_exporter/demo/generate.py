@@ -50,6 +50,7 @@ from typing import Iterator, Sequence, TextIO
 from ..config import DEFAULT_HISTOGRAM_EVENTS
 from ..queries import SYSMETRIC_GROUP_ID, declared_names
 from ..snapshot import Snapshot
+from .health import HealthModel
 
 # The names the live statements ask for: the union of what the collectors read.
 _NAMES = declared_names()
@@ -64,7 +65,7 @@ OUTAGE_ERROR = "ORA-12170: TNS:Connect timeout occurred"
 MB = 1_000_000
 MiB = 1 << 20
 GiB = 1 << 30
-PROFILES = ("before", "after", "rac-outage")
+PROFILES = ("before", "after", "rac-outage", "standby")
 
 
 def half_up(x: float) -> int:
@@ -281,6 +282,10 @@ class Database:
 
 DEMO_DB = Database("DEMO", 3951235186, BEFORE, (Instance(1, "DEMO1", "dbhost01", 1),), 48213)
 DEMO_AFTER_DB = replace(DEMO_DB, profile=AFTER, seq0=49877)
+# DEMOSB: physical standby of DEMO (Active Data Guard, read only with apply). Its performance views
+# reuse the "after" shape; what it is for is V$DATAGUARD_STATS (demo/health.py: a transport break).
+DEMO_STANDBY_DB = Database("DEMOSB", 3951235186, replace(AFTER, name="standby"),
+                           (Instance(1, "DEMOSB1", "dbhost02", 1),), 49877)
 RAC_DB = Database("RACDB", 1387294455, RACDB, (Instance(1, "RACDB1", "racnode01", 1, 0.55),
                                                Instance(2, "RACDB2", "racnode02", 2, 0.45, 412)), 7731)
 
@@ -645,6 +650,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
     threads = [RedoThread(db.profile, m.inst.thread, 1 + db.profile.log_groups * (m.inst.thread - 1),
                           db.seq0 + 1103 * (m.inst.thread - 1), m.stats["redo size"], dt) for m in models]
     startups = [START - _dt.timedelta(seconds=UPTIME_S - m.inst.startup_offset_s) for m in models]
+    health = HealthModel(db, models, threads, n, dt, seed, START)
     out = []
     for i in range(n + 1):
         views: dict[str, list[dict]] = {
@@ -664,8 +670,14 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
             views["GV$SYSMETRIC"] += m.sysmetric(i)
             views["GV$INSTANCE"].append(m.instance(startup))
             views["GV$PROCESS"] += m.process(i)
-        views["V$DATABASE"] = [{"DBID": db.dbid, "NAME": db.name, "DB_UNIQUE_NAME": db.name,
-                                "DATABASE_ROLE": "PRIMARY", "LOG_MODE": "ARCHIVELOG", "OPEN_MODE": "READ WRITE"}]
+        standby = health.setup.standby
+        views["V$DATABASE"] = [{"DBID": db.dbid, "NAME": "DEMO" if standby else db.name, "DB_UNIQUE_NAME": db.name,
+                                "DATABASE_ROLE": "PHYSICAL STANDBY" if standby else "PRIMARY",
+                                "LOG_MODE": "ARCHIVELOG",
+                                "OPEN_MODE": "READ ONLY WITH APPLY" if standby else "READ WRITE"}]
+        # last archived sequence per thread: the CURRENT group's sequence - 1
+        archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
+        views.update(health.views(i, archived))
         out.append(Snapshot(db.name, rfc3339(START + _dt.timedelta(seconds=i * dt)), views))
     return out
 
@@ -682,6 +694,8 @@ def snapshots(profile: str, minutes: float, interval: int, seed: int = SEED,
         raise ValueError(f"--minutes {minutes} is not a whole number of {interval} s intervals")
     if profile == "rac-outage":
         dbs = [DEMO_DB, RAC_DB]
+    elif profile == "standby":
+        dbs = [DEMO_STANDBY_DB]
     else:
         dbs = [DEMO_DB if profile == "before" else DEMO_AFTER_DB]
     per_db = []
@@ -716,7 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Write a deterministic demo recording (JSON Lines replay format).")
     parser.add_argument("--profile", choices=PROFILES, default="before",
                         help="before / after: field-notes section 1 columns (database DEMO); "
-                             "rac-outage: DEMO plus two-instance RACDB with an outage")
+                             "rac-outage: DEMO plus two-instance RACDB with an outage; "
+                             "standby: DEMOSB, physical standby of DEMO, losing contact with its primary")
     parser.add_argument("--minutes", type=float, default=35.0, help="length of the recording (default 35)")
     parser.add_argument("--interval", type=int, default=15, help="seconds between snapshots (default 15)")
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")

@@ -1,0 +1,324 @@
+"""Demo rows of the sessions and instance-health views (part of oracle_exporter.demo.generate).
+
+Deterministic (seeded per database and instance), shaped like the real views, and tied to
+the database's own load where one exists:
+
+* GV$SESSION: per snapshot, the sessions waiting on each non-idle event are drawn from a
+  Poisson distribution with mean rate x average wait (Little's law: the sessions an event
+  holds on average), sessions on CPU likewise with mean DB CPU; background events (LGWR's
+  'log file parallel write' ...) are waited by background sessions. A wait in progress has
+  lasted an exponentially distributed time with the event's average as mean. RACDB has a
+  row-lock episode: two sessions of instance 1 blocked by a session of instance 2 for about
+  three minutes (their waits grow by the snapshot interval).
+* GV$RESOURCE_LIMIT: the usual resources; RACDB's processes climb from 92 % to 98.5 % of
+  the limit (an ORA-00020 coming).
+* Tablespaces (19c: the CDB_ views exist everywhere): DEMO is a non-CDB (CON_ID 0, container
+  ""); RACDB is a CDB read from its root (CDB$ROOT and the PDBs SALES and HR named by
+  V$CONTAINERS); a 16 KB block size
+  tablespace shows that bytes use each tablespace's own block size. DEMO's ODS_DATA is
+  97 % full, RACDB's SALES_DATA grows fast (days-to-full).
+* V$RECOVERY_FILE_DEST: the FRA fills with the archived redo (the database's own 'redo
+  size' counter); reclaimable space stays.
+* GV$ARCHIVE_DEST: DEMO archives locally and to its standby DEMOSB; RACDB's remote
+  destination goes to ERROR (ORA-12541) a third of the way through.
+* V$DATAGUARD_STATS: no rows on a primary (12.2+). DEMOSB (profile "standby") is a
+  physical standby: lags of a second or two, then the network to the primary breaks
+  (transport lag not computed, DATUM_TIME frozen), then the gap is resolved and the lags
+  shrink back.
+* V$ASM_DISKGROUP_STAT: RACDB on ASM (DATA normal redundancy with one disk offline after
+  the middle, FRA external); DEMO and DEMOSB without ASM: no rows.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+RESOURCES = ("processes", "sessions", "enqueue_locks", "enqueue_resources", "transactions",
+             "parallel_max_servers", "max_rollback_segments", "gcs_resources")
+
+# (container, tablespace, contents, block size, used blocks, max blocks, used blocks per hour)
+TABLESPACES_DEMO = (
+    ("", "SYSTEM", "PERMANENT", 8192, 131_072, 4_194_302, 0),
+    ("", "SYSAUX", "PERMANENT", 8192, 262_144, 4_194_302, 40),
+    ("", "UNDOTBS1", "UNDO", 8192, 1_310_720, 4_194_302, 0),
+    ("", "TEMP", "TEMPORARY", 8192, 12_800, 4_194_302, 0),
+    ("", "USERS", "PERMANENT", 8192, 2_560, 4_194_302, 0),
+    ("", "ODS_DATA", "PERMANENT", 8192, 24_410_000, 25_165_824, 6_000),
+    ("", "ODS_INDEX", "PERMANENT", 16384, 4_100_000, 8_388_608, 1_500),
+)
+TABLESPACES_RAC = (
+    ("CDB$ROOT", "SYSTEM", "PERMANENT", 8192, 138_000, 4_194_302, 0),
+    ("CDB$ROOT", "SYSAUX", "PERMANENT", 8192, 301_000, 4_194_302, 30),
+    ("CDB$ROOT", "UNDOTBS1", "UNDO", 8192, 640_000, 4_194_302, 0),
+    ("CDB$ROOT", "UNDOTBS2", "UNDO", 8192, 590_000, 4_194_302, 0),
+    ("CDB$ROOT", "TEMP", "TEMPORARY", 8192, 2_048, 4_194_302, 0),
+    ("SALES", "SYSTEM", "PERMANENT", 8192, 52_000, 4_194_302, 0),
+    ("SALES", "SYSAUX", "PERMANENT", 8192, 98_000, 4_194_302, 10),
+    ("SALES", "TEMP", "TEMPORARY", 8192, 40_000, 4_194_302, 0),
+    ("SALES", "SALES_DATA", "PERMANENT", 8192, 11_800_000, 16_777_216, 90_000),
+    ("HR", "SYSTEM", "PERMANENT", 8192, 50_000, 4_194_302, 0),
+    ("HR", "SYSAUX", "PERMANENT", 8192, 91_000, 4_194_302, 0),
+    ("HR", "HR_DATA", "PERMANENT", 8192, 310_000, 4_194_302, 20),
+)
+CONTAINERS = {"CDB$ROOT": 1, "PDB$SEED": 2, "SALES": 3, "HR": 4}
+
+
+@dataclass(frozen=True)
+class HealthSetup:
+    cdb: bool
+    processes: tuple[int, int, int]      # limit, current at start, current at end
+    sessions_limit: int
+    fra: tuple[str, int, int, int] | None   # name, limit, used at start, reclaimable
+    dests: tuple[tuple[int, str, str, str], ...]  # (DEST_ID, TARGET, DESTINATION, VALID_NOW)
+    dest_error: tuple[int, float, str] | None  # (DEST_ID, from share of recording, ERROR)
+    tablespaces: tuple = ()
+    asm: bool = False
+    standby: bool = False
+    blocking: bool = False
+
+
+SETUPS: dict[str, HealthSetup] = {
+    "DEMO": HealthSetup(cdb=False, processes=(600, 238, 244), sessions_limit=928,
+                        fra=("/u03/fra", 400 * GiB, 352 * GiB, 96 * GiB),
+                        dests=((1, "PRIMARY", "USE_DB_RECOVERY_FILE_DEST", "YES"),
+                               (2, "STANDBY", "demosb", "YES")),
+                        dest_error=None, tablespaces=TABLESPACES_DEMO),
+    "RACDB": HealthSetup(cdb=True, processes=(1500, 1380, 1478), sessions_limit=2272,
+                         fra=("+FRA", 1024 * GiB, 610 * GiB, 210 * GiB),
+                         dests=((1, "PRIMARY", "USE_DB_RECOVERY_FILE_DEST", "YES"),
+                                (2, "STANDBY", "racdb_dr", "YES")),
+                         dest_error=(2, 1 / 3, "ORA-12541: TNS:no listener"),
+                         tablespaces=TABLESPACES_RAC, asm=True, blocking=True),
+    "DEMOSB": HealthSetup(cdb=False, processes=(600, 96, 98), sessions_limit=928,
+                          fra=("/u03/fra", 400 * GiB, 301 * GiB, 240 * GiB),
+                          dests=((1, "PRIMARY", "USE_DB_RECOVERY_FILE_DEST", "YES"),
+                                 (2, "STANDBY", "demo", "WRONG VALID_ROLE")),
+                          dest_error=None, tablespaces=TABLESPACES_DEMO, standby=True),
+}
+
+# transport break of the standby demo: (start, end) as shares of the recording
+BREAK = (0.4, 0.7)
+
+
+def poisson(rng: random.Random, lam: float) -> int:
+    if lam <= 0:
+        return 0
+    limit, k, p = math.exp(-lam), 0, 1.0
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return k
+        k += 1
+
+
+def interval_text(seconds: float, digits: int = 0) -> str:
+    """Oracle's INTERVAL DAY TO SECOND text: '+DD HH:MI:SS' (digits: fractional second digits)."""
+    seconds = max(0.0, seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    sec = f"{secs:0{3 + digits}.{digits}f}" if digits else f"{int(secs):02d}"
+    return f"+{int(days):02d} {int(hours):02d}:{int(minutes):02d}:{sec}"
+
+
+def mdy(moment: _dt.datetime) -> str:
+    return moment.strftime("%m/%d/%Y %H:%M:%S")
+
+
+class HealthModel:
+    """Rows of the health views for one database, snapshot by snapshot."""
+
+    def __init__(self, db: Any, models: Sequence[Any], threads: Sequence[Any], n: int, dt: int, seed: int,
+                 start: _dt.datetime):
+        self.db, self.models, self.threads, self.n, self.dt = db, models, threads, n, dt
+        self.setup = SETUPS[db.name]
+        self.start = start
+        self.rng = random.Random(f"{seed}/health/{db.name}")
+        self.session_rng = {m.inst.inst_id: random.Random(f"{seed}/sessions/{db.name}/{m.inst.inst_id}")
+                            for m in models}
+        self.ts_rng = random.Random(f"{seed}/tablespaces/{db.name}")
+        self._frozen: dict[tuple[int, int], int] = {}   # LOG_SEQUENCE of a destination in error
+
+    # -- GV$SESSION ----------------------------------------------------------
+    def session(self, i: int) -> list[dict]:
+        rows: list[dict] = []
+        p = self.db.profile
+        for m in self.models:
+            rng, k, iid = self.session_rng[m.inst.inst_id], m.inst.scale, m.inst.inst_id
+            sid = 20
+            def add(type_: str, state: str, event: str, wait_class: str, micro: int,
+                    blocking: tuple[str, int | None, int | None] = ("NO HOLDER", None, None)) -> None:
+                nonlocal sid
+                sid += 1 + rng.randrange(37)
+                rows.append({"INST_ID": iid, "SID": sid, "TYPE": type_, "STATUS": "ACTIVE", "STATE": state,
+                             "EVENT": event, "WAIT_CLASS": wait_class, "WAIT_TIME_MICRO": micro,
+                             "BLOCKING_SESSION_STATUS": blocking[0], "BLOCKING_INSTANCE": blocking[1],
+                             "BLOCKING_SESSION": blocking[2]})
+            for ev in p.events:
+                if ev.wait_class == "Idle" or ev.rate <= 0:
+                    continue
+                lam = ev.rate * k * ev.avg_us / 1e6
+                count = poisson(rng, lam)
+                if ev.background:
+                    count = min(count, 3)
+                for _ in range(count):
+                    add("BACKGROUND" if ev.background else "USER", "WAITING", ev.name, ev.wait_class,
+                        max(1, int(rng.expovariate(1e6 / ev.avg_us) * 1e6)))
+            for _ in range(poisson(rng, p.db_cpu * k)):
+                # on CPU: STATE names how the last wait ended, EVENT is that last wait
+                add("USER", rng.choice(("WAITED SHORT TIME", "WAITED KNOWN TIME")), "db file sequential read",
+                    "User I/O", rng.randrange(50, 400_000))
+            if self.setup.blocking and iid == 1:
+                lo, hi = int(self.n * 0.7), int(self.n * 0.85)
+                if lo <= i <= hi:
+                    held = (i - lo) * self.dt + 7
+                    for extra in (0, 41):
+                        add("USER", "WAITING", "enq: TX - row lock contention", "Application",
+                            (held - extra // 10) * 1_000_000 + 250_000, ("VALID", 2, 1234))
+        return rows
+
+    # -- GV$RESOURCE_LIMIT ---------------------------------------------------
+    def resource_limit(self, i: int) -> list[dict]:
+        s = self.setup
+        limit, first, last = s.processes
+        share = i / self.n if self.n else 1.0
+        rows = []
+        for m in self.models:
+            iid, rng = m.inst.inst_id, self.rng
+            procs = int(round(first + (last - first) * share)) + rng.randrange(-2, 3)
+            procs = min(procs, limit)
+            sess = int(procs * 1.45) + rng.randrange(-3, 4)
+            values = {
+                "processes": (procs, max(procs, last + 4), limit),
+                "sessions": (sess, int(last * 1.5), s.sessions_limit),
+                "enqueue_locks": (int(procs * 0.14), int(procs * 0.3), s.sessions_limit * 12 + 7000),
+                "enqueue_resources": (int(procs * 0.9), int(procs * 1.4), "UNLIMITED"),
+                "transactions": (int(procs * 0.06), int(procs * 0.2), int(s.sessions_limit * 1.1)),
+                "parallel_max_servers": (0, 16, 120),
+                "max_rollback_segments": (22, 22, 65535),
+                "gcs_resources": (0, 0, "UNLIMITED"),
+            }
+            for name in RESOURCES:
+                if name == "gcs_resources" and not self.db.rac:
+                    continue
+                cur, high, lim = values[name]
+                text = "UNLIMITED" if lim == "UNLIMITED" else str(lim)
+                rows.append({"INST_ID": iid, "RESOURCE_NAME": name, "CURRENT_UTILIZATION": cur,
+                             "MAX_UTILIZATION": max(cur, high), "LIMIT_VALUE": f"{text:>10}"})
+        return rows
+
+    # -- tablespaces ---------------------------------------------------------
+    def tablespace_rows(self, i: int) -> dict[str, list[dict]]:
+        """19c: the CDB_ views and V$CONTAINERS exist in a non-CDB too, with CON_ID 0."""
+        hours = i * self.dt / 3600
+        usage, spaces = [], []
+        for container, name, contents, block, used, size, per_hour in self.setup.tablespaces:
+            now = min(size, int(used + per_hour * hours + (self.ts_rng.randrange(0, 64) if per_hour else 0)))
+            if contents == "TEMPORARY":
+                now = int(used * (1 + 0.5 * math.sin(i / 9.0) ** 2))
+            cid = CONTAINERS[container] if self.setup.cdb else 0
+            usage.append({"CON_ID": cid, "TABLESPACE_NAME": name, "USED_SPACE": now, "TABLESPACE_SIZE": size})
+            spaces.append({"CON_ID": cid, "TABLESPACE_NAME": name, "BLOCK_SIZE": block, "CONTENTS": contents})
+        names = CONTAINERS.items() if self.setup.cdb else ((self.db.name, 0),)
+        return {"CDB_TABLESPACE_USAGE_METRICS": usage, "CDB_TABLESPACES": spaces,
+                "V$CONTAINERS": [{"CON_ID": cid, "NAME": name} for name, cid in names]}
+
+    # -- V$RECOVERY_FILE_DEST ------------------------------------------------
+    def recovery_file_dest(self, i: int) -> list[dict]:
+        name, limit, used0, reclaimable = self.setup.fra
+        redo = sum(m.stats["redo size"][i] - m.stats["redo size"][0] for m in self.models)
+        used = min(limit, used0 + redo)
+        files = 1200 + redo // (512 * MiB)
+        return [{"NAME": name, "SPACE_LIMIT": limit, "SPACE_USED": used, "SPACE_RECLAIMABLE": reclaimable,
+                 "NUMBER_OF_FILES": files}]
+
+    # -- GV$ARCHIVE_DEST -----------------------------------------------------
+    def archive_dest(self, i: int, sequences: dict[int, int]) -> list[dict]:
+        rows = []
+        for m in self.models:
+            iid = m.inst.inst_id
+            archived = sequences.get(m.inst.thread, 0)
+            for dest_id, target, destination, valid_now in self.setup.dests:
+                status, error, seq = "VALID", None, archived if valid_now == "YES" else 0
+                err = self.setup.dest_error
+                if err and err[0] == dest_id:
+                    first_bad = int(self.n * err[1])
+                    if i >= first_bad:
+                        status, error = "ERROR", err[2]
+                        seq = self._frozen.setdefault((iid, dest_id), archived)
+                rows.append({"INST_ID": iid, "DEST_ID": dest_id, "DEST_NAME": f"LOG_ARCHIVE_DEST_{dest_id}",
+                             "STATUS": status, "TARGET": target, "DESTINATION": destination,
+                             "VALID_NOW": valid_now, "ERROR": error, "LOG_SEQUENCE": seq})
+        return rows
+
+    # -- V$DATAGUARD_STATS ---------------------------------------------------
+    def dataguard_stats(self, i: int) -> list[dict]:
+        if not self.setup.standby:
+            return []
+        now = self.start + _dt.timedelta(seconds=i * self.dt)
+        lo, hi = int(self.n * BREAK[0]), int(self.n * BREAK[1])
+        rng = self.rng
+        unit0, unit3 = "day(2) to second(0) interval", "day(2) to second(3) interval"
+        if i < lo:
+            datum = now - _dt.timedelta(seconds=1)
+            transport, apply = interval_text(rng.choice((0, 0, 1))), interval_text(rng.choice((1, 1, 2, 3)))
+        elif i <= hi:                                   # no contact with the primary: datum frozen
+            datum = self.start + _dt.timedelta(seconds=lo * self.dt - 1)
+            transport, apply = None, interval_text(2)
+        else:                                           # gap resolved, catching up
+            behind = max(0, (hi - lo) * self.dt - (i - hi) * self.dt * 4)
+            datum = now - _dt.timedelta(seconds=1)
+            transport, apply = interval_text(behind), interval_text(behind + 2)
+        finish = interval_text(0.4 + (0 if transport is None else 0.02 * (interval_seconds(transport))), 3)
+        computed = mdy(now)
+        return [
+            {"NAME": "transport lag", "VALUE": transport, "UNIT": unit0, "TIME_COMPUTED": computed,
+             "DATUM_TIME": mdy(datum)},
+            {"NAME": "apply lag", "VALUE": apply, "UNIT": unit0, "TIME_COMPUTED": computed,
+             "DATUM_TIME": mdy(datum)},
+            {"NAME": "apply finish time", "VALUE": finish, "UNIT": unit3, "TIME_COMPUTED": computed,
+             "DATUM_TIME": None},
+            {"NAME": "estimated startup time", "VALUE": "14", "UNIT": "second", "TIME_COMPUTED": computed,
+             "DATUM_TIME": None},
+        ]
+
+    # -- V$ASM_DISKGROUP_STAT ------------------------------------------------
+    def asm_diskgroup(self, i: int) -> list[dict]:
+        if not self.setup.asm:
+            return []
+        offline = 1 if i >= self.n // 2 else 0
+        data_total, fra_total = 8 * 1024 * 1024, 2 * 1024 * 1024        # MB
+        data_free = 1_900_000 - i * 40
+        disk_mb = data_total // 16
+        required = disk_mb                                              # one failure group of NORMAL
+        # NORMAL redundancy: usable = (free - required) / 2; an offline disk leaves its space missing
+        usable = (data_free - offline * disk_mb - required) // 2
+        fra_used = self.recovery_file_dest(i)[0]["SPACE_USED"] // MiB
+        return [
+            {"GROUP_NUMBER": 1, "NAME": "DATA", "STATE": "CONNECTED", "TYPE": "NORMAL", "TOTAL_MB": data_total,
+             "FREE_MB": data_free - offline * disk_mb, "REQUIRED_MIRROR_FREE_MB": required,
+             "USABLE_FILE_MB": usable, "OFFLINE_DISKS": offline},
+            {"GROUP_NUMBER": 2, "NAME": "FRA", "STATE": "CONNECTED", "TYPE": "EXTERN", "TOTAL_MB": fra_total,
+             "FREE_MB": fra_total - fra_used, "REQUIRED_MIRROR_FREE_MB": 0, "USABLE_FILE_MB": fra_total - fra_used,
+             "OFFLINE_DISKS": 0},
+        ]
+
+    # -- all -----------------------------------------------------------------
+    def views(self, i: int, sequences: dict[int, int]) -> dict[str, list[dict]]:
+        out = {"GV$SESSION": self.session(i), "GV$RESOURCE_LIMIT": self.resource_limit(i),
+               **self.tablespace_rows(i), "V$RECOVERY_FILE_DEST": self.recovery_file_dest(i),
+               "V$DATAGUARD_STATS": self.dataguard_stats(i), "GV$ARCHIVE_DEST": self.archive_dest(i, sequences),
+               "V$ASM_DISKGROUP_STAT": self.asm_diskgroup(i)}
+        return out
+
+
+def interval_seconds(text: str) -> float:
+    days, clock = text.lstrip("+").split(" ")
+    h, m, s = clock.split(":")
+    return int(days) * 86400 + int(h) * 3600 + int(m) * 60 + float(s)
