@@ -9,7 +9,7 @@ from oracle_exporter.collectors import asm, sessions, tablespaces
 
 
 def statements() -> dict[str, str]:
-    return {v.name: v.statement().sql for view in queries.PLAN for v in view.variants()}
+    return {v.name: v.statement().sql for view in queries.build_plan().views for v in view.variants()}
 
 
 def test_asm_never_reads_the_rescanning_view():
