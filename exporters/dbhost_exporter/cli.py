@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Callable
 
 from prometheus_client.registry import CollectorRegistry
 
@@ -16,28 +17,31 @@ from exporter_common.web import landing_page
 
 from . import __version__
 from .collectors.lun import LunCollector
+from .collectors.process import ProcessCollector
 from .collectors.zfs import ZfsCollector
-from .config import DbhostConfig, load_config
-from .scrape import DbhostExporter
+from .config import COLLECTORS, DbhostConfig, load_config
+from .scrape import Collector, DbhostExporter
 
 log = logging.getLogger("dbhost_exporter")
 DEFAULT_PORT = 19162
 
 
-def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list:
-    collectors: list = []
-    if cfg.collectors.get("lun", True):
-        collectors.append(LunCollector(procfs, sysfs, cfg.lun))
-    if cfg.collectors.get("zfs", True):
-        collectors.append(ZfsCollector(procfs, kstat_file=cfg.zfs_kstat_file))
-    if cfg.collectors.get("process", True):
-        try:  # written separately; tolerate its absence
-            from .collectors.process import ProcessCollector
-        except Exception as exc:  # ImportError, or a broken module: the other collectors still run
-            log.warning("process collector unavailable, running without it: %s: %s", type(exc).__name__, exc)
-        else:
-            collectors.append(ProcessCollector(procfs, cfg.extra_groups, cfg.max_series))
-    return collectors
+# name -> factory(config, procfs, sysfs), in scrape order; a collector is on unless the
+# config's ``collectors: {name: false}`` switches it off. Imported at start: a broken
+# collector module stops the exporter with its error instead of silently serving less.
+FACTORIES: dict[str, Callable[[DbhostConfig, str, str], Collector]] = {
+    "lun": lambda cfg, procfs, sysfs: LunCollector(procfs, sysfs, cfg.lun),
+    "zfs": lambda cfg, procfs, sysfs: ZfsCollector(procfs, kstat_file=cfg.zfs_kstat_file),
+    "process": lambda cfg, procfs, sysfs: ProcessCollector(procfs, cfg.extra_groups, cfg.max_series),
+}
+
+
+if tuple(FACTORIES) != COLLECTORS:  # the config's switches and the factories name the same collectors
+    raise RuntimeError(f"dbhost collectors {tuple(FACTORIES)} != config names {COLLECTORS}")
+
+
+def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list[Collector]:
+    return [make(cfg, procfs, sysfs) for name, make in FACTORIES.items() if cfg.collectors.get(name, True)]
 
 
 def make_registry(cfg: DbhostConfig, procfs: str, sysfs: str) -> CollectorRegistry:

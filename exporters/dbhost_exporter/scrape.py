@@ -1,11 +1,12 @@
-"""One scrape: run every collector isolated, cap its series, add self metrics.
+"""One scrape: run every collector through the shared runner, add self metrics.
 
-``DbhostExporter`` is a prometheus_client custom collector. Each scrape calls
-every configured collector's ``collect()`` to completion inside its own
-try/except: one failing collector is reported by
-``dbhost_collector_success{collector} 0`` and does not stop the others.
-Samples beyond ``max_series`` per collector are dropped (the first ones in
-collector order are kept) and counted in ``dbhost_collector_dropped_series_total``.
+``DbhostExporter`` is a prometheus_client custom collector. Each scrape runs every
+configured collector's ``collect()`` to completion through
+exporter_common.runner.CollectorRunner (the runner oracle-exporter uses too): one
+failing collector is reported by ``dbhost_collector_success{collector} 0`` (logged once
+when it starts failing, once when it recovers) and does not stop the others. Samples
+beyond ``max_series`` per collector are dropped (the first ones in collector order are
+kept) and counted in ``dbhost_collector_dropped_series_total``.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Iterable, Protocol
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.metrics_core import Metric
+
+from exporter_common.runner import CollectorRunner
 
 from . import __version__
 
@@ -27,38 +30,13 @@ class Collector(Protocol):
     def collect(self) -> Iterable[Metric]: ...
 
 
-def _copy_family(fam: Metric, samples: list) -> Metric:
-    out = Metric(fam.name, fam.documentation, fam.type, fam.unit)
-    out.samples = samples
-    return out
-
-
 class DbhostExporter:
     def __init__(self, collectors: list[Collector], max_series: int, clock=time.perf_counter):
         self.collectors = collectors
         self.max_series = max_series
-        self.clock = clock
-        self.dropped: dict[str, int] = {c.name: 0 for c in collectors}
-
-    def _run(self, collector: Collector) -> tuple[list[Metric], bool]:
-        try:
-            families = list(collector.collect())
-        except Exception as exc:  # isolate: report and carry on with the next collector
-            log.error("collector %s failed: %s: %s", collector.name, type(exc).__name__, exc)
-            return [], False
-        kept: list[Metric] = []
-        budget = self.max_series
-        for fam in families:
-            if len(fam.samples) <= budget:
-                kept.append(fam)
-                budget -= len(fam.samples)
-                continue
-            dropped = len(fam.samples) - budget
-            if budget > 0:
-                kept.append(_copy_family(fam, fam.samples[:budget]))
-            budget = 0
-            self.dropped[collector.name] = self.dropped.get(collector.name, 0) + dropped
-        return kept, True
+        self.runner = CollectorRunner(max_series, clock, log, logging.ERROR)
+        for c in collectors:
+            self.runner.register(c.name)
 
     def collect(self) -> Iterable[Metric]:
         success = GaugeMetricFamily("dbhost_collector_success",
@@ -66,17 +44,15 @@ class DbhostExporter:
         duration = GaugeMetricFamily("dbhost_collector_duration_seconds",
                                      "Time the collector's last scrape took.", labels=["collector"])
         for collector in self.collectors:
-            start = self.clock()
-            families, ok = self._run(collector)
-            elapsed = self.clock() - start
-            yield from families
-            success.add_metric([collector.name], 1.0 if ok else 0.0)
-            duration.add_metric([collector.name], elapsed)
+            outcome = self.runner.run(collector.name, collector.collect)
+            yield from outcome.families
+            success.add_metric([collector.name], 1.0 if outcome.ok else 0.0)
+            duration.add_metric([collector.name], outcome.duration)
         dropped = CounterMetricFamily("dbhost_collector_dropped_series",
                                       "Series dropped because the collector exceeded max_series.",
                                       labels=["collector"])
         for collector in self.collectors:
-            dropped.add_metric([collector.name], self.dropped.get(collector.name, 0))
+            dropped.add_metric([collector.name], self.runner.dropped_count(collector.name))
         build = InfoMetricFamily("dbhost_exporter_build", "dbhost-exporter version.", labels=["version"])
         build.add_metric([__version__], {})
         yield success

@@ -1,5 +1,7 @@
 """Scrape orchestration: snapshot -> collectors -> labelled metric families.
 
+* Collectors run through exporter_common.runner.CollectorRunner (shared with
+  dbhost-exporter): isolation, timing, success, error counts, state-change logs.
 * Per database a scrape fetches one snapshot (single-flight: a scrape that
   arrives while a fetch of that database is in flight waits for that fetch and
   uses its result, so concurrent scrapes share one query set), then runs every
@@ -27,6 +29,8 @@ from typing import Any, Iterable
 
 from prometheus_client.metrics_core import Metric
 
+from exporter_common.runner import CollectorRunner
+
 from . import __version__
 from .config import Settings
 from .snapshot import Snapshot
@@ -38,12 +42,9 @@ FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
 
 
 def load_collectors() -> dict[str, Any]:
-    """The collectors package's COLLECTORS table, or {} while it does not exist."""
-    try:
-        from .collectors import COLLECTORS  # type: ignore[attr-defined]
-    except ImportError as exc:
-        log.warning("no collectors available (%s): only self metrics will be exposed", exc)
-        return {}
+    """The collectors package's COLLECTORS table. A plain import: a broken collector module
+    is an error at start (its traceback), never an exporter that silently serves less."""
+    from .collectors import COLLECTORS
     return dict(COLLECTORS)
 
 
@@ -57,9 +58,7 @@ class Target:
     timeout: float = 10.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     inflight: Future | None = field(default=None, repr=False)
-    errors_total: dict[str, int] = field(default_factory=dict, repr=False)
     fetches: int = 0
-    last_failure: dict[str, str | None] = field(default_factory=dict, repr=False)
 
 
 class _Families:
@@ -104,9 +103,11 @@ class OracleExporter:
         all_collectors = load_collectors() if collectors is None else dict(collectors)
         self.collectors = {n: m for n, m in all_collectors.items() if settings.enabled(n)}
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(targets)), thread_name_prefix="fetch")
+        self.runner = CollectorRunner(logger=log, describe=lambda db, name: f"database {db}: " + (
+            name if name == FETCH else f"collector {name}"))
         for t in targets:
             for name in (FETCH, *self.collectors):
-                t.errors_total.setdefault(name, 0)
+                self.runner.register(name, t.name)
 
     # -- fetching ------------------------------------------------------------
     def _fetch_future(self, target: Target) -> Future:
@@ -139,18 +140,24 @@ class OracleExporter:
             return failed_snapshot(target.name, f"no snapshot within {waited:.3g} s (timeout)")
 
     # -- collecting ----------------------------------------------------------
-    def _note(self, target: Target, what: str, error: str | None) -> None:
-        """Log state changes only (ok -> failing, failing -> ok), not every scrape."""
-        before = target.last_failure.get(what)
-        if error and error != before:
-            log.warning("database %s: %s failed: %s", target.name, what, error)
-        elif not error and before:
-            log.info("database %s: %s recovered", target.name, what)
-        target.last_failure[what] = error
+    def _run_collectors(self, target: Target, snap: Snapshot, base: dict[str, str]) -> tuple[list, list]:
+        """[(name, Outcome)] of every enabled collector on the snapshot, and their families
+        labelled with ``base``. A collector also fails when a view it reads failed."""
+        outcomes, out = [], []
+        for name, mod in self.collectors.items():
+            def view_errors(mod=mod) -> str | None:
+                failed = [f"{v}: {snap.errors[v]}" for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
+                return "; ".join(failed) or None
+            outcome = self.runner.run(name, lambda mod=mod: mod.collect(snap, self.settings), target.name,
+                                      check=view_errors)
+            outcomes.append(outcome)
+            for fam in outcome.families:
+                fam.samples = [s._replace(labels={**base, **s.labels}, timestamp=None) for s in fam.samples]
+                out.append(fam)
+        return outcomes, out
 
     def _collect(self, target: Target, snap: Snapshot, started: float) -> list[Metric]:
         base = {"database": target.name, **target.labels}
-        out: list[Metric] = []
         up = _family("oracle_up", "1 if the last fetch of the database succeeded, else 0.", "gauge")
         duration = _family("oracle_collector_duration_seconds",
                            "Time a collector took on the snapshot, in seconds.", "gauge", "seconds")
@@ -158,40 +165,17 @@ class OracleExporter:
                           "1 if the collector succeeded on the last snapshot, else 0.", "gauge")
         failed = is_failed(snap)
         up.add_sample("oracle_up", dict(base), 0.0 if failed else 1.0)
-        with target.lock:
-            if failed:
-                target.errors_total[FETCH] += 1
-        self._note(target, "fetch", snap.errors.get("*") if failed else None)
-        if not failed:
-            for name, mod in self.collectors.items():
-                t0 = time.perf_counter()
-                error = None
-                families: list[Metric] = []
-                try:
-                    families = list(mod.collect(snap, self.settings))
-                except Exception as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-                    families = []
-                view_errors = [f"{v}: {snap.errors[v]}" for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
-                if error is None and view_errors:
-                    error = "; ".join(view_errors)
-                elapsed = time.perf_counter() - t0
-                with target.lock:
-                    if error is not None:
-                        target.errors_total[name] = target.errors_total.get(name, 0) + 1
-                self._note(target, f"collector {name}", error)
-                labels = {**base, "collector": name}
-                duration.add_sample("oracle_collector_duration_seconds", labels, elapsed)
-                success.add_sample("oracle_collector_success", dict(labels), 0.0 if error else 1.0)
-                for fam in families:
-                    fam.samples = [s._replace(labels={**base, **s.labels}, timestamp=None) for s in fam.samples]
-                    out.append(fam)
+        self.runner.note(FETCH, snap.errors.get("*") if failed else None, target.name)
+        outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base)
+        for outcome in outcomes:
+            labels = {**base, "collector": outcome.name}
+            duration.add_sample("oracle_collector_duration_seconds", labels, outcome.duration)
+            success.add_sample("oracle_collector_success", dict(labels), 1.0 if outcome.ok else 0.0)
         errors = _family("oracle_scrape_errors", "Failed collector runs (collector=\"fetch\": failed "
                                                  "fetches) since the exporter started.", "counter")
-        with target.lock:
-            counts = dict(target.errors_total)
-        for name, count in counts.items():
-            errors.add_sample("oracle_scrape_errors_total", {**base, "collector": name}, float(count))
+        for name in (FETCH, *self.collectors):
+            errors.add_sample("oracle_scrape_errors_total", {**base, "collector": name},
+                              float(self.runner.error_count(name, target.name)))
         scrape = _family("oracle_scrape_duration_seconds",
                          "Time the scrape of the database took (fetch and collectors), in seconds.",
                          "gauge", "seconds")

@@ -73,12 +73,16 @@ def test_config_values_reach_the_collectors(tmp_path):
     assert [col.name for col in build_collectors(c, "/proc", "/sys")] == ["lun", "zfs"]
 
 
-def test_missing_process_collector_is_tolerated(monkeypatch, caplog):
+def test_a_broken_collector_module_is_an_error_at_start(monkeypatch):
+    """No silent fallback to fewer collectors: the import error reaches the operator."""
+    import importlib
+
+    import dbhost_exporter.cli as cli
     monkeypatch.setitem(sys.modules, "dbhost_exporter.collectors.process", None)   # import now fails
-    with caplog.at_level(logging.WARNING, logger="dbhost_exporter"):
-        cols = build_collectors(load_config(None), "/proc", "/sys")
-    assert [c.name for c in cols] == ["lun", "zfs"]
-    assert any("process collector unavailable" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ImportError):
+        importlib.reload(cli)
+    monkeypatch.undo()
+    importlib.reload(cli)
 
 
 class _Boom:
