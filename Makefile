@@ -32,9 +32,9 @@ venv: $(VENV)/.installed
 test: deps venv
 	$(PY) -m pytest -q tests
 
-# make run [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
+# make run [DEMO=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
 run: deps venv
-	$(PY) -m stack.run $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
+	$(PY) -m stack.run $(if $(filter 1 yes true,$(DEMO)),--demo) $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
 
 # Rules, promtool tests, docs/alerts.md, docs/thresholds.md and dashboards/json from the mixin
 # (mixin/README.md). A site's pack: make generate MIXIN_CONFIG=site.yml [OUT=build/mixin]

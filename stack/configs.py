@@ -89,9 +89,17 @@ def replace_addresses(doc: dict, addresses: dict[str, str]) -> dict:
 
 def render_prometheus(addresses: dict[str, str], scrape_interval: str | None = None,
                       evaluation_interval: str | None = None,
-                      template: Path = PROMETHEUS_TEMPLATE) -> dict:
-    """The Prometheus config for make run / the tests (intervals only for tests)."""
+                      template: Path = PROMETHEUS_TEMPLATE,
+                      extra_targets: dict[str, list[str]] | None = None) -> dict:
+    """The Prometheus config for make run / the tests (intervals only for tests).
+    extra_targets: {job: [host:port, ...]} appended to that job's first static_configs
+    (make run DEMO=1's demo host)."""
     doc = replace_addresses(load(template), addresses)
+    for job, targets in (extra_targets or {}).items():
+        sc = next((sc for sc in doc["scrape_configs"] if sc.get("job_name") == job), None)
+        if sc is None or not sc.get("static_configs"):
+            raise ConfigRenderError(f"{template}: no job {job!r} with static_configs for {targets}")
+        sc["static_configs"][0]["targets"].extend(targets)
     if scrape_interval:
         doc["global"]["scrape_interval"] = scrape_interval
         doc["global"]["scrape_timeout"] = scrape_interval

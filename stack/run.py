@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import errno
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import configs
+from . import demo as demo_mod
 from .procs import Proc, StackError, Supervisor, check_ports, http_json, wait_until
 
 ROOT = configs.ROOT
@@ -70,12 +72,26 @@ class StackOptions:
     alertmanager_timing: dict[str, str] | None = None   # tests shorten group_wait etc.
     node_collectors: list[str] = field(default_factory=lambda: list(NODE_COLLECTORS))
     node_perf: bool = False
+    demo: bool = False                        # make run DEMO=1 (stack/demo.py)
+    demo_for: str = demo_mod.DEFAULT_FOR
+    demo_host: str = demo_mod.DEMO_HOST
+    demo_rules: demo_mod.DemoRules | None = None  # set by prepare() in demo mode
 
     def addr(self, comp: str) -> str:
         return f"{self.host}:{self.ports[comp]}"
 
     def url(self, comp: str) -> str:
         return f"http://{self.addr(comp)}"
+
+    def demo_addr(self, comp: str) -> str:
+        """The demo host's exporters: the normal port on the demo host's address."""
+        return f"{self.demo_host}:{self.ports[comp]}"
+
+    def interval_seconds(self) -> tuple[float, float]:
+        """(scrape, evaluation) interval in seconds as Prometheus will run them."""
+        tmpl = configs.load(configs.PROMETHEUS_TEMPLATE)["global"]
+        return (configs.duration_seconds(self.scrape_interval or tmpl["scrape_interval"]),
+                configs.duration_seconds(self.evaluation_interval or tmpl["evaluation_interval"]))
 
 
 def _script(name: str) -> str:
@@ -124,6 +140,13 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
         raise StackError(f"Alertmanager config {opts.alertmanager_source} is missing (the alert pack, alerts/)")
     st = opts.state
     paths = {}
+    rules_dir = opts.rules_dir
+    extra_targets = None
+    if opts.demo:
+        paths["demo_tree"] = demo_mod.build_host(st / "demo" / "host").root
+        rules_dir = st / "demo" / "rules"
+        opts.demo_rules = demo_mod.demo_rules(opts.rules_dir, rules_dir, opts.demo_for)
+        extra_targets = {"dbhost": [opts.demo_addr("dbhost")], "node": [opts.demo_addr("node")]}
     prom_dir = st / "prometheus"
     prom_dir.mkdir(parents=True, exist_ok=True)
     rules_link = prom_dir / "rules"
@@ -132,10 +155,10 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
             shutil.rmtree(rules_link)
         else:
             rules_link.unlink()
-    rules_link.symlink_to(opts.rules_dir.resolve(), target_is_directory=True)
+    rules_link.symlink_to(rules_dir.resolve(), target_is_directory=True)
     paths["prometheus"] = configs.dump(
         configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus", "alertmanager")},
-                                  opts.scrape_interval, opts.evaluation_interval),
+                                  opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets),
         prom_dir / "prometheus.yml")
     paths["alertmanager"] = configs.dump(
         configs.render_alertmanager(opts.alertmanager_source, opts.url("webhook"), opts.alertmanager_timing),
@@ -150,6 +173,26 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
     node_flags = ["--collector.disable-defaults"] + [f"--collector.{c}" for c in opts.node_collectors]
     if opts.node_perf:
         node_flags.append("--collector.perf")
+    demo_procs = []
+    if opts.demo:
+        tree = paths["demo_tree"]
+        scrape_s, _ = opts.interval_seconds()
+        demo_procs = [
+            # counters advance one step per second; files rewritten every second, or every
+            # 5 s when Prometheus scrapes less often than that (cheaper, same rates)
+            Proc("demo-animator", [sys.executable, "-m", "stack.demo", "animate", tree,
+                                   "--interval", "1" if scrape_s < 5 else "5"],
+                 logs / "demo-animator.log", cwd=ROOT),
+            Proc("dbhost-demo", [_script("dbhost-exporter"), "--path.procfs", tree / "proc",
+                                 "--path.sysfs", tree / "sys", "--config.file", tree / "dbhost-exporter.yml",
+                                 "--web.listen-address", opts.demo_addr("dbhost")],
+                 logs / "dbhost-demo.log", ready_url=f"http://{opts.demo_addr('dbhost')}/"),
+            # diskstats of the demo host's devices, so LUN latency joins dbhost_lun_info
+            Proc("node-demo", [BINARIES["node"], "--web.listen-address", opts.demo_addr("node"),
+                               "--path.procfs", tree / "proc", "--path.sysfs", tree / "sys",
+                               "--collector.disable-defaults", "--collector.diskstats"],
+                 logs / "node-demo.log", ready_url=f"http://{opts.demo_addr('node')}/"),
+        ]
     return [
         Proc("webhook", [sys.executable, "-m", "stack.webhook", "--listen", opts.addr("webhook"),
                          "--log", paths["webhook_log"]], logs / "webhook.log",
@@ -162,6 +205,7 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
              logs / "dbhost-exporter.log", ready_url=opts.url("dbhost") + "/"),
         Proc("node_exporter", [BINARIES["node"], "--web.listen-address", opts.addr("node"), *node_flags],
              logs / "node_exporter.log", ready_url=opts.url("node") + "/"),
+        *demo_procs,
         Proc("alertmanager", [BINARIES["alertmanager"], "--config.file", paths["alertmanager"],
                               "--storage.path", st / "alertmanager" / "data",
                               "--web.listen-address", opts.addr("alertmanager"),
@@ -182,6 +226,8 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
 
 def start(opts: StackOptions, sup: Supervisor, ready_timeout: float = 30.0) -> dict[str, Path]:
     check_ports(opts.ports, opts.host)
+    if opts.demo:
+        check_ports({f"{c} (demo host)": opts.ports[c] for c in ("dbhost", "node")}, opts.demo_host)
     paths = prepare(opts)
     for proc in plan(opts, paths):
         sup.start(proc, ready_timeout)
@@ -199,6 +245,8 @@ def wait_all_targets_up(opts: StackOptions, sup: Supervisor, timeout: float = 12
 
     def check():
         targets = targets_status(opts.url("prometheus"))
+        if not targets:     # before Prometheus' first target discovery: nothing to report yet
+            return None
         down = [f"{t['labels'].get('job')}({t['scrapeUrl']}: {t.get('lastError') or t['health']})"
                 for t in targets if t["health"] != "up"]
         msg = f"targets up: {len(targets) - len(down)}/{len(targets)}" + (f"; waiting for {', '.join(down)}" if down else "")
@@ -208,6 +256,69 @@ def wait_all_targets_up(opts: StackOptions, sup: Supervisor, timeout: float = 12
         return targets if targets and not down else None
 
     return wait_until(check, timeout, "every Prometheus target to be up", interval=1.0, alive=sup.check_alive)
+
+
+def alert_eta(opts: StackOptions, replaying: bool) -> list[str]:
+    """Lines saying when the first alerts should fire (the banner of make run)."""
+    scrape_s, eval_s = opts.interval_seconds()
+    rules_dir = opts.state / "demo" / "rules" if opts.demo else opts.rules_dir
+    first = None       # (alert, for) of the case study's worst finding, which the demo recording crosses
+    for group in (configs.load(rules_dir / "alerts.rules.yml") or {}).get("groups") or []:
+        for rule in group.get("rules") or []:
+            if (rule.get("labels") or {}).get("field_note") == demo_mod.PAGED_FIELD_NOTE and "for" in rule:
+                first = (rule["alert"], rule["for"], rule["labels"].get("severity"))
+                break
+        if first:
+            break
+    am = configs.load(opts.alertmanager_source) or {}
+    group_wait = (am.get("route") or {}).get("group_wait", "30s")
+    lines = []
+    if opts.demo and opts.demo_rules is not None:
+        lines.append(f"DEMO: alert for: capped at {opts.demo_rules.max_for} ({len(opts.demo_rules.shortened)} "
+                     f"alerts, each with annotation '{demo_mod.DEMO_ANNOTATION}'); "
+                     + (f"{', '.join(opts.demo_rules.paged)} raised to critical (pager)" if opts.demo_rules.paged
+                        else "no alert raised to critical"))
+        lines.append(f"DEMO: demo database host {opts.demo_host} (dbhost-exporter "
+                     f"http://{opts.demo_addr('dbhost')}/metrics, node_exporter diskstats "
+                     f"http://{opts.demo_addr('node')}/metrics)")
+    if first and replaying:
+        alert, for_, severity = first
+        eta = demo_mod.first_alert_seconds(scrape_s, eval_s, configs.duration_seconds(for_))
+        at = time.strftime("%H:%M", time.localtime(time.time() + eta))
+        receiver = "pager" if severity == "critical" else "ticket"
+        within = f"~{eta / 60:.0f} min" if eta >= 120 else f"~{eta:.0f} s"
+        lines.append(f"first alerts: the demo recording crosses R1/R2; {alert} (for: {for_}) should fire at "
+                     f"about {at} ({within}), its notification {group_wait} later at "
+                     f"{opts.url('webhook')}/{receiver}")
+        if not opts.demo:
+            lines.append("for alerts within minutes and an animated database host: make run DEMO=1")
+    else:
+        lines.append("alerts fire only after their for: (2 to 30 min, see docs/alerts.md)")
+    return lines
+
+
+def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
+    """One line per notification appended to the webhook's log since offset; the new offset."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    out = []
+    for raw in data[:end].splitlines():
+        try:
+            n = json.loads(raw)
+            alerts = n.get("alerts") or []
+            names = sorted({a.get("labels", {}).get("alertname", "?") for a in alerts})
+            where = sorted({a.get("labels", {}).get("database") or a.get("labels", {}).get("instance", "")
+                            for a in alerts} - {""})
+            out.append(f"notification {n.get('path', '?')}: {n.get('status', '?')} {', '.join(names)}"
+                       + (f" ({', '.join(where)})" if where else "") + f", {len(alerts)} alert(s)")
+        except (ValueError, AttributeError):
+            continue
+    return out, offset + end
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -223,6 +334,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--state-dir", default=str(ROOT / ".state"), help="where all state goes (default .state/)")
     p.add_argument("--scrape-interval", default=None, help="override the 15s scrape/evaluation interval")
     p.add_argument("--node-perf", action="store_true", help="enable node_exporter's perf collector (needs perf_event access)")
+    p.add_argument("--demo", action="store_true",
+                   help="demo mode (make run DEMO=1): an animated demo database host on "
+                        f"{demo_mod.DEMO_HOST} (LUNs, ZFS, Oracle processes), alert for: shortened to "
+                        "--demo-for and the case study's worst finding paging (see docs/stack.md)")
+    p.add_argument("--demo-for", default=demo_mod.DEFAULT_FOR,
+                   help=f"with --demo: the longest alert for: (default {demo_mod.DEFAULT_FOR})")
     for comp, port in DEFAULT_PORTS.items():
         p.add_argument(f"--{comp}-port", type=int, default=port, help=f"{comp} port (default {port})")
     return p.parse_args(argv)
@@ -244,7 +361,15 @@ def main(argv: list[str] | None = None) -> int:
                         ports={c: getattr(args, f"{c}_port") for c in DEFAULT_PORTS},
                         scrape_interval=args.scrape_interval, evaluation_interval=args.scrape_interval,
                         node_perf=args.node_perf, rules_dir=Path(args.rules_dir).resolve(),
-                        alertmanager_source=Path(args.alertmanager_config).resolve())
+                        alertmanager_source=Path(args.alertmanager_config).resolve(),
+                        demo=args.demo, demo_for=args.demo_for)
+    try:
+        configs.duration_seconds(args.demo_for)
+        if args.scrape_interval:
+            configs.duration_seconds(args.scrape_interval)
+    except configs.ConfigRenderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.oracle_config:
         if not Path(args.oracle_config).is_file():
             print(f"error: --oracle-config {args.oracle_config}: no such file", file=sys.stderr)
@@ -289,10 +414,16 @@ def main(argv: list[str] | None = None) -> int:
   node_exporter    {opts.url('node')}/metrics
   webhook          {opts.url('webhook')}/notifications   (log: {paths['webhook_log']})
   logs             {opts.state / 'logs'}
-
-Press Ctrl-C to stop.""")
+""")
+        for line in alert_eta(opts, replaying=not args.oracle_config):
+            say(line)
+        banner("\nPress Ctrl-C to stop.")
+        offset = 0
         while True:
             sup.check_alive()
+            lines, offset = new_notifications(paths["webhook_log"], offset)
+            for line in lines:
+                say(line)
             time.sleep(1)
     except KeyboardInterrupt:
         say("stopping ...")

@@ -111,6 +111,10 @@ def test_make_targets_run_what_the_docs_say():
         "--node-port", "29100"]
     res = _make("run")
     assert res.stdout.strip().splitlines()[-1].split() == [".venv/bin/python", "-m", "stack.run"]
+    # make run DEMO=1 (README, docs/stack.md) is stack.run --demo; DEMO=0 is not
+    assert "make run DEMO=1" in stack_md and "make run DEMO=1" in _read(README)
+    assert _make("run", "DEMO=1").stdout.strip().splitlines()[-1].split()[3:] == ["--demo"]
+    assert _make("run", "DEMO=0").stdout.strip().splitlines()[-1].split()[3:] == []
 
 
 def test_apt_packages_in_readme_are_the_ones_make_installs():

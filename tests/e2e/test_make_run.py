@@ -17,7 +17,7 @@ import pytest
 
 from e2e_support import ALERTS, DEMO_BEFORE, ROOT, prom_query, require
 from stack import run
-from stack.procs import free_ports, port_in_use, wait_until
+from stack.procs import free_ports, http_json, port_in_use, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -186,3 +186,51 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
+    """`make run DEMO=1` (--demo): the demo database host on 127.0.0.2 is scraped (LUNs,
+    ZFS, Oracle processes; node_exporter's diskstats of the same devices), its counters
+    move, the banner says when the first alerts fire and that `for:` is shortened, and
+    the case study's worst finding reaches the pager receiver, labelled as a demo."""
+    require(DEMO_BEFORE, "oracle-exporter demo recording")
+    for name in ("recording.rules.yml", "alerts.rules.yml", "alertmanager.yml"):
+        require(ALERTS / name, "alert pack")
+    ports = dict(zip(run.DEFAULT_PORTS, free_ports(len(run.DEFAULT_PORTS))))
+    if any(port_in_use("127.0.0.2", ports[c]) for c in ("dbhost", "node")):
+        pytest.skip("a demo-host port is taken on 127.0.0.2")
+    stack = _Stack(_stack_argv(tmp_path / "state", ports) + ["--demo", "--demo-for", "2s"])
+    try:
+        text = stack.text
+        assert re.search(r"^\[stack\] all targets up", text, re.M), text
+        assert {"demo-animator", "dbhost-demo", "node-demo"} <= set(stack.pids)
+        assert re.search(r"^\[stack\] DEMO: alert for: capped at 2s \(\d+ alerts, each with annotation 'demo'\); "
+                         r"OracleLogFileParallelWriteSlow raised to critical \(pager\)$", text, re.M), text
+        assert re.search(r"^\[stack\] first alerts: the demo recording crosses R1/R2; OracleLogFileParallelWriteSlow "
+                         r"\(for: 2s\) should fire at about \d\d:\d\d \(~\d+ s\), its notification 30s later at "
+                         rf"http://127.0.0.1:{ports['webhook']}/pager$", text, re.M), text
+        prom = f"http://127.0.0.1:{ports['prometheus']}"
+        # the host half: every collector of the demo host has series under instance 127.0.0.2
+        for expr in ('dbhost_lun_info{instance="127.0.0.2",role="redo"}',
+                     'dbhost_zfs_arc_size_bytes{instance="127.0.0.2"}',
+                     'dbhost_process_context_switches_total{instance="127.0.0.2",role="lgwr"}',
+                     'node_disk_writes_completed_total{job="node",instance="127.0.0.2",device="dm-0"}'):
+            assert wait_until(lambda: prom_query(prom, expr), 30, expr)
+        # ... and moves (the animator): a rate over the demo host's disks
+        assert wait_until(lambda: [r for r in prom_query(
+            prom, 'rate(node_disk_writes_completed_total{instance="127.0.0.2",device="dm-0"}[5s])')
+            if float(r["value"][1]) > 0], 30, "moving demo-host counters")
+        # the pager route: the R1 alert, critical, with the demo annotation
+        hook = f"http://127.0.0.1:{ports['webhook']}/notifications"
+        paged = wait_until(lambda: [a for n in http_json(hook) if n["path"] == "/pager" and n["status"] == "firing"
+                                    for a in n["alerts"]
+                                    if a["labels"]["alertname"] == "OracleLogFileParallelWriteSlow"], 90,
+                           "OracleLogFileParallelWriteSlow at /pager")
+        assert paged[0]["labels"]["severity"] == "critical"
+        assert paged[0]["annotations"]["demo"].startswith("make run DEMO=1: for: 10m shortened to 2s; severity warning "
+                                                          "raised to critical")
+        time.sleep(3)     # stack.run reads the webhook's log every second
+        rest = stack.stop(signal.SIGINT)
+        assert "[stack] notification /pager: firing OracleLogFileParallelWriteSlow (DEMO)" in rest
+    finally:
+        stack.kill()

@@ -386,3 +386,76 @@ def test_make_run_refuses_a_state_directory_in_use(tmp_path):
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+# ---------------------------------------------------------------- demo mode (issue 16.4)
+
+def test_demo_rules_shorten_for_and_page_the_worst_finding_labelled(tmp_path):
+    from stack import demo
+    src = ROOT / "alerts"
+    out = demo.demo_rules(src, tmp_path, "1m")
+
+    def alerts(d):   # (file, group, index) -> rule: alert names repeat (one rule per variant)
+        return {(f, gi, ri): r for f in configs.RULE_FILES
+                for gi, g in enumerate((configs.load(d / f) or {}).get("groups", []))
+                for ri, r in enumerate(g.get("rules", [])) if "alert" in r}
+    orig, new = alerts(src), alerts(tmp_path)
+    assert set(new) == set(orig)
+    for key, rule in new.items():
+        o = orig[key]
+        assert rule["expr"] == o["expr"] and rule["alert"] == o["alert"]
+        if o.get("for") and configs.duration_seconds(o["for"]) > 60:
+            assert rule["for"] == "1m" and rule["alert"] in out.shortened
+            assert f"for: {o['for']} shortened to 1m" in rule["annotations"]["demo"]
+        else:
+            assert rule.get("for") == o.get("for")
+        if "demo" in rule.get("annotations", {}):
+            assert rule["annotations"]["demo"].startswith("make run DEMO=1: ")
+        else:
+            assert rule.get("annotations") == o.get("annotations")
+    paged = [k for k, r in orig.items() if r["labels"].get("field_note") == "R1"]
+    assert paged and out.paged == sorted({orig[k]["alert"] for k in paged})
+    for key in paged:
+        assert new[key]["labels"]["severity"] == "critical"
+        assert "raised to critical" in new[key]["annotations"]["demo"]
+    assert [k for k, r in new.items() if r["labels"].get("severity") != orig[k]["labels"].get("severity")] == paged
+    # recording rules untouched; Prometheus accepts the copy
+    assert configs.load(tmp_path / "recording.rules.yml") == configs.load(src / "recording.rules.yml")
+    res = subprocess.run(["promtool", "check", "rules", *(str(tmp_path / f) for f in configs.RULE_FILES)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_first_alert_estimate():
+    from stack import demo
+    assert demo.first_alert_seconds(15, 15, 60) == 120
+    assert demo.first_alert_seconds(1, 1, 600) == 604
+
+
+def test_render_prometheus_extra_targets():
+    addrs = {c: f"127.0.0.1:{i}" for i, c in enumerate(sorted(set(configs.TEMPLATE_ADDRESSES.values())), 1)}
+    doc = configs.render_prometheus(addrs, extra_targets={"dbhost": ["127.0.0.2:9"], "node": ["127.0.0.2:8"]})
+    targets = {sc["job_name"]: sc["static_configs"][0]["targets"] for sc in doc["scrape_configs"]}
+    assert targets["dbhost"] == [addrs["dbhost"], "127.0.0.2:9"]
+    assert targets["node"] == [addrs["node"], "127.0.0.2:8"]
+    with pytest.raises(configs.ConfigRenderError, match="no job 'nope'"):
+        configs.render_prometheus(addrs, extra_targets={"nope": ["x:1"]})
+
+
+def test_demo_animator_moves_the_counters(tmp_path):
+    from stack import demo
+    fx = demo.build_host(tmp_path / "host")
+    before = (fx.procfs / "diskstats").read_text()
+    p = subprocess.Popen([sys.executable, "-m", "stack.demo", "animate", str(fx.root), "--interval", "0.2"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while (fx.procfs / "diskstats").read_text() == before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (fx.procfs / "diskstats").read_text() != before
+    finally:
+        p.terminate()
+        p.wait(10)
+    bad = subprocess.run([sys.executable, "-m", "stack.demo", "animate", str(tmp_path / "nope")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and bad.stderr.strip() == f"error: {tmp_path / 'nope'} is not a demo host tree (no proc/diskstats)"
