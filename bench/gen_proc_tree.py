@@ -14,7 +14,8 @@ _TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "dbhost"
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
 
-from fixtures_proc import make_proc, sched_bytes, stat_bytes, status_bytes, write_process  # noqa: E402
+from fixtures_proc import (make_proc, sched_bytes, schedstat_bytes, stat_bytes, status_bytes,  # noqa: E402
+                           write_process)
 
 PROCESSES = 3808
 ORACLE_PROCESSES = 3467
@@ -31,6 +32,9 @@ BACKGROUND = (["pmon", "clmn", "psp0", "vktm", "gen0", "mman", "gen1", "diag", "
 
 TOTALS = {"processes": PROCESSES, "oracle_processes": ORACLE_PROCESSES, "threads": THREADS,
           "oracle_threads": ORACLE_THREADS}
+# Bumped whenever the tree's files change shape; a tree with another version is regenerated.
+# 2: /proc/PID/schedstat and task/TID/schedstat.
+FORMAT = 2
 
 
 def _spread(total: int, n: int, i: int) -> int:
@@ -136,7 +140,7 @@ def generate(root: pathlib.Path) -> dict[str, int]:
         "cpu  1000 0 500 90000 100 0 10 0 0 0\ncpu0 500 0 250 45000 50 0 5 0 0 0\n"
         "cpu1 500 0 250 45000 50 0 5 0 0 0\nintr 0\nctxt 123456\nbtime 1763800000\n"
         "processes %d\nprocs_running 2\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n" % len(specs))
-    counts = {"processes": len(specs), "oracle_processes": sum(1 for s in specs if s.group),
+    counts = {"format": FORMAT, "processes": len(specs), "oracle_processes": sum(1 for s in specs if s.group),
               "threads": sum(len(s.threads) for s in specs),
               "oracle_threads": sum(len(s.threads) for s in specs if s.group)}
     (root / ".complete").write_text(repr(counts) + "\n")
@@ -159,11 +163,13 @@ def _overwrite(path: pathlib.Path, data: bytes) -> None:
 def advance(root: pathlib.Path, step: int, specs: list | None = None) -> int:
     """Let every Oracle thread run between two scrapes, as on a busy host:
     rewrite (in place, like procfs content changing) each Oracle process's
-    /proc/PID/stat with its CPU time grown by ``step`` ticks per thread, and
-    each of its threads' task/TID/{sched,stat,status} with every counter
-    grown by ``step`` (runtime, switches, migrations, utime, stime), so that
+    /proc/PID/stat (and the leader's /proc/PID/schedstat) with its CPU time
+    grown by ``step`` ticks per thread, and each of its threads'
+    task/TID/{sched,schedstat,stat,status} with every counter grown by
+    ``step`` (runtime, run delay, switches, migrations, utime, stime), so that
     every file the collector or process-exporter reads for Oracle processes
     has changed. Returns the files written."""
+    import dataclasses  # noqa: PLC0415
     root = pathlib.Path(root)
     written = 0
     for sp in specs if specs is not None else build_specs():
@@ -176,18 +182,22 @@ def advance(root: pathlib.Path, step: int, specs: list | None = None) -> int:
             sp.pid, sp.comm, main.state, sp.ppid, sum(t.utime for t in sp.threads) + n * step,
             sum(t.stime for t in sp.threads) + n * step, n, sp.starttime, main.processor))
         written += 1
-        for t in sp.threads:
+        for k, t in enumerate(sp.threads):
+            g = dataclasses.replace(t, voluntary=t.voluntary + step, involuntary=t.involuntary + step,
+                                    migrations=t.migrations + step, utime=t.utime + step,
+                                    stime=t.stime + step, run_delay=t.run_delay + 1_000_000 * step)
             tdir = pdir / "task" / str(t.tid)
             _overwrite(tdir / "sched", sched_bytes(
-                sp.comm, t.tid, n, t.voluntary + step, t.involuntary + step, t.migrations + step,
-                (t.utime + t.stime + 2 * step) * 10_000_000 + 123_456, t.starttime))
+                sp.comm, g.tid, n, g.voluntary, g.involuntary, g.migrations, g.runtime_ns, g.starttime))
+            _overwrite(tdir / "schedstat", schedstat_bytes(g))
+            if k == 0:
+                _overwrite(pdir / "schedstat", schedstat_bytes(g))
+                written += 1
             _overwrite(tdir / "stat", stat_bytes(
-                t.tid, sp.comm, t.state, sp.ppid, t.utime + step, t.stime + step, n, t.starttime,
-                t.processor, pgrp=sp.pid))
+                g.tid, sp.comm, g.state, sp.ppid, g.utime, g.stime, n, g.starttime, g.processor, pgrp=sp.pid))
             _overwrite(tdir / "status", status_bytes(
-                sp.comm, sp.pid, t.tid, sp.ppid, sp.uid, n, t.voluntary + step, t.involuntary + step,
-                t.state))
-            written += 3
+                sp.comm, sp.pid, g.tid, sp.ppid, sp.uid, n, g.voluntary, g.involuntary, g.state))
+            written += 4
     return written
 
 

@@ -66,7 +66,8 @@ def test_step_zero_is_the_original_tree_and_only_counter_files_change(fx):
     assert set(after) == set(before)                     # no file appears or disappears
     changed = {p for p in before if before[p] != after[p]}
     kinds = {os.path.basename(p) for p in changed}
-    assert kinds == {"arcstats", "kstat_p.txt", "diskstats", "iorequest_cnt", "iodone_cnt", "stat", "status", "sched"}
+    assert kinds == {"arcstats", "kstat_p.txt", "diskstats", "iorequest_cnt", "iodone_cnt", "stat", "status", "sched",
+                     "schedstat"}
     # every moving process file belongs to a PID of the process fixture
     pids = {str(s.pid) for s in fixtures_proc.proc_specs()}
     assert {p.split(os.sep)[1] for p in changed if p.startswith("proc" + os.sep) and p.split(os.sep)[1].isdigit()} == pids

@@ -311,3 +311,100 @@ def test_processes_exiting_mid_scan_never_raise_or_go_backwards(busy_binary, sid
         stop.set()
         th.join(timeout=5)
         stop_all(spawned)
+
+
+def schedstat_sums(pid: int) -> tuple[int, int, int]:
+    """(run ns, run delay ns, timeslices) summed over /proc/PID/task/*/schedstat."""
+    run = delay = slices = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                a, b, c = (int(x) for x in f.read().split())
+        except FileNotFoundError:
+            continue
+        run, delay, slices = run + a, delay + b, slices + c
+    return run, delay, slices
+
+
+def test_run_delay_grows_when_busy_threads_share_one_cpu(busy_binary, sid):
+    """Two busy threads pinned to one CPU: while one runs, the other waits on the run
+    queue, so the group's run delay grows about as fast as its run time. The exported
+    values are bracketed by the kernel's own schedstat read just before and after."""
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("kernel without CONFIG_SCHED_INFO")
+    procs = []
+    try:
+        p = start(busy_binary, f"ora_lgwr_{sid}", cpu=0, threads=2)
+        procs.append(p)
+        wait_threads(p.pid, 2)
+        coll = ProcessCollector("/proc")
+        time.sleep(0.3)
+        key = lambda name: (name, (("role", "lgwr"), ("sid", sid)))  # noqa: E731
+        lo = schedstat_sums(p.pid)
+        s1 = scrape(coll)
+        hi = schedstat_sums(p.pid)
+        assert lo[1] / 1e9 - 1e-9 <= s1[key("dbhost_process_run_delay_seconds_total")] <= hi[1] / 1e9 + 1e-9
+        assert lo[0] / 1e9 - 1e-9 <= s1[key("dbhost_process_running_seconds_total")] <= hi[0] / 1e9 + 1e-9
+        assert lo[2] <= s1[key("dbhost_process_timeslices_total")] <= hi[2]
+        t0 = time.monotonic()
+        time.sleep(1.0)
+        s2 = scrape(coll)
+        elapsed = time.monotonic() - t0
+        delay = s2[key("dbhost_process_run_delay_seconds_total")] - s1[key("dbhost_process_run_delay_seconds_total")]
+        running = s2[key("dbhost_process_running_seconds_total")] - s1[key("dbhost_process_running_seconds_total")]
+        slices = s2[key("dbhost_process_timeslices_total")] - s1[key("dbhost_process_timeslices_total")]
+        assert delay >= 0.3 * elapsed, (delay, running, elapsed)
+        assert running <= elapsed * 1.05 + 0.05          # one CPU between them
+        assert delay / running > 0.5, (delay, running)    # each waits while the other runs
+        assert slices > 0
+        # the same thread alone on its CPU for comparison is not asserted: this machine's
+        # other jobs share every CPU, so a lone thread waits too (by how much is not ours)
+    finally:
+        stop_all(procs)
+
+
+IDLE_PY = ("import signal, time\n"
+           "signal.signal(signal.SIGUSR1, lambda *a: None)\n"
+           "print('ready', flush=True)\n"
+           "while True:\n    time.sleep(3600)\n")
+
+
+def test_a_sleeping_process_is_skipped_and_a_woken_one_is_read(sid, monkeypatch):
+    """What makes an idle scrape cheap, on the real kernel: a sleeping thread's schedstat
+    stays byte-identical, so only that file is read; once it runs (a signal wakes it), its
+    schedstat moves and the new switches are counted."""
+    import sys
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("kernel without CONFIG_SCHED_INFO")
+    p = subprocess.Popen([f"ora_smon_{sid}", "-c", IDLE_PY], executable=sys.executable,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        coll = ProcessCollector("/proc")
+        s1 = scrape(coll)
+        opened = []
+        real_open = os.open
+
+        def counting_open(path, *a, **kw):
+            opened.append(path)
+            return real_open(path, *a, **kw)
+
+        monkeypatch.setattr(os, "open", counting_open)
+        s2 = scrape(coll)
+        monkeypatch.undo()
+        mine = [x for x in opened if x.startswith(f"/proc/{p.pid}/")]
+        assert mine == [f"/proc/{p.pid}/schedstat"], mine
+        assert cs(s2, sid, "smon", "voluntary") == cs(s1, sid, "smon", "voluntary")
+        before = status_switches(p.pid)[p.pid]
+        os.kill(p.pid, signal.SIGUSR1)
+        time.sleep(0.2)
+        after = status_switches(p.pid)[p.pid]
+        assert after[0] > before[0]
+        s3 = scrape(coll)
+        assert cs(s3, sid, "smon", "voluntary") == after[0]
+        assert cs(s3, sid, "smon", "involuntary") == after[1]
+        key = ("dbhost_process_timeslices_total", (("role", "smon"), ("sid", sid)))
+        assert s3[key] > s2[key]
+    finally:
+        stop_all([p])

@@ -13,7 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from fixtures_proc import (ProcSpec, ThreadSpec, build_proc_tree, make_proc, proc_specs,  # noqa: E402
                            remove_process, remove_thread, write_process)
 
-from dbhost_exporter.collectors.process import ProcessCollector  # noqa: E402
+from dbhost_exporter.collectors.process import SERIES_PER_GROUP, ProcessCollector  # noqa: E402
 
 TCK = os.sysconf("SC_CLK_TCK")
 LISTENER = [("listener", r"/bin/tnslsnr ")]
@@ -48,6 +48,9 @@ def expected_from_specs(specs: list[ProcSpec], extra: dict[int, tuple[str, str]]
             acc["migrations"] += t.migrations
             acc["utime"] += t.utime
             acc["stime"] += t.stime
+            acc["run_delay"] += t.run_delay
+            acc["runtime"] += t.runtime_ns
+            acc["timeslices"] += t.timeslices
     return sums
 
 
@@ -60,6 +63,9 @@ def assert_group(samples, group, acc):
     assert v(samples, "dbhost_process_cpu_seconds_total", sid, role, mode="system") == pytest.approx(acc["stime"] / TCK)
     assert v(samples, "dbhost_process_processes", sid, role) == acc["processes"]
     assert v(samples, "dbhost_process_threads", sid, role) == acc["threads"]
+    assert v(samples, "dbhost_process_run_delay_seconds_total", sid, role) == pytest.approx(acc["run_delay"] / 1e9)
+    assert v(samples, "dbhost_process_running_seconds_total", sid, role) == pytest.approx(acc["runtime"] / 1e9)
+    assert v(samples, "dbhost_process_timeslices_total", sid, role) == acc["timeslices"]
 
 
 @pytest.fixture
@@ -91,6 +97,8 @@ def test_exact_values_per_sid_and_role(tree):
     assert v(samples, "dbhost_process_threads", "ORCL", "foreground") == 5
     # LGWR override in the generator: 30% involuntary (field notes R14 "before")
     assert v(samples, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") == 300_000
+    # and it waited 4.12 s for a CPU (R13): run delay is exported per group, exactly
+    assert v(samples, "dbhost_process_run_delay_seconds_total", "ORCL", "lgwr") == 4.123456789
     assert samples[("dbhost_process_dropped_series_total", ())] == 0
 
 
@@ -112,31 +120,33 @@ def test_second_scrape_rereads_no_command_line_and_only_matching_threads(tree):
     assert coll.last_cmdlines_read == 0
     matching = [s for s in specs if s.group or s.argv[:1] and s.argv[0].endswith(b"/tnslsnr")]
     others = [s for s in specs if s not in matching]
-    # per matching process: /proc/PID/stat (identity, process CPU time) + 1 sched per thread;
-    # others: /proc/PID/stat only
-    assert coll.last_files_read == sum(1 + len(s.threads) for s in matching) + len(others)
-    # the thread count in stat is unchanged, so the known TIDs are read without listing task/:
+    # Nothing ran, so every PID costs its /proc/PID/schedstat (the leader's) and a
+    # multi-threaded matching process the schedstat of each other thread; no stat, no sched
+    assert coll.last_files_read == len(specs) + sum(len(s.threads) - 1 for s in matching)
+    assert len(others) > 0 and coll.last_files_read < sum(1 + len(s.threads) for s in matching) + len(others)
     # the only directory listed is the procfs root
     assert coll.last_dirs_listed == 1
-    # nothing changed, so no sched file had to be parsed again
     assert coll.last_sched_parsed == 0
 
 
-def test_only_changed_sched_rows_are_parsed_and_values_stay_exact(tree):
+def test_only_threads_that_ran_are_read_and_values_stay_exact(tree):
+    """A thread's schedstat (run time, run delay, timeslices) moves whenever it was on a CPU;
+    unchanged, nothing else of it is read. Values stay exact either way."""
     coll = ProcessCollector(str(tree))
     before = scrape(coll)
     assert coll.last_sched_parsed == sum(len(s.threads) for s in proc_specs() if s.group)
     sp = next(s for s in proc_specs() if s.pid == 2107)   # ORCL lgwr
     t = sp.threads[0]
-    # 1. the thread ran: CPU time, se.exec_start, se.sum_exec_runtime change, its switch and
-    #    migration rows do not -> those rows are recognised unchanged, not parsed
-    ran = ThreadSpec(**{**t.__dict__, "utime": t.utime + 50})
+    # 1. the thread ran without switching (CPU time grew): its stat and sched are read
+    ran = ThreadSpec(**{**t.__dict__, "utime": t.utime + 50, "run_delay": t.run_delay + 7_000_000})
     write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (ran,)}))
     s1 = scrape(coll)
-    assert coll.last_sched_parsed == 0
+    assert coll.last_sched_parsed == 1
     assert v(s1, "dbhost_process_cpu_seconds_total", "ORCL", "lgwr", mode="user") == \
         pytest.approx((t.utime + 50) / TCK)
     assert v(s1, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") == t.voluntary
+    assert v(s1, "dbhost_process_run_delay_seconds_total", "ORCL", "lgwr") == pytest.approx(ran.run_delay / 1e9)
+    assert v(s1, "dbhost_process_running_seconds_total", "ORCL", "lgwr") == pytest.approx(ran.runtime_ns / 1e9)
     # 2. it switched: exactly that file is parsed again
     switched = ThreadSpec(**{**ran.__dict__, "voluntary": t.voluntary + 1, "involuntary": t.involuntary + 2})
     write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (switched,)}))
@@ -145,12 +155,20 @@ def test_only_changed_sched_rows_are_parsed_and_values_stay_exact(tree):
     assert v(s2, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="voluntary") == t.voluntary + 1
     assert v(s2, "dbhost_process_context_switches_total", "ORCL", "lgwr", kind="involuntary") == \
         t.involuntary + 2
-    # 3. only migrations changed (the row before the switch rows)
+    assert v(s2, "dbhost_process_timeslices_total", "ORCL", "lgwr") == t.timeslices + 3
+    # 3. it did not run but was moved to another CPU (a wakeup or load balancing can migrate a
+    #    queued thread before it runs): not seen yet, the counter lags until the thread runs
     moved = ThreadSpec(**{**switched.__dict__, "migrations": t.migrations + 3})
     write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (moved,)}))
     s3 = scrape(coll)
+    assert coll.last_sched_parsed == 0
+    assert v(s3, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations
+    # 4. it runs on the new CPU: the migrations are counted
+    runs = ThreadSpec(**{**moved.__dict__, "stime": t.stime + 1})
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (runs,)}))
+    s4 = scrape(coll)
     assert coll.last_sched_parsed == 1
-    assert v(s3, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations + 3
+    assert v(s4, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations + 3
     assert v(before, "dbhost_process_migrations_total", "ORCL", "lgwr") == t.migrations
 
 
@@ -162,16 +180,16 @@ def test_rows_moved_by_a_longer_header_are_found_again(tree):
     fg = next(s for s in proc_specs() if s.pid == 3002)   # 3 threads: header "#threads: 3"
     extra = [ThreadSpec(tid=3600 + k, starttime=fg.starttime + 90 + k, utime=1, stime=1, voluntary=5,
                         involuntary=1, migrations=1) for k in range(8)]
-    t0 = fg.threads[0]
-    bumped = ThreadSpec(**{**t0.__dict__, "voluntary": t0.voluntary + 9})
+    # the three known threads ran (one of them created the new ones)
+    bumped = tuple(ThreadSpec(**{**t.__dict__, "voluntary": t.voluntary + 9}) for t in fg.threads)
     # 11 threads: every header line is one byte longer ("#threads: 11")
-    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": (bumped,) + fg.threads[1:] + tuple(extra)}))
+    write_process(tree, ProcSpec(**{**fg.__dict__, "threads": bumped + tuple(extra)}))
     after = scrape(coll)
     assert coll.last_sched_parsed == 3 + 8   # the 3 known threads' rows moved, 8 new threads
     specs = [s for s in proc_specs() if s.group == ("ORCL", "foreground")]
     base = sum(t.voluntary for s in specs for t in s.threads)
     assert v(after, "dbhost_process_context_switches_total", "ORCL", "foreground", kind="voluntary") == \
-        base + 9 + 8 * 5
+        base + 3 * 9 + 8 * 5
     assert v(after, "dbhost_process_threads", "ORCL", "foreground") == 5 + 8
 
 
@@ -184,7 +202,9 @@ def test_first_scrape_lists_task_dirs_of_multithreaded_processes_only(tree):
     assert {s.pid for s in multi} == {3002, 5002, 1201}   # two foregrounds and the listener
     assert coll.last_dirs_listed == 1 + len(multi)
     others = [s for s in specs if s not in matching]
-    assert coll.last_files_read == sum(2 + len(s.threads) for s in matching) + 2 * len(others)
+    # every PID: schedstat (the leader's), stat, cmdline; every thread of a matching process:
+    # sched, and schedstat unless it is the leader (read already)
+    assert coll.last_files_read == sum(3 + 2 * len(s.threads) - 1 for s in matching) + 3 * len(others)
 
 
 def test_cached_identity_is_not_reread(tree):
@@ -266,7 +286,9 @@ def test_new_thread_in_single_threaded_process_is_found(tree):
     sp = next(s for s in proc_specs() if s.pid == 2107)   # ORCL lgwr, one thread
     extra = ThreadSpec(tid=2190, starttime=sp.starttime + 50, utime=1, stime=1, voluntary=11,
                        involuntary=4, migrations=2)
-    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": sp.threads + (extra,)}))
+    # creating the thread took the leader a little CPU time (clone() ran on it)
+    leader = ThreadSpec(**{**sp.threads[0].__dict__, "stime": sp.threads[0].stime + 1})
+    write_process(tree, ProcSpec(**{**sp.__dict__, "threads": (leader, extra)}))
     after = scrape(coll)
     assert coll.last_dirs_listed == 2
     assert v(after, "dbhost_process_threads", "ORCL", "lgwr") == 2
@@ -409,18 +431,20 @@ def test_without_sched_file_switches_come_from_status(tmp_path):
 
 
 def test_series_cap_counts_dropped_and_keeps_exported_groups_stable(tree):
-    coll = ProcessCollector(str(tree), max_series=7 * 3)
+    n = SERIES_PER_GROUP
+    assert n == 10   # 2 switch kinds, migrations, 2 cpu modes, run delay, running, timeslices, 2 gauges
+    coll = ProcessCollector(str(tree), max_series=n * 3)
     s1 = scrape(coll)
     all_groups = len(expected_from_specs(proc_specs()))
     kept = groups_in(s1)
     assert len(kept) == 3
-    assert s1[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * 7
+    assert s1[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * n
     # a new group sorting before all others does not evict the exported ones
     write_process(tree, make_proc(70, 7001, (b"ora_pmon_AAA",), b"ora_pmon_AAA", ("AAA", "pmon")))
     s2 = scrape(coll)
     assert groups_in(s2) == kept
-    assert s2[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * 7 + (all_groups + 1 - 3) * 7
-    assert sum(1 for (n, _) in s2 if n != "dbhost_process_dropped_series_total") == 21
+    assert s2[("dbhost_process_dropped_series_total", ())] == (all_groups - 3) * n + (all_groups + 1 - 3) * n
+    assert sum(1 for (name, _) in s2 if name != "dbhost_process_dropped_series_total") == 3 * n
 
 
 @pytest.mark.parametrize("cmdline,expected", [

@@ -14,7 +14,8 @@ from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from fixtures_proc import build_proc_tree, make_proc, proc_specs, write_process  # noqa: E402
+from fixtures_proc import (ProcSpec, ThreadSpec, build_proc_tree, make_proc, proc_specs,  # noqa: E402
+                           write_process)
 
 from dbhost_exporter.collectors.process import ProcessCollector, parse_stat  # noqa: E402
 
@@ -50,10 +51,9 @@ HOSTILE_COMMS = [
 @pytest.mark.parametrize("comm", HOSTILE_COMMS)
 def test_parse_stat_takes_the_last_paren(comm):
     from fixtures_proc import stat_bytes
-    line = stat_bytes(4242, comm, "S", 1, 123, 45, 1, 98765)
-    got_comm, rest = parse_stat(line)
-    assert got_comm == comm
-    assert rest[0] == b"S" and rest[11] == b"123" and rest[12] == b"45" and rest[19] == b"98765"
+    line = stat_bytes(4242, comm, "S", 1, 123, 45, 7, 98765)
+    # (comm, starttime, utime, stime, num_threads): what scan() takes from every stat it reads
+    assert parse_stat(line) == (comm, 98765, 123, 45, 7)
 
 
 def test_hostile_comm_and_cmdline_values_exact(tmp_path):
@@ -133,22 +133,42 @@ def test_vanished_files_at_every_step(tmp_path):
     assert groups == {"lgwr", "pmon"}
 
 
-def test_unreadable_file_keeps_last_values_without_double_counting(tmp_path):
+@pytest.mark.parametrize("unreadable", ["sched", "schedstat"])
+def test_unreadable_file_keeps_last_values_without_double_counting(tmp_path, unreadable):
     sp = make_proc(0, 300, (b"ora_lgwr_U",), b"ora_lgwr_U", ("U", "lgwr"), nthreads=2, tid_base=350)
     write_process(tmp_path, sp)
     coll = ProcessCollector(str(tmp_path))
     first = scrape(coll)
-    sched = tmp_path / "300" / "task" / "351" / "sched"
-    saved = sched.read_bytes()
-    sched.unlink()
-    sched.mkdir()  # reading it now fails with EISDIR (root can read any mode bits)
+    # thread 351 runs (all its counters grow), and one of its files becomes unreadable
+    t = sp.threads[1]
+    ran = ThreadSpec(**{**t.__dict__, "utime": t.utime + 3, "voluntary": t.voluntary + 5,
+                        "run_delay": t.run_delay + 1_000_000})
+    write_process(tmp_path, ProcSpec(**{**sp.__dict__, "threads": (sp.threads[0], ran)}))
+    path = tmp_path / "300" / "task" / "351" / unreadable
+    saved = path.read_bytes()
+    path.unlink()
+    path.mkdir()  # reading it now fails with EISDIR (root can read any mode bits)
     second = scrape(coll)
-    assert second == {k: v for k, v in first.items() if k[0] != "dbhost_process_threads"} | {
-        ("dbhost_process_threads", (("role", "lgwr"), ("sid", "U"))): 1}
-    sched.rmdir()
-    sched.write_bytes(saved)
+    threads = ("dbhost_process_threads", (("role", "lgwr"), ("sid", "U")))
+    cpu = ("dbhost_process_cpu_seconds_total", (("mode", "user"), ("role", "lgwr"), ("sid", "U")))
+    switches = ("dbhost_process_context_switches_total", (("kind", "voluntary"), ("role", "lgwr"), ("sid", "U")))
+    delay = ("dbhost_process_run_delay_seconds_total", (("role", "lgwr"), ("sid", "U")))
+    if unreadable == "sched":
+        # the thread keeps every last value (run delay too: one thread, one consistent state)
+        # and is not counted as a thread; the process's CPU time (from stat) moves on
+        assert second == first | {threads: 1, cpu: pytest.approx(first[cpu] + 3 / TCK)}
+    else:
+        # without schedstat it cannot be skipped: sched is read, the run values are kept
+        assert second[switches] == first[switches] + 5
+        assert second[delay] == first[delay]
+        assert second[threads] == 2
+    path.rmdir()
+    path.write_bytes(saved)
     third = scrape(coll)
-    assert third == first
+    assert third[switches] == first[switches] + 5
+    assert third[delay] == pytest.approx(first[delay] + 0.001)
+    assert third[threads] == 2
+    assert scrape(coll) == third
 
 
 @pytest.mark.parametrize("content", [b"", b"300 (ora_lgwr_U", b"300 (x) S 1 2", b"\x00\x00\x00",
@@ -163,16 +183,24 @@ def test_malformed_stat_is_skipped_and_carried(tmp_path, content):
     first = scrape(coll)
     saved = (tmp_path / "300" / "stat").read_bytes()
     (tmp_path / "300" / "stat").write_bytes(content)
+    # the leader ran (its schedstat moved), so stat is read again
+    leader = sp.threads[0]
+    (tmp_path / "300" / "schedstat").write_bytes(b"%d %d %d\n" % (
+        leader.runtime_ns + 1000, leader.run_delay, leader.timeslices + 1))
     second = scrape(coll)
     key = ("dbhost_process_context_switches_total", (("kind", "voluntary"), ("role", "lgwr"), ("sid", "U")))
     cpu = ("dbhost_process_cpu_seconds_total", (("mode", "user"), ("role", "lgwr"), ("sid", "U")))
     assert second[key] == first[key] == sum(t.voluntary for t in sp.threads)
     assert second[cpu] == first[cpu] == pytest.approx(sum(t.utime for t in sp.threads) / TCK)
     assert second[("dbhost_process_processes", (("role", "lgwr"), ("sid", "U")))] == 0
-    # readable again: the same process (same start time and comm), nothing counted twice
+    # readable again: the same process (same start time and comm), nothing counted twice;
+    # the leader's new run time and timeslice are counted once
     (tmp_path / "300" / "stat").write_bytes(saved)
-    assert scrape(coll) == first
+    running = ("dbhost_process_running_seconds_total", (("role", "lgwr"), ("sid", "U")))
+    slices = ("dbhost_process_timeslices_total", (("role", "lgwr"), ("sid", "U")))
+    assert scrape(coll) == first | {running: pytest.approx(first[running] + 1e-6), slices: first[slices] + 1}
     assert coll.last_cmdlines_read == 0
+    assert coll.last_sched_parsed == 1
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage\n", b"nr_voluntary_switches : x\n"])

@@ -1,7 +1,8 @@
-"""Oracle process collector: context switches, migrations and CPU time per
-instance (``sid``) and background-process ``role``: switches and migrations
-read per thread from ``/proc/PID/task/TID/sched``, CPU time per process from
-``/proc/PID/stat``.
+"""Oracle process collector: context switches, migrations, run-queue delay and
+CPU time per instance (``sid``) and background-process ``role``: switches and
+migrations read per thread from ``/proc/PID/task/TID/sched``, run-queue delay,
+CPU run time and timeslices per thread from ``task/TID/schedstat``, CPU time
+per process from ``/proc/PID/stat``.
 
 How processes are recognised (see docs/dbhost-process-collector.md):
 
@@ -16,29 +17,37 @@ How processes are recognised (see docs/dbhost-process-collector.md):
   line (arguments joined by spaces); they get ``sid=""`` and ``role=name``.
   Oracle patterns win; among extra groups the first match wins.
 
-Cost model (what is read per scrape):
+Cost model (what is read per scrape, one pass over procfs):
 
-* every PID: ``/proc/PID/stat``, once. It gives the identity (start time and
-  comm, to notice PID reuse and ``exec``), and for a monitored process its
-  CPU time (utime, stime of the whole thread group, including threads that
-  exited) and its thread count. A byte-identical line is not parsed again.
-  The command line is read only for a PID never seen with that start time
-  and comm;
-* every monitored process: ``task/TID/sched`` of each thread, once
-  (``nr_voluntary_switches``, ``nr_involuntary_switches``,
-  ``se.nr_migrations``). ``task/`` is listed only when the thread count in
-  ``stat`` differs from the number of known threads, or a known thread is
-  gone; a single-threaded process is read as ``task/PID/sched`` without a
-  listing. Rows that are byte-identical to the last read (at the same
-  offsets) are not parsed. Where ``sched`` does not exist (kernels without
-  CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
-  migrations are not reported for that thread.
+* every PID: ``/proc/PID/schedstat`` (three numbers of the thread-group
+  leader: CPU run time, run-queue delay, timeslices). If it is byte-identical
+  to the last read, the leader has not been on a CPU since: nothing of the
+  process can have changed that the collector reads (no exec, no new thread,
+  no CPU time, no context switch; see "Why schedstat decides" in the docs).
+  A single-threaded process with an unchanged ``schedstat`` costs one small
+  read; a multi-threaded monitored one also reads its other threads'
+  ``task/TID/schedstat``;
+* a PID whose ``schedstat`` changed (or is new): ``/proc/PID/stat`` once, for
+  the identity (start time and comm, to notice PID reuse and ``exec``), the
+  CPU time of the whole thread group (including threads that exited) and the
+  thread count. The command line is read only for a PID never seen with that
+  start time and comm;
+* a thread of a monitored process whose ``schedstat`` changed (or is new):
+  ``task/TID/sched`` once (``nr_voluntary_switches``,
+  ``nr_involuntary_switches``, ``se.nr_migrations``). ``task/`` is listed only
+  when the thread count in ``stat`` differs from the number of known threads,
+  or a known thread is gone; a single-threaded process is read as
+  ``task/PID/...`` without a listing. Where ``sched`` does not exist (kernels
+  without CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
+  migrations are not reported for that thread. Where ``schedstat`` is missing
+  (no CONFIG_SCHED_INFO) or reads ``0 0 0`` (sched_info off on kernels before
+  5.14) nothing is skipped and the run-queue families are not exported.
 
-Counters stay monotonic: a process is tracked by (PID, start time) with its
-last CPU time, each of its threads by TID with its last switch and migration
-counts; when a thread or process disappears, its last values are added to
-its group's "exited" totals. A value that goes down is treated as a new
-thread (or process): the old values go to the exited totals.
+Counters stay monotonic: a process is tracked by (PID, start time, comm) with
+its last CPU time, each of its threads by TID with its last values; when a
+thread or process disappears, its last values are added to its group's
+"exited" totals. A value that goes down is treated as a new thread (or
+process): the old values go to the exited totals.
 """
 from __future__ import annotations
 
@@ -66,12 +75,17 @@ _GONE = {errno.ENOENT, errno.ESRCH}
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 16384
 
-# Index of each value in a per-thread / per-group counter list.
-VOL, INVOL, MIG, UTIME, STIME = range(5)
-_NVALS = 5
+# Index of each value in a per-thread state tuple and in a group's totals.
+# Per thread (from sched / schedstat): VOL .. SLICES; per process (stat): UTIME, STIME.
+VOL, INVOL, MIG, RUN, DELAY, SLICES, UTIME, STIME = range(8)
+_NTHREAD = 6     # values per thread
+_NVALS = 8       # values per group
+# Index in a thread's state tuple of the schedstat bytes last read (b"" when
+# they cannot stand for the thread's values, see _usable_schedstat).
+SS = 6
 # Series emitted per group: 2 context switch kinds, 1 migrations, 2 cpu
-# modes, processes, threads.
-SERIES_PER_GROUP = 7
+# modes, run delay, running time, timeslices, processes, threads.
+SERIES_PER_GROUP = 10
 
 Group = tuple[str, str]  # (sid, role)
 
@@ -97,21 +111,50 @@ def read_file(path: str) -> bytes:
         os.close(fd)
 
 
-def parse_stat(data: bytes) -> tuple[bytes, list[bytes]]:
-    """Split a /proc/PID/stat line into comm and the fields after it.
+def parse_stat(data: bytes) -> tuple[bytes, int, int, int, int]:
+    """(comm, starttime, utime, stime, num_threads) from a /proc/PID/stat line.
 
     comm may contain spaces, parentheses and newlines, so it is everything
-    between the first '(' and the LAST ')'. The returned list starts at field
-    3 (state): field N of proc(5) is ``rest[N - 3]``.
-    """
+    between the first '(' and the LAST ')'. Fields (proc(5)): 14 utime and 15
+    stime (clock ticks, the whole thread group including threads that
+    exited), 20 num_threads, 22 starttime (clock ticks since boot)."""
     lp = data.find(b"(")
     rp = data.rfind(b")")
     if lp < 0 or rp < lp:
         raise Malformed("no (comm) in stat")
-    rest = data[rp + 1:].split()
+    rest = data[rp + 1:].split(None, 20)
     if len(rest) < 20:  # need at least up to field 22 (starttime)
         raise Malformed("stat has %d fields after comm" % len(rest))
-    return data[lp + 1:rp], rest
+    # field N of proc(5) is rest[N - 3]; int() rejects junk (ValueError)
+    utime, stime, nt, start = int(rest[11]), int(rest[12]), int(rest[17]), int(rest[19])
+    if utime < 0 or stime < 0 or nt < 0 or start < 0:
+        raise Malformed("negative value in stat")
+    return data[lp + 1:rp], start, utime, stime, nt
+
+
+def parse_schedstat(data: bytes) -> tuple[int, int, int]:
+    """(run time ns, run-queue delay ns, timeslices) from /proc/PID/task/TID/schedstat:
+    ``%llu %llu %lu`` = se.sum_exec_runtime, sched_info.run_delay, sched_info.pcount
+    (fs/proc/base.c proc_pid_schedstat; Documentation/scheduler/sched-stats.rst)."""
+    parts = data.split()
+    if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit() and parts[2].isdigit()):
+        raise Malformed("schedstat is not three numbers")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _usable_schedstat(data: bytes | None) -> bool:
+    """True if identical schedstat bytes on two reads prove the thread did not run in
+    between: three numbers, run time and timeslices above 0. ``0 0 0`` is what kernels
+    before 5.14 print when sched_info is off (no CONFIG_SCHEDSTATS, delay accounting
+    off): it never changes, so it proves nothing; a thread that never ran has nothing
+    to skip either."""
+    if not data:
+        return False
+    try:
+        run, _, slices = parse_schedstat(data)
+    except Malformed:
+        return False
+    return run > 0 and slices > 0
 
 
 def _last_value(data: bytes, key: bytes) -> int:
@@ -131,16 +174,32 @@ def _last_value(data: bytes, key: bytes) -> int:
     return int(data[c + 1:k])  # int() allows surrounding blanks, rejects junk (ValueError)
 
 
-def parse_sched(data: bytes) -> tuple[int, int, int | None]:
-    """(voluntary, involuntary, migrations) from a task sched file
-    (migrations None where the kernel does not print se.nr_migrations)."""
+# The three task/TID/sched rows, in the order proc_sched_show_task() prints
+# them (kernel/sched/debug.c: se.nr_migrations, [schedstats rows],
+# nr_switches, nr_voluntary_switches, nr_involuntary_switches). Matched from
+# the LAST "\nse.nr_migrations", so nothing in the header line (comm) can
+# stand in for a row. Anything else goes to the row-by-row parse.
+_SCHED_FAST = re.compile(
+    rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
+    rb"nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n")
+_MIG_KEY = b"\nse.nr_migrations"
+
+
+def parse_sched(data: bytes) -> tuple[int, int, int]:
+    """(voluntary, involuntary, migrations) from a task/TID/sched file (migrations
+    0 where the kernel does not print se.nr_migrations)."""
+    i = data.rfind(_MIG_KEY)
+    if i >= 0:
+        m = _SCHED_FAST.match(data, i)
+        if m is not None:
+            return int(m[2]), int(m[3]), int(m[1])
     vol = _last_value(data, b"\nnr_voluntary_switches")
     invol = _last_value(data, b"\nnr_involuntary_switches")
     try:
         mig = _last_value(data, b"\nse.nr_migrations")
     except Malformed:
-        mig = None
-    if vol < 0 or invol < 0 or (mig is not None and mig < 0):
+        mig = 0
+    if vol < 0 or invol < 0 or mig < 0:
         raise Malformed("negative counter in sched")
     return vol, invol, mig
 
@@ -163,55 +222,35 @@ def command_line(raw: bytes) -> str:
 
 
 class _Proc:
-    """What is known about one PID: its identity (``head``: hash of the stat
-    line up to the closing parenthesis of comm, so PID and comm; ``start``:
-    field 22 starttime as int), its group and the hash of the whole stat line
-    last read (``raw``: if a new read hashes the same, nothing in it changed
-    and it is not parsed again). Hashes, not the bytes, to keep the state
-    small: 3,808 stat lines are ~1.4 MiB as bytes and 0.1 MiB as ints; a
-    false match needs a 64-bit hash collision between two reads of the same
-    PID. For a monitored process also the last values read: process CPU
-    time (``utime``, ``stime`` in clock ticks, from ``/proc/PID/stat``,
-    which includes the time of threads that exited), ``nt`` (num_threads)
-    and per thread ``tid -> ThreadState`` with the sums of the three
-    counters over the threads."""
-    __slots__ = ("head", "start", "group", "raw", "utime", "stime", "nt", "threads", "sums")
+    """What is known about one PID: its identity (``head``: hash of comm;
+    ``start``: stat field 22 starttime), its group, and ``lss``: the leader's
+    ``/proc/PID/schedstat`` bytes last read when usable (else None): if the
+    next read is identical, the process has not run and is not read further.
+    For a monitored process also the last values read: process CPU time
+    (``utime``, ``stime`` in clock ticks, from ``/proc/PID/stat``, which
+    includes the time of threads that exited), ``nt`` (num_threads),
+    ``live`` (threads read successfully), per thread ``tid -> state`` and the
+    sums of the thread values."""
+    __slots__ = ("head", "start", "group", "lss", "utime", "stime", "nt", "live", "threads", "sums")
 
     def __init__(self, head: int, start: int, group: Group | None):
         self.head = head
         self.start = start
         self.group = group
-        self.raw = -1
+        self.lss: bytes | None = None
         self.utime = 0
         self.stime = 0
         self.nt = 0
+        self.live = 0
         self.threads: dict[str, tuple] = {}
-        self.sums = (0, 0, 0)
+        self.sums: tuple = (0,) * _NTHREAD
 
 
-# Per-thread state: (voluntary, involuntary, migrations, where, key): the
-# values and where they were found in task/TID/sched: ``where`` = offset << 16
-# | length of the region from the se.nr_migrations row to the end of the
-# nr_involuntary_switches row, ``key`` the hash of that region's bytes. If the
-# next read's region at the same offset hashes the same, the three values are
-# unchanged and nothing is parsed. (An idle thread's rows stay byte-identical;
-# the rest of the file, e.g. clock-delta, changes on every read, so the whole
-# file cannot be compared. Where the kernel prints schedstats rows inside the
-# region a change there only costs a parse.) One small tuple of ints a thread
-# instead of the row bytes: about 40% less state per thread. Values parsed by
-# the slow path carry a ``where`` of -1, which never matches.
+# Per-thread state: (voluntary, involuntary, migrations, run ns, delay ns,
+# timeslices, schedstat bytes or b""): one small tuple a thread.
 ThreadState = tuple
-_NO_ROWS = (-1, 0)
-
-# The three task/TID/sched rows, in the order proc_sched_show_task() prints
-# them (kernel/sched/debug.c: se.nr_migrations, [schedstats rows],
-# nr_switches, nr_voluntary_switches, nr_involuntary_switches). Matched from
-# the LAST "\nse.nr_migrations", so nothing in the header line (comm) can
-# stand in for a row. Anything else goes to the slower parse_sched().
-_SCHED_FAST = re.compile(
-    rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
-    rb"(nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n)")
-_MIG_KEY = b"\nse.nr_migrations"
+_UNREADABLE = None      # thread present, files unreadable or malformed: keep its last values
+_GONE_T = ()            # thread gone
 
 
 class ProcessCollector:
@@ -234,11 +273,15 @@ class ProcessCollector:
         self._dead: dict[Group, list[int]] = {}
         self._exported: set[Group] = set()
         self.dropped_series_total = 0
+        # True once any thread's schedstat was parsed: the run-queue families are exported
+        self.schedstat_seen = False
         # Statistics of the last scrape (for tests and the benchmark).
         self.last_files_read = 0
         self.last_cmdlines_read = 0
         self.last_dirs_listed = 0
-        self.last_sched_parsed = 0   # sched files whose rows changed (or were new) and were parsed
+        self.last_sched_parsed = 0   # sched (or status) files read because the thread ran (or is new)
+        self._files = 0
+        self._parsed = 0
 
     # -- classification -------------------------------------------------
     def classify(self, cmdline: str) -> Group | None:
@@ -256,84 +299,156 @@ class ProcessCollector:
                 return "", group_name
         return None
 
+    # -- one thread whose schedstat changed (or that is new) ----------------
+    def _read_thread(self, tdir: str, ss: bytes | None, o: ThreadState | None):
+        """The new state of a thread from its schedstat bytes ``ss`` (None if
+        unreadable or missing) and its ``sched`` (``status`` without it);
+        _UNREADABLE if present but unreadable/malformed, _GONE_T if gone."""
+        run = None
+        if ss is not None:
+            try:
+                run, delay, slices = parse_schedstat(ss)
+                if run or delay or slices:   # not the constant 0 0 0 of sched_info off
+                    self.schedstat_seen = True
+            except Malformed:
+                ss = None
+        try:
+            data = read_file(tdir + "/sched")
+            self._files += 1
+            self._parsed += 1
+            v, iv, mg = parse_sched(data)
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                return _GONE_T if e.errno in _GONE else _UNREADABLE
+            # No sched file: the thread is gone (then so is status) or the
+            # kernel lacks CONFIG_SCHED_DEBUG.
+            try:
+                data = read_file(tdir + "/status")
+                self._files += 1
+                self._parsed += 1
+                v, iv = parse_status_switches(data)
+                mg = 0
+            except OSError as e2:
+                return _GONE_T if e2.errno in _GONE else _UNREADABLE
+            except ValueError:   # Malformed too
+                return _UNREADABLE
+        except ValueError:
+            return _UNREADABLE
+        if run is None:
+            # no schedstat on this kernel (0), or not readable now (keep the last values)
+            if o is not None:
+                run, delay, slices = o[RUN], o[DELAY], o[SLICES]
+            else:
+                run = delay = slices = 0
+            ss = b""
+        elif not (run > 0 and slices > 0):
+            ss = b""
+        return (v, iv, mg, run, delay, slices, ss)
+
     # -- scraping -------------------------------------------------------
     def scan(self) -> tuple[dict[Group, list[int]], dict[Group, list[int]]]:
-        """One pass over procfs. Returns (totals per group: [voluntary,
-        involuntary, migrations, utime, stime], [processes, threads] per
-        group) and updates the state. This is the hot loop: kept flat."""
+        """One pass over procfs. Returns (totals per group, indexed VOL ..
+        STIME; [processes, threads] per group) and updates the state."""
         root = self.procfs
         old_procs = self._procs
         new_procs: dict[str, _Proc] = {}
         counts: dict[Group, list[int]] = {}
-        files = cmdlines = dirs = parsed = 0
+        cmdlines = dirs = 0
+        self._files = self._parsed = 0
         open_, read_, close_ = os.open, os.read, os.close
         flags = _OPEN_FLAGS
         listdir = os.listdir
         gone = _GONE
-        fast = _SCHED_FAST.match
-        mig_key = _MIG_KEY
+        read_thread = self._read_thread
 
         names = listdir(root)
         dirs += 1
+        files = 0
         for name in names:
             if not (name.isdigit() and name.isascii()):
                 continue
             pdir = root + "/" + name
             old = old_procs.get(name)
             try:
+                # -- the leader's schedstat: has the process run? ------------
+                try:
+                    fd = open_(pdir + "/schedstat", flags)
+                    try:
+                        lss = read_(fd, 256)
+                    finally:
+                        close_(fd)
+                    files += 1
+                except OSError:
+                    lss = None   # gone (stat below says so), no CONFIG_SCHED_INFO, or unreadable
+                pre = None
+                if old is not None and lss is not None and lss == old.lss:
+                    group = old.group
+                    if group is None:
+                        new_procs[name] = old   # not monitored, and it has not run: same process
+                        continue
+                    known = old.threads
+                    if old.live == old.nt == len(known) and name in known:
+                        tdir = pdir + "/task/"
+                        same = True
+                        if old.nt > 1:
+                            # the other threads: did any of them run?
+                            pre = {}
+                            for tid, o in known.items():
+                                if tid == name:
+                                    continue
+                                try:
+                                    fd = open_(tdir + tid + "/schedstat", flags)
+                                    try:
+                                        ss = read_(fd, 256)
+                                    finally:
+                                        close_(fd)
+                                    files += 1
+                                except OSError:
+                                    same = False   # gone or unreadable: the full path decides
+                                    break
+                                pre[tid] = ss
+                                if not ss or ss != o[SS]:
+                                    same = False
+                        if same:
+                            # Nothing ran: the same threads, CPU time, switches and migrations.
+                            new_procs[name] = old
+                            c = counts.get(group)
+                            if c is None:
+                                counts[group] = [1, old.live]
+                            else:
+                                c[0] += 1
+                                c[1] += old.live
+                            continue
+
+                # -- it ran, or it is new: stat -----------------------------
                 fd = open_(pdir + "/stat", flags)
                 try:
                     data = read_(fd, _CHUNK)
                 finally:
                     close_(fd)
                 files += 1
-                rawh = hash(data)
-                if old is not None and rawh == old.raw:
-                    # Byte-identical stat: same process, same CPU time and
-                    # thread count (an idle process).
+                comm, start, utime, stime, nt = parse_stat(data)
+                head = hash(comm)
+                if old is not None and old.start == start and old.head == head:
                     entry = old
-                    group = entry.group
-                    if group is None:
-                        new_procs[name] = entry
-                        continue
-                    utime = entry.utime
-                    stime = entry.stime
-                    nt = entry.nt
                 else:
-                    rp = data.rfind(b")")
-                    lp = data.find(b"(")
-                    if lp < 0 or rp < lp:
-                        raise Malformed("no (comm) in stat")
-                    rest = data[rp + 1:].split(None, 20)
-                    if len(rest) < 20:  # up to field 22 (starttime)
-                        raise Malformed("stat has %d fields after comm" % len(rest))
-                    head = hash(data[:rp])
-                    start = int(rest[19])
-                    if old is not None and old.start == start and old.head == head:
+                    # A PID not seen before, reused, or a process that
+                    # exec'd (comm changed): identify it by its command line.
+                    files += 1
+                    cmdlines += 1
+                    group = self.classify(command_line(read_file(pdir + "/cmdline")))
+                    if old is not None and old.start == start and group is not None and old.group == group:
+                        old.head = head   # exec within the same group: same process, same threads
                         entry = old
                     else:
-                        # A PID not seen before, reused, or a process that
-                        # exec'd (comm changed): identify it by its command line.
-                        files += 1
-                        cmdlines += 1
-                        group = self.classify(command_line(read_file(pdir + "/cmdline")))
-                        if old is not None and old.start == start and group is not None and old.group == group:
-                            old.head = head   # exec within the same group: same process, same threads
-                            entry = old
-                        else:
-                            entry = _Proc(head, start, group)
-                    group = entry.group
-                    if group is None:
-                        entry.raw = rawh
-                        new_procs[name] = entry
-                        continue
-                    utime = int(rest[11])
-                    stime = int(rest[12])
-                    nt = int(rest[17])
-                    if utime < 0 or stime < 0:
-                        raise Malformed("negative CPU time in stat")
+                        entry = _Proc(head, start, group)
+                group = entry.group
+                if group is None:
+                    entry.lss = lss if _usable_schedstat(lss) else None
+                    new_procs[name] = entry
+                    continue
 
-                # -- threads: task/TID/sched of each, once ----------------
+                # -- threads: schedstat, and sched where it changed ---------
                 known = entry.threads
                 tdir = pdir + "/task/"
                 if known and nt == len(known):
@@ -351,96 +466,55 @@ class ProcessCollector:
                     verify = False
                 while True:
                     new_thr: dict[str, ThreadState] = {}
-                    live = sv = si = sm = 0
+                    live = 0
+                    sums = [0] * _NTHREAD
                     folds = None
                     missing = False
                     for tid in tids:
                         o = known.get(tid)
-                        t = None   # stays None when the thread's files are unreadable or malformed
-                        try:
-                            fd = open_(tdir + tid + "/sched", flags)
+                        if tid == name:
+                            ss = lss
+                        elif pre is not None and tid in pre:
+                            ss = pre[tid]
+                        else:
                             try:
-                                sched = read_(fd, _CHUNK)
-                            finally:
-                                close_(fd)
-                            files += 1
-                            if o is not None and o[3] >= 0 and hash(
-                                    sched[o[3] >> 16:(o[3] >> 16) + (o[3] & 0xFFFF)]) == o[4]:
-                                # the rows are unchanged: same values
-                                new_thr[tid] = o
-                                live += 1
-                                sv += o[0]
-                                si += o[1]
-                                sm += o[2]
-                                continue
-                            parsed += 1
-                            # The rows are usually where they were last time
-                            # (fixed-width rows, same header): try there first.
-                            # Offsets come from an earlier last-occurrence
-                            # search and lie past any header a kernel prints
-                            # (comm is at most 15 bytes), so a header cannot
-                            # stand in for them.
-                            m = None
-                            if o is not None and o[3] > 0:
-                                i = o[3] >> 16
-                                m = fast(sched, i)
-                            if m is None:
-                                i = sched.rfind(mig_key)
-                                m = fast(sched, i) if i >= 0 else None
-                            if m is not None:
-                                mg = int(m[1])
-                                v = int(m[3])
-                                iv = int(m[4])
-                                e = m.end()
-                                if e - i < 0x10000:
-                                    t = (v, iv, mg, i << 16 | (e - i), hash(sched[i:e]))
-                                else:
-                                    t = (v, iv, mg) + _NO_ROWS
-                            else:
-                                v, iv, mg = parse_sched(sched)
-                                if mg is None:
-                                    mg = 0
-                                t = (v, iv, mg) + _NO_ROWS
-                        except OSError as e:
-                            if e.errno == errno.ENOENT:
-                                # No sched file: the thread is gone (then so is
-                                # status) or the kernel lacks CONFIG_SCHED_DEBUG.
+                                fd = open_(tdir + tid + "/schedstat", flags)
                                 try:
-                                    status = read_file(tdir + tid + "/status")
-                                    files += 1
-                                    v, iv = parse_status_switches(status)
-                                    mg = 0
-                                    t = (v, iv, mg) + _NO_ROWS
-                                except OSError as e2:
-                                    if e2.errno in gone:
-                                        missing = True
-                                        continue
-                                except (Malformed, ValueError):
-                                    pass
-                            elif e.errno in gone:
+                                    ss = read_(fd, 256)
+                                finally:
+                                    close_(fd)
+                                files += 1
+                            except OSError:
+                                ss = None
+                        if ss and o is not None and ss == o[SS]:
+                            t = o   # it has not run: same values
+                        else:
+                            t = read_thread(tdir + tid, ss, o)
+                            if t is _GONE_T:
                                 missing = True
                                 continue
-                        except (Malformed, ValueError):
-                            pass
-                        if t is None:
-                            # present but unreadable or malformed: keep its last values
-                            if o is not None:
-                                new_thr[tid] = o
-                                sv += o[0]
-                                si += o[1]
-                                sm += o[2]
-                            continue
-                        if o is not None and (v < o[0] or iv < o[1] or mg < o[2]):
-                            # Not the same thread after all (TID reused) or its
-                            # counters were reset: account the old one as exited.
-                            if folds is None:
-                                folds = []
-                            folds.append(o)
+                            if t is _UNREADABLE:
+                                # present but unreadable or malformed: keep its last values
+                                if o is not None:
+                                    new_thr[tid] = o
+                                    for k in range(_NTHREAD):
+                                        sums[k] += o[k]
+                                continue
+                            if o is not None and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
+                                                  or t[4] < o[4] or t[5] < o[5]):
+                                # Not the same thread after all (TID reused) or its
+                                # counters were reset: account the old one as exited.
+                                if folds is None:
+                                    folds = []
+                                folds.append(o)
                         new_thr[tid] = t
                         live += 1
-                        sv += v
-                        si += iv
-                        sm += mg
+                        sums[0] += t[0]
+                        sums[1] += t[1]
+                        sums[2] += t[2]
+                        sums[3] += t[3]
+                        sums[4] += t[4]
+                        sums[5] += t[5]
                     if verify and missing:
                         tids = listdir(tdir)
                         dirs += 1
@@ -457,29 +531,29 @@ class ProcessCollector:
                 if folds:
                     dead = self._dead_of(group)
                     for o in folds:
-                        dead[0] += o[0]
-                        dead[1] += o[1]
-                        dead[2] += o[2]
+                        for k in range(_NTHREAD):
+                            dead[k] += o[k]
                 if not verify or len(new_thr) != len(known):
                     for tid, o in known.items():
                         if tid not in new_thr:   # the thread exited
                             if dead is None:
                                 dead = self._dead_of(group)
-                            dead[0] += o[0]
-                            dead[1] += o[1]
-                            dead[2] += o[2]
+                            for k in range(_NTHREAD):
+                                dead[k] += o[k]
                 if utime < entry.utime or stime < entry.stime:
                     # CPU time went backwards: a new process after all
                     if dead is None:
                         dead = self._dead_of(group)
-                    dead[3] += entry.utime
-                    dead[4] += entry.stime
-                entry.raw = rawh
+                    dead[UTIME] += entry.utime
+                    dead[STIME] += entry.stime
                 entry.utime = utime
                 entry.stime = stime
                 entry.nt = nt
+                entry.live = live
                 entry.threads = new_thr
-                entry.sums = (sv, si, sm)
+                entry.sums = tuple(sums)
+                t = new_thr.get(name)
+                entry.lss = lss if t is not None and t[SS] and t[SS] == lss else None
                 new_procs[name] = entry
                 if live:
                     c = counts.get(group)
@@ -502,33 +576,34 @@ class ProcessCollector:
         for name, o in old_procs.items():
             if o.group is not None and new_procs.get(name) is not o:
                 d = self._dead_of(o.group)
-                sv, si, sm = o.sums
-                d[0] += sv
-                d[1] += si
-                d[2] += sm
-                d[3] += o.utime
-                d[4] += o.stime
+                for k in range(_NTHREAD):
+                    d[k] += o.sums[k]
+                d[UTIME] += o.utime
+                d[STIME] += o.stime
 
         totals: dict[Group, list[int]] = {g: list(v) for g, v in self._dead.items()}
         for p in new_procs.values():
             g = p.group
             if g is None:
                 continue
-            sv, si, sm = p.sums
+            s = p.sums
             t = totals.get(g)
             if t is None:
-                totals[g] = [sv, si, sm, p.utime, p.stime]
+                totals[g] = [s[0], s[1], s[2], s[3], s[4], s[5], p.utime, p.stime]
             else:
-                t[0] += sv
-                t[1] += si
-                t[2] += sm
-                t[3] += p.utime
-                t[4] += p.stime
+                t[0] += s[0]
+                t[1] += s[1]
+                t[2] += s[2]
+                t[3] += s[3]
+                t[4] += s[4]
+                t[5] += s[5]
+                t[6] += p.utime
+                t[7] += p.stime
         self._procs = new_procs
-        self.last_files_read = files
+        self.last_files_read = files + self._files
         self.last_cmdlines_read = cmdlines
         self.last_dirs_listed = dirs
-        self.last_sched_parsed = parsed
+        self.last_sched_parsed = self._parsed
         return totals, counts
 
     def _dead_of(self, group: Group) -> list[int]:
@@ -570,12 +645,25 @@ class ProcessCollector:
             "dbhost_process_cpu_seconds",
             "CPU time of the group's processes (/proc/PID/stat utime, stime / SC_CLK_TCK: all "
             "their threads), including threads and processes that exited.", labels=labels + ["mode"])
+        delay = CounterMetricFamily(
+            "dbhost_process_run_delay_seconds",
+            "Time the group's threads were runnable but waited on a run queue for a CPU "
+            "(task/TID/schedstat run_delay), including threads that exited.", labels=labels)
+        running = CounterMetricFamily(
+            "dbhost_process_running_seconds",
+            "Time the group's threads ran on a CPU (task/TID/schedstat sum_exec_runtime, ns "
+            "precision), including threads that exited: what run_delay competes with.", labels=labels)
+        slices = CounterMetricFamily(
+            "dbhost_process_timeslices",
+            "Times the group's threads were put on a CPU (task/TID/schedstat pcount); run delay / "
+            "timeslices = average wait for a CPU per dispatch.", labels=labels)
         procs = GaugeMetricFamily("dbhost_process_processes",
                                   "Processes in the group now.", labels=labels)
         threads = GaugeMetricFamily("dbhost_process_threads",
                                     "Threads of the group's processes now.", labels=labels)
         zero = [0] * _NVALS
         tck = self.clk_tck
+        sched_info = self.schedstat_seen
         for g in kept:
             sid, role = g
             t = totals.get(g, zero)
@@ -585,6 +673,10 @@ class ProcessCollector:
             mig.add_metric([sid, role], t[MIG])
             cpu.add_metric([sid, role, "user"], t[UTIME] / tck)
             cpu.add_metric([sid, role, "system"], t[STIME] / tck)
+            if sched_info:
+                delay.add_metric([sid, role], t[DELAY] / 1e9)
+                running.add_metric([sid, role], t[RUN] / 1e9)
+                slices.add_metric([sid, role], t[SLICES])
             procs.add_metric([sid, role], c[0])
             threads.add_metric([sid, role], c[1])
         dropped_f = CounterMetricFamily(
@@ -592,7 +684,10 @@ class ProcessCollector:
             "Series the process collector did not export because of its series limit "
             "(summed over scrapes).")
         dropped_f.add_metric([], self.dropped_series_total)
-        yield from (cs, mig, cpu, procs, threads, dropped_f)
+        yield from (cs, mig, cpu)
+        if sched_info:
+            yield from (delay, running, slices)
+        yield from (procs, threads, dropped_f)
 
     def describe(self) -> Iterable[Metric]:
         # Returning nothing keeps registration from running a scrape.

@@ -12,6 +12,8 @@ samples of /proc/self/{stat,status,sched} on the kernel of the build host):
 * ``/proc/PID/status`` and ``task/TID/status``: ``Name:\\t...`` lines ending
   with voluntary_ctxt_switches / nonvoluntary_ctxt_switches (of that task
   only: the PID-level file shows the main thread's, not the process sum);
+* ``/proc/PID/schedstat`` (the leader's) and ``task/TID/schedstat``:
+  ``%llu %llu %lu`` = run time ns, run delay ns, timeslices (fs/proc/base.c);
 * ``task/TID/sched``: header ``comm (TID, #threads: N)``, a 67-dash line,
   then ``%-45s:%21d`` (or ``%14d.%06d``) rows including se.nr_migrations,
   nr_voluntary_switches and nr_involuntary_switches.
@@ -42,6 +44,17 @@ class ThreadSpec:
     migrations: int
     state: str = "S"
     processor: int = 0
+    run_delay: int = 0    # ns waited on a run queue (schedstat field 2)
+
+    @property
+    def runtime_ns(self) -> int:
+        """se.sum_exec_runtime (sched, schedstat field 1): the CPU time in ns."""
+        return (self.utime + self.stime) * 10_000_000 + 123_456
+
+    @property
+    def timeslices(self) -> int:
+        """sched_info.pcount (schedstat field 3): every switch out follows a switch in."""
+        return self.voluntary + self.involuntary
 
 
 @dataclass(frozen=True)
@@ -166,8 +179,16 @@ def sched_bytes(comm: bytes, task_id: int, num_threads: int, voluntary: int, inv
     return b"%s (%d, #threads: %d)\n" % (comm, task_id, num_threads) + text.encode()
 
 
-def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True) -> None:
-    """Write /proc/PID and its task/ directory for one process."""
+def schedstat_bytes(t: ThreadSpec) -> bytes:
+    """task/TID/schedstat as proc_pid_schedstat() prints it: ``%llu %llu %lu`` =
+    se.sum_exec_runtime (ns), sched_info.run_delay (ns), sched_info.pcount."""
+    return b"%d %d %d\n" % (t.runtime_ns, t.run_delay, t.timeslices)
+
+
+def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True,
+                  with_schedstat: bool = True) -> None:
+    """Write /proc/PID and its task/ directory for one process. /proc/PID/schedstat,
+    like /proc/PID/status, is the thread-group leader's."""
     pdir = pathlib.Path(root) / str(spec.pid)
     (pdir / "task").mkdir(parents=True, exist_ok=True)
     n = len(spec.threads)
@@ -186,6 +207,8 @@ def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True) -
     (pdir / "status").write_bytes(status_bytes(
         spec.comm, spec.pid, spec.pid, spec.ppid, spec.uid, n, main.voluntary, main.involuntary,
         main.state, kthread))
+    if with_schedstat:
+        (pdir / "schedstat").write_bytes(schedstat_bytes(main))
     for t in spec.threads:
         tdir = pdir / "task" / str(t.tid)
         tdir.mkdir(exist_ok=True)
@@ -199,7 +222,9 @@ def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True) -
         if with_sched:
             (tdir / "sched").write_bytes(sched_bytes(
                 spec.comm, t.tid, n, t.voluntary, t.involuntary, t.migrations,
-                (t.utime + t.stime) * 10_000_000 + 123_456, t.starttime))
+                t.runtime_ns, t.starttime))
+        if with_schedstat:
+            (tdir / "schedstat").write_bytes(schedstat_bytes(t))
 
 
 # -- the standard fixture -----------------------------------------------------
@@ -208,7 +233,7 @@ def thread_values(i: int, k: int) -> dict[str, int]:
     """Counters of thread k of the i-th process (deterministic)."""
     return dict(utime=1000 + 137 * i + 11 * k, stime=200 + 31 * i + 7 * k,
                 voluntary=50_000 + 1009 * i + 101 * k, involuntary=300 + 53 * i + 13 * k,
-                migrations=40 + 17 * i + 3 * k)
+                migrations=40 + 17 * i + 3 * k, run_delay=2_000_000 + 350_017 * i + 41_011 * k)
 
 
 def make_proc(i: int, pid: int, argv: tuple[bytes, ...], comm: bytes, group, nthreads: int = 1,
@@ -255,7 +280,8 @@ def proc_specs() -> list[ProcSpec]:
         kw = {}
         if role == "lgwr":
             # LGWR as in field notes R14 "before": 30% of its switches involuntary.
-            kw["overrides"] = {0: dict(voluntary=700_000, involuntary=300_000)}
+            # And it waited for a CPU about a third as long as it ran (R13: commits starved of CPU).
+            kw["overrides"] = {0: dict(voluntary=700_000, involuntary=300_000, run_delay=4_123_456_789)}
         add(pid, _bg(role, "ORCL"), ("ORCL", role), **kw)
     add(3001, _fg("ORCL", 3001, "(LOCAL=NO)"), ("ORCL", "foreground"))
     add(3002, _fg("ORCL", 3002, "(LOCAL=NO)"), ("ORCL", "foreground"), nthreads=3, tid_base=3500)

@@ -631,11 +631,12 @@ del _dm, _paths
 def _thread_step(proc_index: int, k: int) -> dict[str, int]:
     """Per-step growth of thread k of the proc_index-th process of fixtures_proc.proc_specs()."""
     return dict(utime=1, stime=1, voluntary=20 + 3 * (proc_index % 5), involuntary=2 + proc_index % 3,
-                migrations=1 + (proc_index + k) % 3)
+                migrations=1 + (proc_index + k) % 3, run_delay=200_000 + 50_000 * ((proc_index + k) % 4))
 
 
-# ORCL's LGWR keeps field notes R14 "before": 30 % of its switches involuntary.
-THREAD_STEP_OVERRIDES = {2107: dict(voluntary=70, involuntary=30)}
+# ORCL's LGWR keeps field notes R14 "before": 30 % of its switches involuntary, and (R13) it waits
+# for a CPU 30 % as long as it runs (2 ticks = 20 ms of CPU a step, 6 ms of run delay).
+THREAD_STEP_OVERRIDES = {2107: dict(voluntary=70, involuntary=30, run_delay=6_000_000)}
 
 
 def _replace_text(path: Path, text: str | bytes) -> None:
