@@ -7,6 +7,10 @@
     histogram_events: [...]        # events exposed as latency histograms
     latches: [...]                 # latches exposed one by one (all latches are also summed)
     collectors: {latch: false}     # switch collectors off by NAME (all are on by default)
+    collector_intervals: {tablespaces: 600}   # seconds between reads of a collector's views
+    session_events_max: 15         # GV$SESSION events with their own series (per instance)
+    custom_metrics: [...]          # custom SQL metrics (oracle_exporter.custom)
+    custom_metric_files: [...]     # Oracle exporter TOML/YAML metric files, read unchanged
     databases:
       - name: prod1                # becomes label database="prod1"
         dsn: db1.example.com:1521/PROD1
@@ -53,6 +57,9 @@ class Settings:
     histogram_events: list[str] = field(default_factory=lambda: list(DEFAULT_HISTOGRAM_EVENTS))
     latches: list[str] = field(default_factory=lambda: list(DEFAULT_LATCHES))
     collectors: dict[str, bool] = field(default_factory=dict)
+    collector_intervals: dict[str, float] = field(default_factory=dict)   # seconds; see oracle_exporter.intervals
+    custom_queries: tuple = ()                  # oracle_exporter.custom.CustomQuery, from custom_metrics(_files)
+    session_events_max: int = 15                # events with their own oracle_sessions_waiting* series
 
     def enabled(self, name: str) -> bool:
         """Collectors are on unless switched off by name."""
@@ -121,7 +128,16 @@ def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) 
             raise coll.error(name, f"unknown collector (known: {', '.join(known) or 'none'})")
         enabled[name] = coll.bool(name)
     coll.reject_unknown()
-    return Settings(histogram_events=events, latches=latches, collectors=enabled)
+    ivs = root.sub("collector_intervals")
+    intervals: dict[str, float] = {}
+    for name in list(ivs.data):
+        if not isinstance(name, str) or (known is not None and name not in known):
+            raise ivs.error(str(name), f"unknown collector (known: {', '.join(known or []) or 'none'})")
+        intervals[name] = float(ivs.number(name, minimum=0.0))
+    ivs.reject_unknown()
+    events_max = int(root.number("session_events_max", 15, minimum=0))
+    return Settings(histogram_events=events, latches=latches, collectors=enabled, collector_intervals=intervals,
+                    session_events_max=events_max)
 
 
 def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Config:
@@ -151,6 +167,8 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         db.reject_unknown()
         databases.append(DatabaseConfig(name=name, dsn=dsn, user=user, password=password,
                                         labels=labels, timeout_seconds=db_timeout))
+    from .custom import parse_custom   # custom SQL metrics (and Oracle's exporter's metric files)
+    settings.custom_queries = tuple(parse_custom(root, {k for d in databases for k in d.labels}))
     root.reject_unknown()
     return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
                   connect_timeout_seconds=connect_timeout)

@@ -8,7 +8,9 @@ recording format (docs/recording-format.md, contract) is::
      "views": {"GV$SYSTEM_EVENT": [{"INST_ID": 1, "EVENT": "...", ...}], ...}}
 
 plus the optional key ``"errors": {"<VIEW>": "ORA-00942: ..."}`` for views
-that failed in that fetch (the contract allows additions around its names).
+that failed in that fetch (the contract allows additions around its names), and
+``"ages": {"<VIEW>": seconds}`` for views served from the live source's cache
+(a collector's minimum interval, oracle_exporter.intervals): how old those rows are.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Snapshot:
     time: str
     views: dict[str, list[dict[str, Any]]]
     errors: dict[str, str] = field(default_factory=dict)
+    ages: dict[str, float] = field(default_factory=dict)
     _clean: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def rows(self, view: str) -> list[dict[str, Any]]:
@@ -49,6 +52,8 @@ class Snapshot:
         obj: dict[str, Any] = {"time": self.time, "database": self.database, "views": self.views}
         if self.errors:
             obj["errors"] = self.errors
+        if self.ages:
+            obj["ages"] = self.ages
         return json.dumps(obj, separators=(",", ":"), default=_json_default, ensure_ascii=False)
 
     @classmethod
@@ -69,7 +74,12 @@ class Snapshot:
         errors = obj.get("errors") or {}
         if not isinstance(errors, dict):
             raise ValueError('field "errors" must be an object')
-        return cls(obj["database"], obj["time"], views, {str(k).upper(): str(v) for k, v in errors.items()})
+        ages = obj.get("ages") or {}
+        if not isinstance(ages, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                 for v in ages.values()):
+            raise ValueError('field "ages" must be an object of numbers')
+        return cls(obj["database"], obj["time"], views, {str(k).upper(): str(v) for k, v in errors.items()},
+                   {str(k).upper(): float(v) for k, v in ages.items()})
 
 
 def _json_default(value: Any) -> Any:

@@ -74,7 +74,7 @@ def test_every_contract_metric_exists_with_exact_labels(micro):
 def test_collectors_interface():
     assert set(COLLECTORS) == {"wait_events", "redo", "pga", "latches", "load_profile", "host_load", "instance",
                                "sessions", "resource_limits", "tablespaces", "recovery_area", "dataguard",
-                               "archive_dest", "asm"}
+                               "archive_dest", "asm", "custom"}
     seen: dict[str, str] = {}
     for key, module in COLLECTORS.items():
         assert module.NAME == key

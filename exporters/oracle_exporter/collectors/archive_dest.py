@@ -35,6 +35,7 @@ ARCHIVE_DEST = register(View(
     doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations"))
 
 VIEWS = (ARCHIVE_DEST.name,)
+MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (destination state changes rarely)
 
 ERROR_STATUSES = frozenset({"ERROR", "DISABLED", "BAD PARAM", "FULL"})
 _ORA = re.compile(r"\b([A-Z]{2,4}-\d{4,5})\b")

@@ -35,6 +35,7 @@ ASM_DISKGROUP_STAT = register(View(
     doc="V$ASM_DISKGROUP without the disk discovery of V$ASM_DISKGROUP"))
 
 VIEWS = (ASM_DISKGROUP_STAT.name,)
+MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (disk group space changes slowly)
 
 MiB = 1 << 20
 

@@ -27,6 +27,7 @@ RECOVERY_FILE_DEST = register(View(
     since="10.1", doc="V$RECOVERY_FILE_DEST, the fast recovery area"))
 
 VIEWS = (RECOVERY_FILE_DEST.name,)
+MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (the FRA fills over minutes)
 
 COLUMNS = (
     ("oracle_recovery_area_limit_bytes", "Size limit of the fast recovery area, bytes "

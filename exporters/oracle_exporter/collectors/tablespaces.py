@@ -57,6 +57,7 @@ CONTAINERS = register(View(
     doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))
 
 VIEWS = (USAGE.name, SPACES.name, CONTAINERS.name, DBA_USAGE.name, DBA_SPACES.name)
+MIN_INTERVAL_SECONDS = 300.0   # default; config collector_intervals overrides (the usage view scans the data dictionary: every 5 minutes)
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
     if snapshot.has(cdb) and snapshot.rows(cdb):

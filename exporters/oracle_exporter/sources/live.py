@@ -20,6 +20,16 @@
   missing before 12.1.0.2 -> GV$EVENT_HISTOGRAM; GV$PROCESS without PNAME before
   11.1 -> BACKGROUND = '1', name from PROGRAM). A new session starts with the
   primary views again (the database may have been upgraded meanwhile).
+* A view whose collectors have a minimum interval (oracle_exporter.intervals:
+  tablespaces every 5 minutes by default) is read at most once per interval;
+  in between the rows read last are served again and ``snapshot.ages[view]``
+  says how old they are. A failed read is not cached (tried again next fetch).
+* Custom SQL statements (oracle_exporter.custom) run after the views, each with
+  its own call timeout and interval, only on the databases and containers
+  (scope) they are for; a failure or a timeout of one costs only its rows
+  (``snapshot.errors["CUSTOM:NAME"]``), unless the session itself is lost.
+* At connect the container is read once (SYS_CONTEXT('USERENV', 'CON_ID') and
+  'CON_NAME'; before 12.1 that fails and the database is a non-CDB, CON_ID 0).
 """
 from __future__ import annotations
 
@@ -32,6 +42,7 @@ from decimal import Decimal
 from typing import Any, Callable, Mapping
 
 from ..config import DatabaseConfig, Settings
+from ..intervals import view_intervals
 from ..queries import build_plan
 from ..views import View
 from ..snapshot import Snapshot, now_rfc3339
@@ -132,6 +143,11 @@ class LiveSource:
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
         self.plan = build_plan(collectors, settings)
         self._variants: dict[str, View] = {}   # planned view -> fallback in use (this session)
+        self.clock = clock
+        self.intervals = view_intervals(collectors, settings)
+        self._cache: dict[str, tuple[float, str, list[dict[str, Any]]]] = {}  # key -> (read at, key used, rows)
+        self.custom = [q for q in getattr(settings, "custom_queries", ()) or () if q.runs_on(db.name)]
+        self.container: tuple[int, str] = (0, "")   # (CON_ID, CON_NAME) of this session's container
         self._conn: Any = None
         self._lock = threading.Lock()
         self._last_error: str | None = None
@@ -143,7 +159,67 @@ class LiveSource:
         conn.action = ACTION
         conn.client_identifier = f"{MODULE}:{self.name}"
         log.info("database %s: connected (thin mode) as %s to %s", self.name, self.db.user, self.db.dsn)
+        self.container = self._read_container(conn)
         return conn
+
+    def _read_container(self, conn: Any) -> tuple[int, str]:
+        """(CON_ID, CON_NAME) of the session: 0 for a non-CDB (and before 12.1, where the
+        USERENV parameters do not exist: ORA-02003), 1 for CDB$ROOT, 3+ for a PDB."""
+        try:
+            rows = self._run(conn, "SELECT SYS_CONTEXT('USERENV', 'CON_ID') AS CON_ID, "
+                                   "SYS_CONTEXT('USERENV', 'CON_NAME') AS CON_NAME FROM DUAL", {})
+        except Exception as exc:
+            log.info("database %s: no container information (%s): a non-CDB", self.name, error_text(exc))
+            return (0, "")
+        row = rows[0] if rows else {}
+        try:
+            con_id = int(str(row.get("CON_ID")).strip())
+        except ValueError:
+            con_id = 0
+        name = str(row.get("CON_NAME") or "").strip()
+        log.info("database %s: container %s (CON_ID %d)", self.name, name or "-", con_id)
+        return (con_id, name)
+
+    def _in_scope(self, scope: str) -> bool:
+        con_id = self.container[0]
+        return scope == "any" or (scope == "cdb_root" and con_id == 1) or (scope == "pdb" and con_id > 2)
+
+    def _cached(self, key: str, interval: float, now: float, views: dict[str, list[dict[str, Any]]],
+                ages: dict[str, float]) -> bool:
+        """Serve the rows of ``key`` from the cache if they are younger than ``interval``."""
+        hit = self._cache.get(key)
+        if interval <= 0 or hit is None or now - hit[0] >= interval:
+            return False
+        views[hit[1]] = hit[2]
+        ages[hit[1]] = round(now - hit[0], 3)
+        return True
+
+    def _read_custom(self, conn: Any, now: float, views: dict[str, list[dict[str, Any]]],
+                     errors: dict[str, str], ages: dict[str, float]) -> None:
+        for q in self.custom:
+            if not self._in_scope(q.scope) or self._cached(q.key, q.interval, now, views, ages):
+                continue
+            timeout = q.timeout if q.timeout is not None else self.call_timeout
+            try:
+                conn.call_timeout = int(timeout * 1000)
+                rows = self._run(conn, q.sql, {})
+            except Exception as exc:
+                text = error_text(exc)
+                if not self._healthy(conn):
+                    raise _Abort(f"session lost while running custom statement {q.name}: {text}")
+                if text.startswith(_TIMEOUT_CODES):
+                    text = f"call timeout ({timeout:g} s): {text}"
+                errors[q.key] = text
+                self._cache.pop(q.key, None)
+                continue
+            finally:
+                try:
+                    conn.call_timeout = int(self.call_timeout * 1000)
+                except Exception:
+                    pass
+            views[q.key] = rows
+            if q.interval > 0:
+                self._cache[q.key] = (now, q.key, rows)
 
     def _open_bounded(self) -> Any:
         """Connect, giving up after connect_timeout + call_timeout.
@@ -287,13 +363,25 @@ class LiveSource:
             started = now_rfc3339()
             views: dict[str, list[dict[str, Any]]] = {}
             errors: dict[str, str] = {}
+            ages: dict[str, float] = {}
+            now = self.clock()
             try:
                 for view in self.plan.views:
+                    interval = self.intervals.get(view.name, 0.0)
+                    if self._cached(view.name, interval, now, views, ages):
+                        continue
+                    before = set(views)
                     self._read_view(conn, view, views, errors)
+                    read = [k for k in views if k not in before]
+                    if interval > 0 and read:
+                        self._cache[view.name] = (now, read[0], views[read[0]])
+                    elif interval > 0:
+                        self._cache.pop(view.name, None)
+                self._read_custom(conn, now, views, errors, ages)
             except _Abort as exc:
                 return self._fail(str(exc))
             if self._last_error is not None:
                 log.info("database %s: fetching again", self.name)
             self._last_error = None
             self.backoff.succeeded()
-            return Snapshot(database=self.name, time=started, views=views, errors=errors)
+            return Snapshot(database=self.name, time=started, views=views, errors=errors, ages=ages)
