@@ -13,6 +13,7 @@
 
 Self metrics: oracle_up, oracle_scrape_duration_seconds,
 oracle_collector_duration_seconds, oracle_collector_success,
+oracle_collector_cache_age_seconds (collectors with a minimum interval),
 oracle_scrape_errors_total (collector="fetch" counts failed fetches), and
 oracle_exporter_build_info.
 """
@@ -33,6 +34,7 @@ from exporter_common.runner import CollectorRunner
 
 from . import __version__
 from .config import Settings
+from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
 from .sources import Source, failed_snapshot, is_failed
 
@@ -167,10 +169,16 @@ class OracleExporter:
         up.add_sample("oracle_up", dict(base), 0.0 if failed else 1.0)
         self.runner.note(FETCH, snap.errors.get("*") if failed else None, target.name)
         outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base)
+        age = _family("oracle_collector_cache_age_seconds",
+                      "Age of the rows a collector with a minimum interval used (0: read in this fetch), seconds.",
+                      "gauge", "seconds")
         for outcome in outcomes:
             labels = {**base, "collector": outcome.name}
             duration.add_sample("oracle_collector_duration_seconds", labels, outcome.duration)
             success.add_sample("oracle_collector_success", dict(labels), 1.0 if outcome.ok else 0.0)
+            mod = self.collectors[outcome.name]
+            if collector_interval(outcome.name, mod, self.settings) > 0:
+                age.add_sample("oracle_collector_cache_age_seconds", dict(labels), collector_age(mod, snap.ages))
         errors = _family("oracle_scrape_errors", "Failed collector runs (collector=\"fetch\": failed "
                                                  "fetches) since the exporter started.", "counter")
         for name in (FETCH, *self.collectors):
@@ -180,7 +188,7 @@ class OracleExporter:
                          "Time the scrape of the database took (fetch and collectors), in seconds.",
                          "gauge", "seconds")
         scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
-        return [up, scrape, duration, success, errors, *out]
+        return [up, scrape, duration, success, errors, *([age] if age.samples else []), *out]
 
     def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
         """Scrape the named databases (all when None) concurrently; merged families.
