@@ -10,6 +10,8 @@ from mixin.config import Config
 
 # label matcher of LGWR and its 12c+ workers (LG00, LG01 ...), for rules and panels alike
 LGWR_ROLES = 'role=~"lgwr|lg[0-9]+"'
+# the waits of a commit: the session waits for LGWR, for a log switch, or for log buffer space
+COMMIT_WAITS = 'event=~"log file sync|log file switch.*|log buffer space"'
 
 # ---------------------------------------------------------------- Oracle wait events
 WAITS = "database_inst_event:oracle_wait_event_waits:rate5m"

@@ -25,10 +25,6 @@ from mixin.config import Config
 _DB = "{{ $labels.database }} instance {{ $labels.inst_id }}"
 
 
-# the waits of a commit: the session waits for LGWR, for a log switch, or for log buffer space
-COMMIT_WAITS = 'event=~"log file sync|log file switch.*|log buffer space"'
-
-
 def alerts(cfg: Config) -> list[dict]:
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
     every_job = cfg.selector("oracle", "dbhost", "node")
@@ -160,7 +156,7 @@ def alerts(cfg: Config) -> list[dict]:
         # ------------------------------------------------------------ hangs (GV$SESSION: the age of the current wait)
         dict(alert="OracleCommitsStuck", ids=["O2_commit"], layer="oracle", dashboard="oracle-redo",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{" + COMMIT_WAITS + "}) > ${O2_commit}",
+                  "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
              summary="Commits are stuck on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' on " + _DB +
                          " (threshold ${O2_commit|dur}, O2): commits do not complete. LGWR, the archiver or the redo LUN is "
@@ -170,7 +166,7 @@ def alerts(cfg: Config) -> list[dict]:
                  "${O2_wait|dur}.",
              expr="max by (" + cfg.by("database", "inst_id", "event", "wait_class") + ") "
                   "(oracle_sessions_waiting_longest_seconds{wait_class!~\"Idle|Application|Network\", "
-                  + COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
+                  + R.COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
              summary="A session is stuck in '{{ $labels.event }}' on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
                          "({{ $labels.wait_class }}) on " + _DB + " (threshold ${O2_wait|dur}, O2): an I/O, a library "

@@ -12,9 +12,9 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, new_dashboard, override_name, override_ref,
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, new_dashboard, override_name, override_ref,
                                     q, re_escape, stat_panel, table_panel, timeseries_panel, v_database,
-                                    v_datasource, v_host)
+                                    v_datasource, v_host, with_database)
 
 UID = "oracle-capacity"
 T = PromQueryFormat.TABLE
@@ -199,8 +199,8 @@ def build(cfg: Config):
                     c1, ["C1", "R18"])
     lgwr = now_base("LGWR involuntary switch share", "Share of LGWR's context switches that were "
                     "involuntary: 30% before, < 0.1% after the fix.", "percentunit",
-                    lambda rng: (f"max by (database) (avg_over_time({R.PROC_INVOLUNTARY_SHARE}{{{LGWR_ROLES}}}"
-                                 f"{rng}) * on (sid) group_left (database) {SID_TO_DB})"),
+                    lambda rng: ("max by (database) (" + with_database(
+                        f"avg_over_time({R.PROC_INVOLUNTARY_SHARE}{{{LGWR_ROLES}}}{rng})") + ")"),
                     r14, ["R14"])
     lunw = now_base("Redo LUN write latency", "Average write service time of LUNs with role=redo "
                     f"(node_exporter diskstats): writes < {r17w.colour_at} s.", "s",

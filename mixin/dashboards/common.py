@@ -82,7 +82,7 @@ def v_database() -> db.QueryVariable:
     return (db.QueryVariable("database").label("Database").datasource(DS)
             .query("label_values(oracle_up, database)")
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True)
+            .multi(True).include_all(True).all_value(".+")
             .current(VariableOption(selected=True, text="All", value="$__all")))
 
 
@@ -90,14 +90,14 @@ def v_host(cfg: Config) -> db.QueryVariable:
     return (db.QueryVariable("host").label("Host").datasource(DS)
             .query(f'label_values(up{{{cfg.selector("dbhost", "node")}}}, instance)')
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True)
+            .multi(True).include_all(True).all_value(".+")
             .current(VariableOption(selected=True, text="All", value="$__all")))
 
 
 def v_query(name: str, label: str, query: str) -> db.QueryVariable:
     return (db.QueryVariable(name).label(label).datasource(DS).query(query)
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True)
+            .multi(True).include_all(True).all_value(".+")
             .current(VariableOption(selected=True, text="All", value="$__all")))
 
 
@@ -106,6 +106,21 @@ def v_query(name: str, label: str, query: str) -> db.QueryVariable:
 # sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
 SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
              '"sid", "$1", "instance_name", "(.*)")')
+# the same with the short host name of the instance (GV$INSTANCE.HOST_NAME up to the first dot)
+_SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
+                   + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
+_SHARED_SIDS = f"(count by (sid) ({SID_TO_DB}) > 1)"
+
+
+def with_database(expr: str) -> str:
+    """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
+    instance whose INSTANCE_NAME is its sid. Where one database has that SID the sid decides;
+    where several do (a Data Guard pair, cloned test databases on other hosts) the host decides
+    too: the short host name of the target's `instance` against GV$INSTANCE.HOST_NAME. A join on
+    the sid alone would fail with many-to-many there, or give one host's LGWR to another's database."""
+    with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
+    return (f"(({expr}) * on (sid) group_left (database) ({SID_TO_DB} unless on (sid) {_SHARED_SIDS}))"
+            f" or ({with_host} * on (host, sid) group_left (database) ({_SID_HOST_TO_DB} and on (sid) {_SHARED_SIDS}))")
 
 
 def q(expr: str, legend: str = "", ref: str = "A", instant: bool = False,

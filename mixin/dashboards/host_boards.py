@@ -20,6 +20,7 @@ def storage(cfg: Config):
     q2, q3 = cfg.th("Q2"), cfg.th("Q3")
     r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
     q2f, r17o, i2 = cfg.th("Q2_full"), cfg.th("R17_other"), cfg.th("I2")
+    q4, i2f = cfg.th("Q4"), cfg.th("I2_flash")
     leg = "{{instance}} {{device}}"
     lat = lambda rw: f"instance_device_role:node_disk_{rw}_latency_seconds:rate5m"
     panels = [
@@ -53,6 +54,11 @@ def storage(cfg: Config):
         timeseries_panel("Average queue size (iostat aqu-sz)", "[Q1] node_exporter weighted I/O time rate: "
                          "host + LUN queue as iostat's aqu-sz.", "short",
                          [q(f"{R.DISK_QUEUE_SIZE}{{{HD}}}", leg)], w=12),
+        timeseries_panel("SCSI command errors", f"[Q4] Failed SCSI commands per device (device/ioerr_cnt, "
+                         "increase per interval): a queue depth too high for the array shows up as errors and "
+                         "resets, so do failing paths and HBAs. Any error is a finding (LunIoErrors).", "short",
+                         [q(f"sum by (instance, device) (increase(dbhost_lun_ioerrors_total{{{HD}}}{RI}))", leg)],
+                         w=24, th=q4),
         db.Row("Latency against the LUN's role thresholds"),
         timeseries_panel("Write latency: redo LUNs", f"[R17] Writes to role=redo LUNs < {ms(r17w)} "
                          "(12 ms before, < 1 ms after).", "s",
@@ -63,7 +69,8 @@ def storage(cfg: Config):
         timeseries_panel("Read and write latency: other roles", "[I2, Z2] Average service time per LUN and "
                          "role (data, arch, ...): spinning disks serve random 8 KB reads in 9-10 ms, SSD "
                          "cache devices in 0.4-0.6 ms. The R17 thresholds apply to redo LUNs only; data and "
-                         f"arch LUNs alert above {ms(i2)} for reads (I2) and {ms(r17o)} for writes (R17_other); "
+                         f"arch LUNs alert above {ms(i2)} for reads (I2; {ms(i2f)} on flash LUNs, I2_flash) and "
+                         f"{ms(r17o)} for writes (R17_other); "
                          "LUNs with role 'other' never alert.", "s",
                          [q(f'{lat("read")}{{{HD}, role!="redo"}}', leg + " {{role}} read", "A"),
                           q(f'{lat("write")}{{{HD}, role!="redo"}}', leg + " {{role}} write", "B")], w=24,

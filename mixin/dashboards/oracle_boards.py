@@ -6,9 +6,9 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, add_panels, heatmap_panel, ms,
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, add_panels, heatmap_panel, ms,
                                     new_dashboard, q, re_escape, stat_panel, timeseries_panel, v_database,
-                                    v_datasource, v_host, v_query)
+                                    v_datasource, v_host, v_query, with_database)
 
 LEG = "{{database}}/{{inst_id}}"
 
@@ -50,16 +50,16 @@ def redo(cfg: Config):
                          "s", [q(f"{sync_avg} - ignoring (event, wait_class) {pw_avg}", LEG)], w=8, th=r13g,
                          minimum=None),
         timeseries_panel("LGWR involuntary context-switch share", f"[R14, C3] Share of LGWR's context switches "
-                         f"that were involuntary (host exporter, joined by sid): 30% before, < 0.1% after; "
-                         f"threshold {r14.colour_at:g}.", "percentunit",
-                         [q(R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '}'
-                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
+                         f"that were involuntary (host exporter, joined by sid, and by host where two databases "
+                         f"share a SID): 30% before, < 0.1% after; threshold {r14.colour_at:g}.", "percentunit",
+                         [q(with_database(R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '}'),
+                            "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8, th=r14),
         timeseries_panel("LGWR migrations per second", "[C3] CPU migrations of LGWR threads (host exporter); "
                          "with involuntary switches a sign of CPU contention (R14's fix bound LGWR to a "
                          "processor set).", "ops",
-                         [q(R.PROC_MIGRATIONS + '{' + LGWR_ROLES + '}'
-                            f" * on (sid) group_left (database) {SID_TO_DB}", "{{database}} {{sid}} {{role}} on {{instance}}")],
+                         [q(with_database(R.PROC_MIGRATIONS + '{' + LGWR_ROLES + '}'),
+                            "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8),
         db.Row("Workload profile"),
         timeseries_panel("Commits, redo synch writes, LGWR writes per second", "[R1, R2; section 1 workload profile] "
@@ -127,7 +127,7 @@ def redo(cfg: Config):
                          "carry the finding.", "s",
                          [q(f"{R.REDO_SYNCH_TIME_AVG}{{{DB}}}", LEG + " synch", "A"),
                           q(f"{R.REDO_WRITE_TIME_AVG}{{{DB}}}", LEG + " write", "B")],
-                         w=12),
+                         w=8),
         db.Row("Redo LUNs (host)"),
         timeseries_panel("Redo LUN write latency", f"[R17] Average write service time of LUNs with role=redo: "
                          f"writes < {ms(r17w)} (12 ms before, < 1 ms after).", "s",
@@ -158,7 +158,7 @@ def waits(cfg: Config):
                       f"'log file parallel write' under {ms(r1)} and 'log file sync' under {ms(r2)}.", "s",
                       [q(f"sum by (le) (rate({bucket}[$__rate_interval]))", "{{le}}",
                          fmt=PromQueryFormat.HEATMAP)],
-                      w=12).repeat("event").repeat_direction("h").max_per_row(2),
+                      w=24).repeat("event").repeat_direction("h").max_per_row(2),
         timeseries_panel("p50 and p99 latency", "[R1, R2, I2] histogram_quantile over the event histograms "
                          "(bucket upper bounds; Oracle's buckets double, so quantiles are coarse).", "s",
                          [q(hq(0.5), LEG + " {{event}} p50", "A"), q(hq(0.99), LEG + " {{event}} p99", "B")],
@@ -236,7 +236,7 @@ def memory(cfg: Config):
         timeseries_panel("Swap pages in + out per second", f"[M3] A swapping host needs more memory; the alert "
                          f"counts a finding above {m3.colour_at:g} pages/s.", "ops",
                          [q(f"{R.SWAP_PAGES}{{{HOST}}}", "{{instance}}")], w=8, th=m3),
-        timeseries_panel("Host memory: available, free, swap used", "[M3, M5] MemAvailable, MemFree and swap "
+        timeseries_panel("Host memory: available, free, swap used", "[M3] MemAvailable, MemFree and swap "
                          "in use (SwapTotal - SwapFree).", "bytes",
                          [q(f"node_memory_MemAvailable_bytes{{{HOST}}}", "{{instance}} available", "A"),
                           q(f"node_memory_MemFree_bytes{{{HOST}}}", "{{instance}} free", "B"),

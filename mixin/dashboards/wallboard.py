@@ -1,5 +1,7 @@
-"""oracle-wallboard: one tile per database and one per host, coloured from the alert thresholds
-and from firing alerts, legible from across the room."""
+"""oracle-wallboard: the fleet at a glance (one cell per database and per host, sorted by
+severity, readable at 200 databases), one tile per database and per host with its key figures,
+sessions and hangs, and the firing alerts; coloured from the alert thresholds and firing alerts,
+legible from across the room."""
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders import common as cb, dashboard as db
@@ -8,18 +10,21 @@ from grafana_foundation_sdk.models import common as cm
 
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, SID_TO_DB, link, new_dashboard, override_ref, q,
-                                    stat_panel, table_panel, v_database, v_datasource, v_host)
+from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, link, new_dashboard, override_ref, q, stat_panel,
+                                    table_panel, timeseries_panel, v_database, v_datasource, v_host, with_database)
 
 UID = "oracle-wallboard"
 
-# ALERTS severity -> tile level: 0 ok, 1 warning, 2 critical (or target down)
+# tile level: 0 ok, 1 warning, 2 critical (or database down), 3 unknown (seen within the hour,
+# no data now: its exporter is down or lost it). UNKNOWN is as loud as CRITICAL: the tile shows
+# it, rather than an uncoloured "no data", exactly when nobody is watching that database.
 STATUS_MAPPINGS = [{
     "type": "value",
     "options": {
         "0": {"text": "OK", "color": "green", "index": 0},
         "1": {"text": "WARNING", "color": "orange", "index": 1},
         "2": {"text": "CRITICAL", "color": "red", "index": 2},
+        "3": {"text": "UNKNOWN", "color": "purple", "index": 3},
     },
 }]
 
@@ -28,22 +33,56 @@ def db_status_expr() -> str:
     return ('max by (database) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
-            ' or 2 * (1 - oracle_up{' + DB + '}))')
+            ' or 2 * (1 - oracle_up{' + DB + '})'
+            ' or 3 * (group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
+            ' unless on (database) oracle_up{' + DB + '}))')
 
 
 def host_status_expr(cfg: Config) -> str:
     # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
     # warning); `min` so that one of the two exporters being down is enough (max would hide it).
+    # Both exporters gone (seen within the hour, no `up` now): UNKNOWN.
+    hosts = cfg.selector("node", "dbhost")
     return ('max by (instance) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
-            ' or (1 - min by (instance) (up{' + cfg.selector("node", "dbhost") + ', ' + HOST + '})))')
+            ' or (1 - min by (instance) (up{' + hosts + ', ' + HOST + '}))'
+            ' or 3 * (group by (instance) (last_over_time(up{' + hosts + ', ' + HOST + '}[1h]))'
+            ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 
-def lgwr_share_by_db() -> str:
-    return ('max by (database) (' +
-            R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '}'
-            ' * on (sid) group_left (database) ' + SID_TO_DB + ')')
+def lgwr_share_by_db(cfg: Config) -> str:
+    """LGWR's involuntary share per database, only with R14's traffic behind it (as the alert)."""
+    floor = cfg.th("R14").floor("switches").value
+    share = (R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '} and on (' + cfg.by("instance", "sid", "role") + ') '
+             + R.PROC_SWITCHES + '{' + LGWR_ROLES + '} >= ' + f"{floor:g}")
+    return 'max by (database) (' + with_database(share) + ')'
+
+
+def sync_avg_by_db(cfg: Config) -> str:
+    """log file sync average per database, only with R2's traffic behind it (as the alert): an idle
+    database's few slow commits do not colour its tile."""
+    floor = cfg.th("R2").floor("waits").value
+    return ('max by (database) (' + R.WAIT_AVG + '{' + DB + ', event="log file sync"}'
+            ' and on (' + cfg.by("database", "inst_id", "event") + ') '
+            + R.WAITS + '{' + DB + ', event="log file sync"} >= ' + f"{floor:g})")
+
+
+def fleet_links(var: str, field: str, targets) -> list:
+    return [db.DashboardLink(title).url(f"/d/{uid}/{uid}?${{__url_time_range}}&var-datasource=${{datasource}}"
+                                        f"&var-{var}=${{__field.labels.{field}}}").target_blank(False)
+            for uid, title in targets]
+
+
+def fleet_panel(title: str, desc: str, expr: str, legend: str, links: list, h: int) -> object:
+    """One cell per series, sorted by state (worst first): Grafana's stat grid lays them out
+    to fill the panel, so 200 databases fit one screen; each cell links to its detail."""
+    p = stat_panel(title, desc, "none", [q(f"sort_desc({expr})", legend, "A", instant=True)],
+                   w=24, h=h, neutral="green")
+    p = override_ref(p, "A", unit="none", neutral="green", mappings=STATUS_MAPPINGS)
+    return (p.text_mode(cm.BigValueTextMode.VALUE_AND_NAME).orientation(cm.VizOrientation.AUTO)
+            .text(cb.VizTextDisplayOptions().title_size(12).value_size(14))
+            .data_links(links))
 
 
 def build(cfg: Config):
@@ -61,20 +100,22 @@ def build(cfg: Config):
     tile = stat_panel(
         "$database",
         "One tile per database (repeated over $database). STATUS: CRITICAL when a critical alert is "
-        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing. "
-        f"[R2] log file sync average (red/amber at the OracleLogFileSyncSlow threshold, {r2.colour_at} s); "
+        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing, UNKNOWN "
+        "(as loud as critical) when the database was seen within the hour and has no data now [O3]. "
+        f"[R2] log file sync average (red/amber at the OracleLogFileSyncSlow threshold, {r2.colour_at} s), "
+        f"shown with at least {r2.floor('waits').value:g} commit waits/s behind it, as the alert; "
         "[section 1 workload profile] commits/s and redo bytes/s; "
-        f"[R14] LGWR involuntary context-switch share (threshold {r14.colour_at}). "
+        f"[R14] LGWR involuntary context-switch share (threshold {r14.colour_at}), with at least "
+        f"{r14.floor('switches').value:g} LGWR switches/s. "
         "Click the tile for the redo, waits, memory and capacity dashboards.",
         "s",
         [q(db_status_expr(), "status", "A", instant=True),
-         q('max by (database) (' + R.WAIT_AVG + '{'
-           + DB + ', event="log file sync"})', "log file sync avg", "B", instant=True),
+         q(sync_avg_by_db(cfg), "log file sync avg", "B", instant=True),
          q('sum by (database) (' + R.USER_COMMITS + '{' + DB + '})',
            "commits/s", "C", instant=True),
          q('sum by (database) (' + R.REDO_SIZE + '{' + DB + '})',
            "redo", "D", instant=True),
-         q(lgwr_share_by_db(), "LGWR involuntary", "E", instant=True)],
+         q(lgwr_share_by_db(cfg), "LGWR involuntary", "E", instant=True)],
         w=12, h=7, th=r2, links=db_links)
     tile = override_ref(tile, "A", name="status", unit="none", neutral="green", mappings=STATUS_MAPPINGS)
     tile = override_ref(tile, "B", name="log file sync avg", unit="s", th=r2)
@@ -89,11 +130,13 @@ def build(cfg: Config):
         "$host",
         "One tile per host (repeated over $host). STATUS: CRITICAL when a critical alert fires for the "
         "host, WARNING when a warning alert fires or node_exporter / dbhost-exporter cannot be scraped "
-        "(as DbhostExporterDown / NodeExporterDown, severity warning); "
+        "(as DbhostExporterDown / NodeExporterDown, severity warning), UNKNOWN when both were scraped "
+        "within the hour and are gone now [O1]; "
         f"[Q2] worst LUN host-queue backlog, 5 m average (threshold {q2.colour_at} requests); "
         "[Z5] ZFS ARC hit ratio (no threshold: compare with the baseline); "
         f"[C1] run queue per CPU (threshold {c1.colour_at}); "
-        f"[C2, C4] system share of busy CPU (threshold {c4.colour_at}). "
+        f"[C2, C4] system share of busy CPU (threshold {c4.colour_at}), shown while system CPU is above "
+        f"{c4.floor('system_share').value:g} of all CPU, as the alert. "
         "Click the tile for the storage, CPU and ZFS dashboards.",
         "short",
         [q(host_status_expr(cfg), "status", "A", instant=True),
@@ -103,7 +146,8 @@ def build(cfg: Config):
            "ARC hit ratio", "C", instant=True),
          q('max by (instance) (' + R.RUN_QUEUE_PER_CPU + '{' + HOST + '})',
            "run queue per CPU", "D", instant=True),
-         q('max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '})',
+         q('max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '} and on (' + cfg.by("instance")
+           + ') ' + R.CPU_SYSTEM_SHARE + '{' + HOST + '} > ' + f"{c4.floor('system_share').value:g})",
            "system CPU share", "E", instant=True)],
         w=12, h=7, th=q2, links=host_links)
     host_tile = override_ref(host_tile, "A", name="status", unit="none", neutral="green",
@@ -118,18 +162,80 @@ def build(cfg: Config):
 
     firing = table_panel(
         "Firing alerts",
-        "Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}); each alert's "
-        "runbook cites its field-notes id (R1..R17, I1, I2, M2..M4, C1, C2, Q2, Q3, Z4). "
-        "Empty when all is well.",
+        "Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}, the Watchdog "
+        "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M2..M4, "
+        "C1, C2, Q2..Q4, Z4, O1..O3). Empty when all is well.",
         "none",
-        [q('sort_desc(max by (alertname, severity, database, instance) (ALERTS{alertstate="firing"}))',
+        [q('sort_desc(max by (alertname, severity, database, instance) '
+           '(ALERTS{alertstate="firing", alertname!="Watchdog"}))',
            "", "A", instant=True, fmt=PromQueryFormat.TABLE)],
         w=24, h=6, hide=("Time", "Value"))
 
-    d = new_dashboard(UID, "Instance-health wallboard: one tile per database and per host, coloured "
-                      "from the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts.",
+    db_detail = [("oracle-redo", "Redo and LGWR"), ("oracle-waits", "Wait events"),
+                 ("oracle-memory", "PGA and memory"), ("oracle-wallboard", "This database's tile")]
+    host_detail = [("host-storage", "Storage and LUN queues"), ("host-cpu", "CPU scheduling"),
+                   ("host-zfs", "ZFS ARC/L2ARC"), ("oracle-wallboard", "This host's tile")]
+    fleet_db = fleet_panel(
+        "Fleet: databases by state",
+        "One cell per database, worst first: OK, WARNING (a warning alert fires), CRITICAL (a critical "
+        "alert fires or oracle_up is 0), UNKNOWN (seen within the hour, no data now) [O1, O3]. Built "
+        "for a fleet: 200 databases fit one screen. Click a cell for its redo, waits or memory "
+        "dashboard or its tile below.",
+        db_status_expr(), "{{database}}", fleet_links("database", "database", db_detail), h=8)
+    fleet_host = fleet_panel(
+        "Fleet: hosts by state",
+        "One cell per host, worst first: OK, WARNING (a warning alert fires or an exporter cannot be "
+        "scraped), CRITICAL, UNKNOWN (both exporters gone) [O1, C5]. Click a cell for its storage, "
+        "CPU or ZFS dashboard or its tile below.",
+        host_status_expr(cfg), "{{instance}}", fleet_links("host", "instance", host_detail), h=5)
+
+    # ---------------- sessions and hangs (GV$SESSION sampled each scrape, O2)
+    o2c, o2w, o2b = cfg.th("O2_commit"), cfg.th("O2_wait"), cfg.th("O2_blocked")
+    commit_wait = stat_panel(
+        "Longest commit wait",
+        f"[O2, R2] Per database, the longest wait in progress on log file sync, log file switch or log "
+        f"buffer space (oracle_sessions_waiting_longest_seconds): above {o2c.colour_at:g} s commits are "
+        "stuck and OracleCommitsStuck pages. Averages of completed waits cannot show a hang; this can.",
+        "s", [q(f"sort_desc(max by (database) (oracle_sessions_waiting_longest_seconds{{{DB}, {R.COMMIT_WAITS}}}))",
+                "{{database}}", "A", instant=True)], w=8, h=6, th=o2c)
+    blocked = stat_panel(
+        "Longest blocked session",
+        f"[O2] Per database, how long the longest-blocked session has waited for another session's "
+        f"lock (oracle_sessions_blocked_longest_seconds): above {o2b.colour_at:g} s it is a ticket "
+        "(OracleSessionsBlocked).",
+        "s", [q(f"sort_desc(max by (database) (oracle_sessions_blocked_longest_seconds{{{DB}}}))",
+                "{{database}}", "A", instant=True)], w=8, h=6, th=o2b)
+    stuck = stat_panel(
+        "Longest non-idle wait",
+        f"[O2] Per database, the longest wait in progress outside the Idle, Application and Network "
+        f"classes: above {o2w.colour_at:g} s a session is stuck (OracleSessionsStuck).",
+        "s", [q(f'sort_desc(max by (database) (oracle_sessions_waiting_longest_seconds{{{DB}, '
+                f'wait_class!~"Idle|Application|Network"}}))', "{{database}}", "A", instant=True)],
+        w=8, h=6, th=o2w)
+    for p in (commit_wait, blocked, stuck):
+        p.orientation(cm.VizOrientation.AUTO).text(cb.VizTextDisplayOptions().title_size(12).value_size(16))
+    active = timeseries_panel(
+        "Active sessions by wait class",
+        "[O2, I3] Sessions ACTIVE at each scrape, on CPU (wait_class CPU) or in a non-idle wait by "
+        "class: a sampled average-active-sessions profile. A wall of one class (Commit, User I/O, "
+        "Concurrency) is where the database spends its time.",
+        "short", [q(f"sum by (wait_class) (oracle_sessions_active{{{DB}}})", "{{wait_class}}")],
+        w=12, stack=True)
+    waiting = timeseries_panel(
+        "Sessions waiting: top events",
+        "[O2] Sessions in a non-idle wait per event (top 10 by sessions), across the selected databases: "
+        "a hang shows as a growing count on one event.",
+        "short", [q(f"topk(10, sum by (database, event) (oracle_sessions_waiting{{{DB}}}))",
+                    "{{database}} {{event}}")], w=12)
+
+    d = new_dashboard(UID, "Instance-health wallboard: the fleet by state, one tile per database and per "
+                      "host, sessions and hangs, coloured from the alert pack's thresholds "
+                      "(alerts/thresholds.yaml) and firing alerts.",
                       [v_datasource(), v_database(), v_host(cfg)], refresh="30s", time_from="now-1h")
-    d = (d.with_row(db.Row("Databases")).with_panel(tile)
+    d = (d.with_row(db.Row("Fleet")).with_panel(fleet_db).with_panel(fleet_host)
+         .with_row(db.Row("Databases")).with_panel(tile)
          .with_row(db.Row("Hosts")).with_panel(host_tile)
+         .with_row(db.Row("Sessions and hangs")).with_panel(commit_wait).with_panel(blocked).with_panel(stuck)
+         .with_panel(active).with_panel(waiting)
          .with_row(db.Row("Alerts")).with_panel(firing))
     return d

@@ -74,13 +74,17 @@ EXPECTED = {
     ("host-cpu", "Run queue per CPU", "defaults"): ["C1"],
     ("host-cpu", "System share of busy CPU", "defaults"): ["C4"],
     ("host-cpu", "Involuntary context-switch share by role", "defaults"): ["R14"],
+    ("host-storage", "SCSI command errors", "defaults"): ["Q4"],
+    ("oracle-wallboard", "Longest commit wait", "defaults"): ["O2_commit"],
+    ("oracle-wallboard", "Longest blocked session", "defaults"): ["O2_blocked"],
+    ("oracle-wallboard", "Longest non-idle wait", "defaults"): ["O2_wait"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }
 # The brief's threshold ids: each must colour at least one panel (C2 is carried by C4's entry,
 # R17 by R17_write/R17_read, I1 also by I1_red).
 REQUIRED_IDS = ["R1", "R2", "R3", "R4", "R5", "R10", "R11", "R13", "R14", "R15", "R17_write", "R17_read",
-                "I1", "I2", "M2", "M3", "M4", "C1", "C4", "Q2", "Q3", "Z4"]
+                "I1", "I2", "M2", "M3", "M4", "C1", "C4", "Q2", "Q3", "Q4", "Z4", "O2_commit", "O2_blocked"]
 
 
 def step_at(t) -> float:
@@ -373,3 +377,61 @@ def test_json_parses_as_the_grafana_11_dashboard_schema():
         assert [t["expr"] for p in dm.panels(again) for t in p.get("targets", [])] == \
             [t["expr"] for p in dm.panels(board) for t in p.get("targets", [])]
         assert [v["name"] for v in dm.variables(again)] == [v["name"] for v in dm.variables(board)]
+
+
+# ------------------------------------------------------------------------------ issue 12: layout, fleet, states
+
+def test_every_panel_fits_the_24_column_grid():
+    for uid, board in BOARDS.items():
+        for p in board["panels"] + [c for r in board["panels"] for c in r.get("panels", [])]:
+            g = p["gridPos"]
+            assert g["x"] + g["w"] <= 24, (uid, p.get("title"), g)
+
+
+def test_multi_value_variables_have_an_all_value():
+    """Without allValue Grafana sends All as (a|b|...|z): 200 databases make a huge regex. `.+`
+    (not `.*`, which would also match series without the label, e.g. host alerts in ALERTS)."""
+    for uid, board in BOARDS.items():
+        for v in dm.variables(board):
+            if v.get("includeAll"):
+                assert v.get("allValue") == ".+", (uid, v["name"])
+
+
+def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
+    panels = {p["title"]: p for p in dm.panels(BOARDS["oracle-wallboard"])}
+    for title in ("$database", "$host", "Fleet: databases by state", "Fleet: hosts by state"):
+        mapping = next(prop["value"] for o in panels[title]["fieldConfig"]["overrides"]
+                       for prop in o["properties"] if prop["id"] == "mappings")
+        assert mapping[0]["options"]["3"] == {"text": "UNKNOWN", "color": "purple", "index": 3}, title
+    status = next(t["expr"] for t in panels["$database"]["targets"] if t["refId"] == "A")
+    assert "3 * (group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
+    for title, var, field in (("Fleet: databases by state", "database", "database"),
+                              ("Fleet: hosts by state", "host", "instance")):
+        p = panels[title]
+        assert p["gridPos"]["w"] == 24 and p["options"]["orientation"] == "auto"
+        (target,) = p["targets"]
+        assert target["expr"].startswith("sort_desc(max by (") and target["instant"]
+        links = p["fieldConfig"]["defaults"]["links"]
+        assert links and all(f"var-{var}=${{__field.labels.{field}}}" in l["url"] for l in links)
+    rows = [p["title"] for p in BOARDS["oracle-wallboard"]["panels"] if p["type"] == "row"]
+    assert rows == ["Fleet", "Databases", "Hosts", "Sessions and hangs", "Alerts"]
+    firing = next(t["expr"] for t in panels["Firing alerts"]["targets"])
+    assert 'alertname!="Watchdog"' in firing
+
+
+def test_tile_colours_honour_the_alerts_traffic_floors():
+    """An idle database's few slow commits do not colour its tile orange under an OK status."""
+    tile = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "$database"
+            for t in p["targets"]}
+    assert f'event="log file sync"}} >= {T["R2"].floor("waits").value:g})' in tile["B"]
+    assert f'>= {T["R14"].floor("switches").value:g}' in tile["E"]
+    host = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "$host"
+            for t in p["targets"]}
+    assert f'instance:node_cpu_system_share:rate5m{{instance=~"$host"}} > {T["C4"].floor("system_share").value:g}' in host["E"]
+
+
+def test_lgwr_panels_join_on_host_where_sids_are_shared():
+    for uid, board in BOARDS.items():
+        for t in dm.targets({uid: board}):
+            if "dbhost_process" in t.expr and "database" in t.expr and "oracle_instance_info" in t.expr:
+                assert "on (host, sid)" in t.expr and "count by (sid)" in t.expr, (uid, t.panel)
