@@ -13,7 +13,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
 from exporter_common.exposition import encode_text
-from exporter_common.web import landing_page
+from exporter_common.web import landing_page, load_web_config
 
 from . import __version__
 from .collectors.lun import LunCollector
@@ -57,10 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path.sysfs", dest="sysfs", default="/sys", help="sysfs mount point (default /sys)")
     parser.add_argument("--config.file", dest="config_file", default=None,
                         help="YAML config: LUN roles, extra process groups, zfs kstat file, max_series, collectors")
+    parser.add_argument("--version", action="version", version=f"dbhost-exporter {__version__}")
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)
 
     def body() -> int:
+        load_web_config(args.web_config_file)   # checked with --once too: never silently ignored
         cfg = load_config(args.config_file)
         registry = make_registry(cfg, args.procfs, args.sysfs)
         if args.once:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from exporter_common.config import ConfigError, Fields, load_yaml
+from exporter_common.config import ConfigError, ErrorList, Fields, load_yaml
 
 from .collectors.lun import DEFAULT_KINDS, KINDS, LunConfig, RoleRule
 
@@ -42,21 +42,7 @@ class DbhostConfig:
     zfs_kstat_file: str | None = None
 
 
-def load_config(path: str | None) -> DbhostConfig:
-    cfg = DbhostConfig()
-    if not path:
-        return cfg
-    root = Fields(path, "", load_yaml(path))
-
-    coll = root.sub("collectors")
-    for name in COLLECTORS:
-        cfg.collectors[name] = coll.bool(name, True)
-    coll.reject_unknown()
-
-    cfg.max_series = int(root.number("max_series", DEFAULT_MAX_SERIES, minimum=1))
-    if root.data.get("max_series") is not None and not isinstance(root.data["max_series"], int):
-        raise root.error("max_series", f"expected a whole number, got {root.data['max_series']!r}")
-
+def _lun(root: Fields, path: str) -> LunConfig:
     lun = root.sub("lun")
     types = lun.str_list("include_types", sorted(DEFAULT_KINDS))
     for i, t in enumerate(types):
@@ -78,10 +64,13 @@ def load_config(path: str | None) -> DbhostConfig:
         item.reject_unknown()
         rules.append(RoleRule(keys[0], value, role))
     lun.reject_unknown()
-    cfg.lun = LunConfig(include_types=frozenset(types), roles=rules, default_role=default_role,
-                        identity_refresh_seconds=float(refresh))
+    return LunConfig(include_types=frozenset(types), roles=rules, default_role=default_role,
+                     identity_refresh_seconds=float(refresh))
 
+
+def _extra_groups(root: Fields) -> list[tuple[str, str]]:
     proc = root.sub("process")
+    groups = []
     for item in proc.list_of("extra_groups"):
         name = item.str("name", required=True)
         regex = item.str("regex", required=True)
@@ -90,11 +79,39 @@ def load_config(path: str | None) -> DbhostConfig:
         except re.error as exc:
             raise item.error("regex", f"invalid regular expression: {exc}") from None
         item.reject_unknown()
-        cfg.extra_groups.append((name, regex))
+        groups.append((name, regex))
     proc.reject_unknown()
+    return groups
 
-    zfs = root.sub("zfs")
-    cfg.zfs_kstat_file = zfs.file_path("kstat_file")
-    zfs.reject_unknown()
-    root.reject_unknown()
+
+def load_config(path: str | None) -> DbhostConfig:
+    """Every problem of the file is reported at once (one ConfigError per independent part)."""
+    cfg = DbhostConfig()
+    if not path:
+        return cfg
+    root = Fields(path, "", load_yaml(path))
+    root.declare("collectors", "max_series", "lun", "process", "zfs")
+    errs = ErrorList()
+
+    with errs.part():
+        coll = root.sub("collectors")
+        for name in COLLECTORS:
+            cfg.collectors[name] = coll.bool(name, True)
+        coll.reject_unknown()
+
+    with errs.part():
+        cfg.max_series = int(root.number("max_series", DEFAULT_MAX_SERIES, minimum=1))
+        if root.data.get("max_series") is not None and not isinstance(root.data["max_series"], int):
+            raise root.error("max_series", f"expected a whole number, got {root.data['max_series']!r}")
+
+    cfg.lun = errs.value(lambda: _lun(root, path), cfg.lun)
+    cfg.extra_groups = errs.value(lambda: _extra_groups(root), [])
+
+    with errs.part():
+        zfs = root.sub("zfs")
+        cfg.zfs_kstat_file = zfs.file_path("kstat_file")
+        zfs.reject_unknown()
+    with errs.part():
+        root.reject_unknown()
+    errs.check()
     return cfg

@@ -56,7 +56,8 @@ def base_parser(prog: str, description: str, default_port: int) -> argparse.Argu
                    help="path under which to expose metrics (default /metrics)")
     p.add_argument("--log.level", dest="log_level", default="info",
                    choices=["debug", "info", "warn", "error"], help="log level")
-    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=["logfmt", "json"])
+    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=["logfmt", "json"],
+                   help="log line format: logfmt (key=value, default) or json (one object per line)")
     p.add_argument("--web.enable-openmetrics", dest="enable_openmetrics", action="store_true",
                    help="answer in OpenMetrics when the scraper asks for it (default: always the "
                         "Prometheus text format, which is cheaper to produce)")
@@ -106,7 +107,8 @@ def run_main(body: Callable[[], int]) -> int:
     try:
         return body()
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for err in exc.all():      # every problem of a file at once, one line each
+            print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -1,12 +1,19 @@
 """Configuration errors and small YAML helpers shared by both exporters.
 
 A bad configuration must end the program with exit status 2 and one line that
-names the file, the field and what is wrong -- never a traceback.
+names the file, the field and what is wrong -- never a traceback; a file with
+several problems gets one such line each (ErrorList collects them, ConfigErrors
+carries them), so a user fixes them all in one go.
 """
 from __future__ import annotations
 
+import contextlib
+import difflib
+import math
 import os
-from typing import Any
+from typing import Any, Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 import yaml
 
@@ -20,6 +27,60 @@ class ConfigError(Exception):
         self.message = message
         where = f"{source}: {field}" if field else source
         super().__init__(f"{where}: {message}")
+
+    def all(self) -> list["ConfigError"]:
+        """Every problem this error stands for (one, or several for ConfigErrors)."""
+        return [self]
+
+
+class ConfigErrors(ConfigError):
+    """Several problems of one configuration, reported together (one line each)."""
+
+    def __init__(self, errors: list[ConfigError]):
+        self.errors = [e for err in errors for e in err.all()]
+        first = self.errors[0]
+        super().__init__(first.source, first.field, first.message)
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def all(self) -> list[ConfigError]:
+        return list(self.errors)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class ErrorList:
+    """Collect the ConfigErrors of independent parts of a file, then raise them all::
+
+        errs = ErrorList()
+        with errs.part():
+            timeout = root.number("timeout_seconds", 10)
+        name = errs.value(lambda: db.str("name", required=True))   # None if it failed
+        errs.check()
+    """
+
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+
+    @contextlib.contextmanager
+    def part(self) -> Iterator[None]:
+        try:
+            yield
+        except ConfigError as exc:
+            self.errors.extend(exc.all())
+
+    def value(self, fn: Callable[[], T], default: Any = None) -> T:
+        try:
+            return fn()
+        except ConfigError as exc:
+            self.errors.extend(exc.all())
+            return default
+
+    def check(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ConfigErrors(self.errors)
 
 
 def load_yaml(path: str) -> Any:
@@ -98,6 +159,8 @@ class Fields:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise self.error(key, f"expected a finite number, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be >= {minimum}, got {value!r}")
         return value
@@ -138,11 +201,22 @@ class Fields:
             raise self.error(key, f"expected a list, got {type(value).__name__}")
         return [Fields(self.source, f"{self._field(key)}[{i}]", item) for i, item in enumerate(value)]
 
+    def declare(self, *keys: str) -> None:
+        """Known keys a failed part of the parse may not have reached (not unknown fields)."""
+        self._used.update(keys)
+
     def reject_unknown(self) -> None:
-        """Fail on keys nobody asked for: a typo must not be silently ignored."""
-        unknown = sorted(set(self.data) - self._used)
-        if unknown:
-            raise self.error(unknown[0], "unknown field")
+        """Fail on keys nobody asked for: a typo must not be silently ignored. Every unknown
+        key is reported, with the known key it most resembles ("did you mean ...?")."""
+        known = sorted(k for k in self._used if isinstance(k, str))
+        errors = []
+        for key in sorted(set(self.data) - self._used, key=str):
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            errors.append(self.error(str(key), "unknown field" + (f" (did you mean {close[0]}?)" if close else "")))
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ConfigErrors(errors)
 
 
 def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:

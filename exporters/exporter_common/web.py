@@ -14,7 +14,6 @@ import base64
 import hashlib
 import html
 import logging
-import os
 import socket
 import ssl
 import threading
@@ -25,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import bcrypt
 
-from .config import ConfigError, Fields, load_yaml
+from .config import ConfigError, ErrorList, Fields, load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -63,48 +62,78 @@ class WebConfig:
 
 
 def load_web_config(path: str | None) -> WebConfig:
-    """Parse an exporter-toolkit web config file; None means plain HTTP, no auth."""
+    """Parse an exporter-toolkit web config file; None means plain HTTP, no auth.
+    Every problem of the file is reported at once; a file that cannot be read names the flag."""
     if not path:
         return WebConfig()
-    root = Fields(path, "", load_yaml(path))
+    try:
+        doc = load_yaml(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--web.config.file {path}", None, exc.message) from None
+    root = Fields(path, "", doc)
+    root.declare("tls_server_config", "basic_auth_users", "http_server_config")
     cfg = WebConfig()
+    errs = ErrorList()
+    with errs.part():
+        cfg.ssl_context = _tls(root)
+    with errs.part():
+        cfg.users = _users(root, path)
+    with errs.part():
+        http_cfg = root.sub("http_server_config")
+        http_cfg.bool("http2", True)
+        cfg.headers = http_cfg.str_map("headers")
+        http_cfg.reject_unknown()
+    with errs.part():
+        root.reject_unknown()
+    errs.check()
+    return cfg
+
+
+def _tls(root: Fields) -> ssl.SSLContext | None:
     tls = root.sub("tls_server_config")
-    if tls.data:
-        # relative paths are relative to the web config file (as in exporter-toolkit)
-        cert = tls.file_path("cert_file", required=True)
-        key = tls.file_path("key_file", required=True)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    if not tls.data:
+        return None
+    # relative paths are relative to the web config file (as in exporter-toolkit)
+    cert = tls.file_path("cert_file", required=True)
+    key = tls.file_path("key_file", required=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise tls.error("cert_file", f"cannot load certificate {cert} with key {key}: "
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
+    min_v = tls.str("min_version", "TLS12")
+    max_v = tls.str("max_version", "TLS13")
+    for key_name, value in (("min_version", min_v), ("max_version", max_v)):
+        if value not in _TLS_VERSIONS:
+            raise tls.error(key_name, f"must be one of {', '.join(_TLS_VERSIONS)}, got {value!r}")
+    ctx.minimum_version = _TLS_VERSIONS[min_v]
+    ctx.maximum_version = _TLS_VERSIONS[max_v]
+    auth = tls.str("client_auth_type", "NoClientCert")
+    if auth not in _CLIENT_AUTH:
+        raise tls.error("client_auth_type", f"must be one of {', '.join(_CLIENT_AUTH)}, got {auth!r}")
+    ctx.verify_mode = _CLIENT_AUTH[auth]
+    ca = tls.file_path("client_ca_file")
+    if ca:
         try:
-            ctx.load_cert_chain(cert, key)
+            ctx.load_verify_locations(ca)
         except (OSError, ssl.SSLError) as exc:
-            raise tls.error("cert_file", f"cannot load certificate/key: {exc}") from None
-        min_v = tls.str("min_version", "TLS12")
-        max_v = tls.str("max_version", "TLS13")
-        for key_name, value in (("min_version", min_v), ("max_version", max_v)):
-            if value not in _TLS_VERSIONS:
-                raise tls.error(key_name, f"must be one of {', '.join(_TLS_VERSIONS)}, got {value!r}")
-        ctx.minimum_version = _TLS_VERSIONS[min_v]
-        ctx.maximum_version = _TLS_VERSIONS[max_v]
-        auth = tls.str("client_auth_type", "NoClientCert")
-        if auth not in _CLIENT_AUTH:
-            raise tls.error("client_auth_type", f"must be one of {', '.join(_CLIENT_AUTH)}, got {auth!r}")
-        ctx.verify_mode = _CLIENT_AUTH[auth]
-        ca = tls.file_path("client_ca_file")
-        if ca:
-            try:
-                ctx.load_verify_locations(ca)
-            except (OSError, ssl.SSLError) as exc:
-                raise tls.error("client_ca_file", f"cannot load CA file: {exc}") from None
-        elif auth in ("VerifyClientCertIfGiven", "RequireAndVerifyClientCert"):
-            raise tls.error("client_ca_file", f"is required with client_auth_type {auth}")
-        tls.str_list("cipher_suites")
-        tls.bool("prefer_server_cipher_suites", True)
-        tls.str_list("curve_preferences")
-        tls.reject_unknown()
-        cfg.ssl_context = ctx
+            raise tls.error("client_ca_file", f"cannot load CA file {ca}: "
+                                              f"{getattr(exc, 'strerror', None) or exc}") from None
+    elif auth in ("VerifyClientCertIfGiven", "RequireAndVerifyClientCert"):
+        raise tls.error("client_ca_file", f"is required with client_auth_type {auth}")
+    tls.str_list("cipher_suites")
+    tls.bool("prefer_server_cipher_suites", True)
+    tls.str_list("curve_preferences")
+    tls.reject_unknown()
+    return ctx
+
+
+def _users(root: Fields, path: str) -> dict[str, bytes]:
     users = root._get("basic_auth_users", {}, False)
     if not isinstance(users, dict):
         raise root.error("basic_auth_users", "expected a mapping of user name to bcrypt hash")
+    out: dict[str, bytes] = {}
     for user, hashed in users.items():
         if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
             raise ConfigError(path, f"basic_auth_users.{user}", "expected a bcrypt hash ($2y$...)")
@@ -114,13 +143,8 @@ def load_web_config(path: str | None) -> WebConfig:
             bcrypt.checkpw(b"", encoded)
         except ValueError:
             raise ConfigError(path, f"basic_auth_users.{user}", "not a valid bcrypt hash") from None
-        cfg.users[str(user)] = encoded
-    http_cfg = root.sub("http_server_config")
-    http_cfg.bool("http2", True)
-    cfg.headers = http_cfg.str_map("headers")
-    http_cfg.reject_unknown()
-    root.reject_unknown()
-    return cfg
+        out[str(user)] = encoded
+    return out
 
 
 class _AuthCache:

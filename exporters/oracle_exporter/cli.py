@@ -20,7 +20,7 @@ from urllib.parse import quote
 from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
 from exporter_common.config import ConfigError
 from exporter_common.exposition import encode_text
-from exporter_common.web import Response, landing_page
+from exporter_common.web import Response, landing_page, load_web_config
 
 from . import __version__
 from .config import DEFAULT_TIMEOUT_SECONDS, Config, Settings, load_config
@@ -136,6 +136,7 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level, args.log_format)
+    load_web_config(args.web_config_file)   # checked with --once too: never silently ignored
     exporter, mode = build_exporter(args)
     try:
         if args.once:

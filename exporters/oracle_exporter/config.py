@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from exporter_common.config import ConfigError, Fields, load_yaml, secret_from
+from exporter_common.config import ConfigError, ErrorList, Fields, load_yaml, secret_from
 
 from .collectors.defaults import DEFAULT_HISTOGRAM_EVENTS as _DEFAULT_EVENTS, DEFAULT_LATCHES as _DEFAULT_LATCHES
 
@@ -140,35 +140,76 @@ def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) 
                     session_events_max=events_max)
 
 
+# user/password@connect-string: python-oracledb accepts it as a DSN, and the password then
+# shows up wherever the DSN does (logs, recordings). "/@alias" (an external-auth wallet) holds none.
+_DSN_CREDENTIALS = re.compile(r"^\s*[^/@()\s]*/[^@/\s]+@")
+
+
+def _dsn(db: Fields) -> str:
+    dsn = db.str("dsn", required=True)
+    if _DSN_CREDENTIALS.match(dsn):   # never repeat the value: it holds a password
+        raise db.error("dsn", "contains a user name and password (user/password@...): give the user in "
+                              "user and the password in password_file or password_env")
+    return dsn
+
+
+def _looks_like_recording(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline().lstrip()
+    except OSError:
+        return False
+    return first.startswith("{") and '"database"' in first and '"views"' in first
+
+
 def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Config:
-    """Read and validate the YAML file; every problem is a ConfigError naming file and field."""
-    root = Fields(path, "", load_yaml(path))
-    timeout = float(root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1))
-    connect_timeout = float(root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS, minimum=0.1))
-    settings = parse_settings(root, known_collectors)
+    """Read and validate the YAML file; every problem is a ConfigError naming file and field,
+    all problems of the file at once (ConfigErrors)."""
+    try:
+        root = Fields(path, "", load_yaml(path))
+    except ConfigError:
+        if _looks_like_recording(path):
+            raise ConfigError(path, None, "this is a recording (JSON Lines), not a config file: "
+                                          "serve it with --replay FILE") from None
+        raise
+    errs = ErrorList()
+    # keys of parts that may fail before reaching them: known, not "unknown field"
+    root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
+                 "custom_metrics", "custom_metric_files")
+    timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
+                               DEFAULT_TIMEOUT_SECONDS))
+    connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,
+                                                           minimum=0.1), DEFAULT_CONNECT_TIMEOUT_SECONDS))
+    settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
     databases: list[DatabaseConfig] = []
     seen: dict[str, str] = {}
-    entries = root.list_of("databases", required=True)
-    if not entries:
-        raise root.error("databases", "needs at least one database")
+    entries = errs.value(lambda: root.list_of("databases", required=True), [])
+    if not entries and "databases" in root.data and isinstance(root.data["databases"], list):
+        errs.errors.append(root.error("databases", "needs at least one database"))
     for db in entries:
         if "password" in db.data:
-            raise db.error("password", "passwords do not go in the config file: "
-                                       "use password_file or password_env")
-        name = db.str("name", required=True)
-        if name in seen:
-            raise db.error("name", f"duplicate database name {name!r} (also {seen[name]})")
-        seen[name] = db.path
-        dsn = db.str("dsn", required=True)
-        user = db.str("user", required=True)
-        password = secret_from(db, "password_file", "password_env", "password")
-        labels = _labels(db)
-        db_timeout = float(db.number("timeout_seconds", timeout, minimum=0.1))
-        db.reject_unknown()
-        databases.append(DatabaseConfig(name=name, dsn=dsn, user=user, password=password,
+            errs.errors.append(db.error("password", "passwords do not go in the config file: "
+                                                    "use password_file or password_env"))
+            db.declare("password")
+        name = errs.value(lambda: db.str("name", required=True))
+        if name is not None and name in seen:
+            errs.errors.append(db.error("name", f"duplicate database name {name!r} (also {seen[name]})"))
+        elif name is not None:
+            seen[name] = db.path
+        dsn = errs.value(lambda: _dsn(db))
+        user = errs.value(lambda: db.str("user", required=True))
+        password = errs.value(lambda: secret_from(db, "password_file", "password_env", "password"))
+        labels = errs.value(lambda: _labels(db), {})
+        db_timeout = errs.value(lambda: float(db.number("timeout_seconds", timeout, minimum=0.1)), timeout)
+        with errs.part():
+            db.reject_unknown()
+        databases.append(DatabaseConfig(name=name or "", dsn=dsn or "", user=user or "", password=password or "",
                                         labels=labels, timeout_seconds=db_timeout))
-    from .custom import parse_custom   # custom SQL metrics (and Oracle's exporter's metric files)
-    settings.custom_queries = tuple(parse_custom(root, {k for d in databases for k in d.labels}))
-    root.reject_unknown()
+    with errs.part():
+        from .custom import parse_custom   # custom SQL metrics (and Oracle's exporter's metric files)
+        settings.custom_queries = tuple(parse_custom(root, {k for d in databases for k in d.labels}))
+    with errs.part():
+        root.reject_unknown()
+    errs.check()
     return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
                   connect_timeout_seconds=connect_timeout)
