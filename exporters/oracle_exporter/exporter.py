@@ -20,6 +20,7 @@ oracle_exporter_build_info.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +42,42 @@ from .sources import Source, failed_snapshot, is_failed
 log = logging.getLogger(__name__)
 
 FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
+
+
+# ORA-00942 (table or view does not exist) and ORA-01031 (insufficient privileges) on a
+# dynamic performance view mean, on a release that has the view, a missing grant.
+GRANT_CODES = ("ORA-00942", "ORA-01031", "ORA-04043")
+_CODE = re.compile(r"\b((?:ORA|DPY|DPI|TNS)-\d{4,5})\b")
+
+
+def error_code(text: str) -> str:
+    m = _CODE.search(text or "")
+    return m.group(1) if m else "other"
+
+
+def missing_grant(view: str, code: str) -> str:
+    """The grant a view needs (``SELECT ON SYS.GV_$SESSION``) when its error says it is missing, else "".
+    Public synonyms GV$X / V$X point to SYS.GV_$X / SYS.V_$X, which the grant must name."""
+    if code not in GRANT_CODES:
+        return ""
+    obj = re.sub(r"^(G?V)\$", r"\1_$", view)
+    return f"SELECT ON SYS.{obj}"
+
+
+def _view_error(view: str, text: str) -> str:
+    grant = missing_grant(view, error_code(text))
+    return f"{view}: {text}" + (f" (missing grant? GRANT {grant} TO <monitoring user>)" if grant else "")
+
+
+def view_error_lines(snap: Snapshot) -> list[str]:
+    return [_view_error(v, t) for v, t in sorted(snap.errors.items()) if v != "*" and not v.startswith("CUSTOM:")]
+
+
+def is_blind(snap: Snapshot) -> bool:
+    """The database answered but no view could be read: every statement failed (missing grants)."""
+    errors = [v for v in snap.errors if v != "*" and not v.startswith("CUSTOM:")]
+    read = [v for v in snap.views if not v.startswith("CUSTOM:") and v != "DUAL"]
+    return bool(errors) and not read
 
 
 def load_collectors() -> dict[str, Any]:
@@ -148,7 +185,7 @@ class OracleExporter:
         outcomes, out = [], []
         for name, mod in self.collectors.items():
             def view_errors(mod=mod) -> str | None:
-                failed = [f"{v}: {snap.errors[v]}" for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
+                failed = [_view_error(v, snap.errors[v]) for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
                 return "; ".join(failed) or None
             outcome = self.runner.run(name, lambda mod=mod: mod.collect(snap, self.settings), target.name,
                                       check=view_errors)
@@ -166,8 +203,24 @@ class OracleExporter:
         success = _family("oracle_collector_success",
                           "1 if the collector succeeded on the last snapshot, else 0.", "gauge")
         failed = is_failed(snap)
-        up.add_sample("oracle_up", dict(base), 0.0 if failed else 1.0)
-        self.runner.note(FETCH, snap.errors.get("*") if failed else None, target.name)
+        blind = not failed and is_blind(snap)
+        up.add_sample("oracle_up", dict(base), 0.0 if failed or blind else 1.0)
+        reason = snap.errors.get("*") if failed else (
+            f"connected but blind: every view failed ({'; '.join(view_error_lines(snap))})" if blind else None)
+        self.runner.note(FETCH, reason, target.name)
+        failed = failed or blind
+        view_errors = _family("oracle_view_errors", "1 for each view that failed in the last fetch (absent "
+                                                    "otherwise); oracle_view_error_info names the error and grant.",
+                              "gauge")
+        error_info = _family("oracle_view_error_info", "The ORA- code of a view that failed in the last fetch and "
+                                                       "the grant that would allow it, value 1.", "gauge")
+        for view, text in sorted(snap.errors.items()):
+            if view == "*" or view.startswith("CUSTOM:"):
+                continue
+            view_errors.add_sample("oracle_view_errors", {**base, "view": view}, 1.0)
+            code = error_code(text)
+            error_info.add_sample("oracle_view_error_info",
+                                  {**base, "view": view, "code": code, "grant": missing_grant(view, code)}, 1.0)
         outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base)
         age = _family("oracle_collector_cache_age_seconds",
                       "Age of the rows a collector with a minimum interval used (0: read in this fetch), seconds.",
@@ -188,7 +241,8 @@ class OracleExporter:
                          "Time the scrape of the database took (fetch and collectors), in seconds.",
                          "gauge", "seconds")
         scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
-        return [up, scrape, duration, success, errors, *([age] if age.samples else []), *out]
+        extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
+        return [up, scrape, duration, success, errors, *extra, *out]
 
     def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
         """Scrape the named databases (all when None) concurrently; merged families.
