@@ -20,6 +20,7 @@ import yaml
 
 from e2e_support import DEMO_BEFORE, FIXTURE_GENERATOR, ROOT, build_dbhost_fixture, require
 from stack import run
+from stack.procs import free_ports
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -377,3 +378,41 @@ def test_every_repository_path_named_exists(doc):
     assert paths, f"{doc.name} names no repository path in backticks"
     missing = sorted(p for p in paths if not (ROOT / p.rstrip("/")).exists())
     assert not missing, missing
+
+
+# --- issue 16.7: docs that drifted ------------------------------------------------------------------
+
+def test_grafana_prometheus_url_in_docs_is_the_compose_one():
+    """Every PROMETHEUS_URL the docs give points at the port Prometheus really listens on:
+    the compose service's (http://prometheus:PORT) or make run's (127.0.0.1:PORT)."""
+    compose = yaml.safe_load(_read(ROOT / "compose" / "docker-compose.yml"))
+    compose_url = compose["services"]["grafana"]["environment"]["PROMETHEUS_URL"]
+    compose_port = int(compose_url.rsplit(":", 1)[1])
+    assert f"{compose_port}:{compose_port}" in " ".join(compose["services"]["prometheus"]["ports"])
+    found = 0
+    for doc in [README, *sorted(DOCS.glob("*.md")), ROOT / "dashboards" / "provisioning" / "datasources" / "prometheus.yml"]:
+        for host, port in re.findall(r"PROMETHEUS_URL\S*?[:=]\s*`?(?:\$\{PROMETHEUS_URL:-)?https?://([\w.]+):(\d+)",
+                                     _read(doc)):
+            found += 1
+            want = compose_port if host == "prometheus" else run.DEFAULT_PORTS["prometheus"]
+            assert int(port) == want, f"{doc.name}: PROMETHEUS_URL {host}:{port}, Prometheus listens on {want}"
+    assert found >= 2
+
+
+def test_oracle_down_runbook_quotes_what_the_exporter_logs_by_default(tmp_path):
+    """The OracleDown runbook tells on-call where the cause is: the exporter logs it at the
+    default level with python-oracledb's thin-mode DPY- code; the runbook must say so and quote
+    that code (not ask for debug logging, not only ORA- codes)."""
+    port = free_ports(1)[0]     # nothing listens: connection refused
+    cfg = tmp_path / "o.yml"
+    cfg.write_text("timeout_seconds: 3\nconnect_timeout_seconds: 2\ndatabases:\n"
+                   f"  - {{name: LOST, dsn: '127.0.0.1:{port}/NOPE', user: u, password_env: HOME}}\n")
+    res = _run([_exe("oracle-exporter"), "--config.file", str(cfg), "--once"])
+    line = next(l for l in res.stderr.splitlines() if "connect failed" in l)
+    assert "level=warning" in line
+    code = re.search(r"(DPY-\d+): ([^;]+);", line)
+    assert code, line
+    runbook = _read(DOCS / "runbooks" / "OracleDown.md")
+    confirm = _section(runbook, "## Confirm")
+    assert "debug" not in confirm
+    assert "level=warning" in confirm and f"{code.group(1)}: {code.group(2)}" in confirm
