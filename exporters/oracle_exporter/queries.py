@@ -3,7 +3,7 @@
 One statement per view, each selecting plain columns from one GV$ (or V$) view
 (oracle_exporter.views); all metric logic runs in Python on the rows. A view is read
 when an enabled collector lists it in ``VIEWS``; a name-filtered view (GV$SYSSTAT,
-GV$PARAMETER, GV$SYSMETRIC, the event histograms) asks for the union of the names the
+GV$SYSTEM_PARAMETER, GV$SYSMETRIC, the event histograms) asks for the union of the names the
 enabled collectors declare in ``NAMES`` (bind variables), and is not read at all when
 no collector wants a name from it. tests/oracle/test_sql_catalog.py parses every
 statement with sqlglot's Oracle dialect and checks each view and column against the

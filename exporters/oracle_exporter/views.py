@@ -236,9 +236,9 @@ LOG = register(View(
     doc="V$LOG, redo log groups from the control file"))
 
 PARAMETER = register(View(
-    "GV$PARAMETER", ("INST_ID", "NAME", "VALUE"),
+    "GV$SYSTEM_PARAMETER", ("INST_ID", "NAME", "VALUE"),
     identity=("INST_ID", "NAME"), filter_column="NAME",
-    doc="V$PARAMETER, initialization parameters in effect (VALUE is text)"))
+    doc="V$SYSTEM_PARAMETER, instance-wide initialization parameters (VALUE is text); V$PARAMETER would show the exporter session's own values"))
 
 # GV$PGASTAT rows that are cumulative since instance startup; the others
 # (aggregate PGA target parameter, total PGA allocated, cache hit percentage, ...) are gauges.

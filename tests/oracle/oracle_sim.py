@@ -195,7 +195,7 @@ class OracleSim:
     def record(self, database: str = "ODS") -> dict[str, Any]:
         """One snapshot as a recording line object (JSON-compatible)."""
         v: dict[str, list[dict[str, Any]]] = {k: [] for k in (
-            "GV$SYSTEM_EVENT", "GV$SYSSTAT", "GV$LOG", "GV$PARAMETER", "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC",
+            "GV$SYSTEM_EVENT", "GV$SYSSTAT", "GV$LOG", "GV$SYSTEM_PARAMETER", "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC",
             "GV$INSTANCE", "V$DATABASE", "GV$PROCESS")}
         hist_view = "GV$EVENT_HISTOGRAM_MICRO" if self.micro else "GV$EVENT_HISTOGRAM"
         hist_col = "WAIT_TIME_MICRO" if self.micro else "WAIT_TIME_MILLI"
@@ -215,7 +215,7 @@ class OracleSim:
                 for g in self.groups[thread]:
                     v["GV$LOG"].append({"INST_ID": i, **g})
             for name, value in ins.params.items():
-                v["GV$PARAMETER"].append({"INST_ID": i, "NAME": name, "VALUE": value})
+                v["GV$SYSTEM_PARAMETER"].append({"INST_ID": i, "NAME": name, "VALUE": value})
             for name, (value, unit) in ins.pgastat.items():
                 v["GV$PGASTAT"].append({"INST_ID": i, "NAME": name, "VALUE": value, "UNIT": unit})
             for name, cols in ins.latches.items():
@@ -316,7 +316,7 @@ def _histogram(inst: int, event: str, waits: int, avg_s: float) -> list[dict]:
 def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: float = 1.0) -> Snapshot:
     """The snapshot of ``database`` ``t`` seconds into the recording."""
     views: dict[str, list[dict]] = {v: [] for v in (
-        "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$SYSSTAT", "GV$LOG", "GV$PARAMETER",
+        "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$SYSSTAT", "GV$LOG", "GV$SYSTEM_PARAMETER",
         "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS")}
     elapsed = 86_400 + t  # instance up one day when the recording starts
     for inst in inst_ids:
@@ -338,7 +338,7 @@ def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: f
                 BYTES=524_288_000, MEMBERS=2, ARCHIVED="NO" if status == "CURRENT" else "YES", STATUS=status))
         for name, value in (("log_buffer", "4194304"), ("pga_aggregate_target", "2147483648"),
                             ("cpu_count", "12"), ("db_block_size", "8192")):
-            views["GV$PARAMETER"].append(_row("GV$PARAMETER", INST_ID=inst, NAME=name, VALUE=value))
+            views["GV$SYSTEM_PARAMETER"].append(_row("GV$SYSTEM_PARAMETER", INST_ID=inst, NAME=name, VALUE=value))
         for name, value, unit in (("aggregate PGA target parameter", 2147483648, "bytes"),
                                   ("total PGA allocated", 1_900_000_000 + int(t * 1000), "bytes"),
                                   ("total PGA inuse", 1_500_000_000, "bytes"),

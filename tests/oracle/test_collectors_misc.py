@@ -154,7 +154,7 @@ def test_sysmetric_long_duration_group_only():
             {"INST_ID": 1, "METRIC_NAME": "Average Active Sessions", "VALUE": None,
              "METRIC_UNIT": "Active Sessions", "GROUP_ID": 2, "INTSIZE_CSEC": 6001}]
     fams = collect(snap({"GV$SYSMETRIC": rows,
-                         "GV$PARAMETER": [{"INST_ID": 1, "NAME": "cpu_count", "VALUE": "12"}]}), names=["host_load"])
+                         "GV$SYSTEM_PARAMETER": [{"INST_ID": 1, "NAME": "cpu_count", "VALUE": "12"}]}), names=["host_load"])
     s = samples(fams)
     assert s[("oracle_host_os_load", (("inst_id", "1"),))] == 1.2
     assert s[("oracle_host_cpu_utilization_ratio", (("inst_id", "1"),))] == pytest.approx(0.415)

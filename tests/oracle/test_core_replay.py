@@ -68,7 +68,7 @@ def test_loop_shifts_counters_by_last_minus_first(recording):
     # gauges are not shifted: 'logons current', PGA allocated, SYSMETRIC, parameters
     assert [sysstat(s, "logons current") for s in got] == [37] * 7
     assert got[3].rows("GV$SYSMETRIC") == snaps[0].rows("GV$SYSMETRIC")
-    assert got[3].rows("GV$PARAMETER") == snaps[0].rows("GV$PARAMETER")
+    assert got[3].rows("GV$SYSTEM_PARAMETER") == snaps[0].rows("GV$SYSTEM_PARAMETER")
     # the recorded snapshots themselves are left untouched
     assert snaps[0].to_json() == read_recording(str(recording))["db1"][0].to_json()
 
@@ -114,7 +114,7 @@ def test_counter_table():
     assert pga.is_counter_row({"NAME": "over allocation count"})
     assert not pga.is_counter_row({"NAME": "total PGA allocated"})
     assert set(COUNTERS["GV$LATCH"].counters) >= {"GETS", "MISSES", "SLEEPS", "IMMEDIATE_GETS", "IMMEDIATE_MISSES"}
-    for view in ("GV$PARAMETER", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS"):
+    for view in ("GV$SYSTEM_PARAMETER", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS"):
         assert view not in COUNTERS
     # every counter column is one the live source actually selects
     from oracle_exporter.queries import build_queries

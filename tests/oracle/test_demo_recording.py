@@ -174,8 +174,8 @@ def test_every_view_and_column_of_the_live_queries_is_recorded(recordings) -> No
             insts = {r["INST_ID"] for r in snap.rows("GV$INSTANCE")}
             for inst in insts:
                 assert {r["NAME"] for r in snap.rows("GV$SYSSTAT") if r["INST_ID"] == inst} == names["GV$SYSSTAT"]
-                assert {r["NAME"] for r in snap.rows("GV$PARAMETER") if r["INST_ID"] == inst} == \
-                    names["GV$PARAMETER"]
+                assert {r["NAME"] for r in snap.rows("GV$SYSTEM_PARAMETER") if r["INST_ID"] == inst} == \
+                    names["GV$SYSTEM_PARAMETER"]
                 assert {r["METRIC_NAME"] for r in snap.rows("GV$SYSMETRIC") if r["INST_ID"] == inst} == \
                     names["GV$SYSMETRIC"]
                 hist = {r["EVENT"] for r in snap.rows("GV$EVENT_HISTOGRAM_MICRO") if r["INST_ID"] == inst}
@@ -197,7 +197,7 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
             for view, rows in snap.views.items():
                 for row in rows:
                     for col, value in row.items():
-                        if view == "GV$PARAMETER" and col == "VALUE":
+                        if view == "GV$SYSTEM_PARAMETER" and col == "VALUE":
                             assert isinstance(value, str) and value.isdigit()      # VARCHAR2
                         elif col == "VALUE" and view != "V$DATAGUARD_STATS":
                             assert isinstance(value, (int, float)) and not isinstance(value, bool), (view, value)
@@ -465,7 +465,7 @@ def test_redo_log_groups_and_switches(recordings, name, size, log_buffer, switch
                 assert r["ARCHIVED"] == "NO"
             if r["SEQUENCE#"] == cur - 3:
                 assert (r["STATUS"], r["ARCHIVED"]) == ("INACTIVE", "YES")
-        assert by_name(snap, "GV$PARAMETER")["log_buffer"]["VALUE"] == str(log_buffer)
+        assert by_name(snap, "GV$SYSTEM_PARAMETER")["log_buffer"]["VALUE"] == str(log_buffer)
     per_min = (current_seq(snaps[-1]) - current_seq(snaps[0])) / (elapsed / 60)
     assert switches_per_min[0] <= per_min <= switches_per_min[1], per_min
     statuses = {r["STATUS"] for s in snaps for r in s.rows("GV$LOG")}
@@ -515,7 +515,7 @@ def test_host_load_processes_and_idle_events(recordings) -> None:
         assert abs(metric["Database CPU Time Ratio"]["VALUE"] + metric["Database Wait Time Ratio"]["VALUE"]
                    - 100) < 0.01
         assert 5900 <= metric["Host CPU Utilization (%)"]["INTSIZE_CSEC"] <= 6100
-        assert by_name(snap, "GV$PARAMETER")["cpu_count"]["VALUE"] == "12"
+        assert by_name(snap, "GV$SYSTEM_PARAMETER")["cpu_count"]["VALUE"] == "12"
         procs = {r["PNAME"]: r for r in snap.rows("GV$PROCESS")}
         assert REQUIRED_PROCESSES <= set(procs)
         assert len({r["SPID"] for r in procs.values()}) == len(procs)
@@ -556,7 +556,7 @@ def test_rac_outage_recording(recordings) -> None:
         assert sorted((r["INST_ID"], r["INSTANCE_NAME"], r["THREAD#"]) for r in s.rows("GV$INSTANCE")) == \
             [(1, "RACDB1", 1), (2, "RACDB2", 2)]
         for view in ("GV$SYSTEM_EVENT", "GV$SYSSTAT", "GV$LATCH", "GV$PGASTAT", "GV$PROCESS", "GV$SYSMETRIC",
-                     "GV$EVENT_HISTOGRAM_MICRO", "GV$PARAMETER"):
+                     "GV$EVENT_HISTOGRAM_MICRO", "GV$SYSTEM_PARAMETER"):
             assert {r["INST_ID"] for r in s.rows(view)} == {1, 2}, view
         assert len(s.rows("V$DATABASE")) == 1 and s.rows("V$DATABASE")[0]["NAME"] == "RACDB"
         # GV$LOG: each instance reads the control file and lists both threads' groups

@@ -292,7 +292,7 @@ def test_tablespaces_outside_a_cdb_and_block_size_fallback():
     spaces = [{"TABLESPACE_NAME": "USERS", "BLOCK_SIZE": 8192, "CONTENTS": "PERMANENT"}]
     params = [{"INST_ID": 1, "NAME": "db_block_size", "VALUE": "4096"}]
     found = samples(tablespaces, snap({"DBA_TABLESPACE_USAGE_METRICS": usage, "DBA_TABLESPACES": spaces,
-                                       "GV$PARAMETER": params}))
+                                       "GV$SYSTEM_PARAMETER": params}))
     assert val(found, "oracle_tablespace_used_bytes", container="", tablespace="USERS", contents="PERMANENT") \
         == 50 * 8192
     assert val(found, "oracle_tablespace_used_bytes", container="", tablespace="NOMETA", contents="") == 5 * 4096

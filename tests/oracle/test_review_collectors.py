@@ -71,7 +71,7 @@ def promtool_ok(text: bytes) -> None:
 def as_cdb(record: dict) -> dict:
     """A 12.1+ CDB root: every row carries CON_ID 0; in addition a recorder that also
     read the per-container views adds rows for CDB$ROOT (1) and a PDB (3) with the
-    same identity and smaller values, GV$PARAMETER lists a PDB-modified value, and
+    same identity and smaller values, GV$SYSTEM_PARAMETER lists a PDB-modified value, and
     GV$INSTANCE / GV$LOG rows are repeated per container."""
     rec = copy.deepcopy(record)
     views = rec["views"]
@@ -91,7 +91,7 @@ def as_cdb(record: dict) -> dict:
                 extra[view].append(dup)
     for view, rows in extra.items():
         views[view] = rows + views[view]         # container rows first, CON_ID 0 rows last
-    views["GV$PARAMETER"] += [dict(r, CON_ID=3, VALUE="1048576") for r in views["GV$PARAMETER"]
+    views["GV$SYSTEM_PARAMETER"] += [dict(r, CON_ID=3, VALUE="1048576") for r in views["GV$SYSTEM_PARAMETER"]
                               if r["NAME"] == "log_buffer"]
     return rec
 
@@ -157,7 +157,7 @@ def test_cdb_duplicates_choose_the_lowest_container_whatever_the_row_order():
     assert value(families, "oracle_wait_event_waits_total", inst_id="1", event="log file sync",
                  wait_class="Commit") == row_value(plain, "GV$SYSTEM_EVENT", "TOTAL_WAITS", EVENT="log file sync")
     assert value(families, "oracle_log_buffer_bytes", inst_id="1") == float(
-        row_value(plain, "GV$PARAMETER", "VALUE", NAME="log_buffer")) != 1048576
+        row_value(plain, "GV$SYSTEM_PARAMETER", "VALUE", NAME="log_buffer")) != 1048576
     # without a CON_ID 0 row the root (1) wins over the PDB (3)
     rec = copy.deepcopy(record)
     for view in rec["views"].values():

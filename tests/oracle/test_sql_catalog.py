@@ -106,7 +106,7 @@ def test_typos_are_caught(broken, fragment):
 def test_statistic_parameter_and_metric_names_are_real():
     names = queries.declared_names()
     assert set(names["GV$SYSSTAT"]) <= set(CATALOG["statistics"]), set(names["GV$SYSSTAT"]) - set(CATALOG["statistics"])
-    assert set(names["GV$PARAMETER"]) <= set(CATALOG["parameters"])
+    assert set(names["GV$SYSTEM_PARAMETER"]) <= set(CATALOG["parameters"])
     assert set(names["GV$SYSMETRIC"]) <= set(CATALOG["sysmetric"])
     assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
     assert "redo synch time (usecs)" not in CATALOG["statistics"]     # the check can fail
@@ -118,7 +118,7 @@ def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
         pga.NAMES["GV$SYSSTAT"])
     assert {"redo size", "redo write time (usec)", "redo write time", "logons current",
             "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
-    assert set(names["GV$PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",
+    assert set(names["GV$SYSTEM_PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",
                                           "db_block_size"}
     assert set(names["GV$SYSMETRIC"]) == {m for _, _, m, _ in host_load.METRICS}
     assert host_load.GROUP_ID == queries.SYSMETRIC_GROUP_ID

@@ -69,6 +69,6 @@ def test_register_refuses_a_second_definition_and_bad_columns():
 
 
 def test_row_orders_columns_like_the_statement_and_refuses_strangers():
-    assert list(views.row("GV$PARAMETER", VALUE="1", NAME="cpu_count", INST_ID=1)) == ["INST_ID", "NAME", "VALUE"]
+    assert list(views.row("GV$SYSTEM_PARAMETER", VALUE="1", NAME="cpu_count", INST_ID=1)) == ["INST_ID", "NAME", "VALUE"]
     with pytest.raises(ValueError, match="CON_ID"):
-        views.row("GV$PARAMETER", VALUE="1", NAME="cpu_count", INST_ID=1, CON_ID=0)
+        views.row("GV$SYSTEM_PARAMETER", VALUE="1", NAME="cpu_count", INST_ID=1, CON_ID=0)

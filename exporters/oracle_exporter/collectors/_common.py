@@ -151,13 +151,17 @@ def thread_owners(snapshot: Any) -> dict[int, str]:
 
 
 def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
-    """{inst_id: {parameter name (lower case): numeric value}} from GV$PARAMETER.
+    """{inst_id: {parameter name (lower case): numeric value}} from GV$SYSTEM_PARAMETER.
 
+    GV$SYSTEM_PARAMETER holds the instance's values (GV$PARAMETER, read before issue 11,
+    shows the values of the querying session, which ALTER SESSION may change); recordings
+    made with GV$PARAMETER (or V$PARAMETER) are still read when GV$SYSTEM_PARAMETER is absent.
     VALUE is VARCHAR2; non-numeric values are skipped. When a name appears
     twice for one instance (a CDB may list it per container) the first row wins.
     """
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for row in snapshot.rows("GV$PARAMETER"):
+    view = "GV$SYSTEM_PARAMETER" if snapshot.has("GV$SYSTEM_PARAMETER") else "GV$PARAMETER"
+    for row in snapshot.rows(view):
         i = inst(row)
         name = row.get("NAME")
         value = num(row.get("VALUE"))

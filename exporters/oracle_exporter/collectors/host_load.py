@@ -1,5 +1,5 @@
 """Host load as Oracle sees it (field-notes C6): GV$SYSMETRIC, 60-second group
-(GROUP_ID 2, "System Metrics Long Duration"), and cpu_count (GV$PARAMETER).
+(GROUP_ID 2, "System Metrics Long Duration"), and cpu_count (GV$SYSTEM_PARAMETER).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from prometheus_client.core import Metric
 from ._common import emit, gauge, inst, num, parameter_gauge, per_instance
 
 NAME = "host_load"
-VIEWS = ("GV$SYSMETRIC", "GV$PARAMETER")
+VIEWS = ("GV$SYSMETRIC", "GV$SYSTEM_PARAMETER")
 GROUP_ID = 2  # the registry's GV$SYSMETRIC statement reads this group (views.SYSMETRIC_GROUP_ID)
 
 # metric, help, METRIC_NAME, scale
@@ -27,7 +27,7 @@ METRICS: tuple[tuple[str, str, str, float], ...] = (
      "Database Wait Time Ratio", 0.01),
 )
 
-NAMES = {"GV$SYSMETRIC": tuple(m for _, _, m, _ in METRICS), "GV$PARAMETER": ("cpu_count",)}
+NAMES = {"GV$SYSMETRIC": tuple(m for _, _, m, _ in METRICS), "GV$SYSTEM_PARAMETER": ("cpu_count",)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
@@ -42,5 +42,5 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         values.setdefault(i, {}).setdefault(str(name), value)
     families = per_instance(values, METRICS, gauge)
     families.append(parameter_gauge(snapshot, "cpu_count", "oracle_cpus",
-                                    "CPUs the instance may use (GV$PARAMETER cpu_count)."))
+                                    "CPUs the instance may use (GV$SYSTEM_PARAMETER cpu_count)."))
     yield from emit(families)

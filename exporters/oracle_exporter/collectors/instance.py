@@ -16,9 +16,9 @@ from prometheus_client.core import Metric
 from ._common import emit, gauge, inst, num, parameter_gauge, parse_time, text
 
 NAME = "instance"
-VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$PARAMETER")
+VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$SYSTEM_PARAMETER")
 
-NAMES = {"GV$PARAMETER": ("sga_target", "db_block_size")}
+NAMES = {"GV$SYSTEM_PARAMETER": ("sga_target", "db_block_size")}
 
 INFO_LABELS = ["inst_id", "instance_name", "host_name", "version", "db_name", "db_unique_name", "database_role"]
 
@@ -68,7 +68,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
 
     families = [info, started, database, procs,
                 parameter_gauge(snapshot, "sga_target", "oracle_sga_target_bytes",
-                                "SGA_TARGET, bytes (GV$PARAMETER; 0 when SGA is sized manually)."),
+                                "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually)."),
                 parameter_gauge(snapshot, "db_block_size", "oracle_db_block_size_bytes",
-                                "Database block size, bytes (GV$PARAMETER db_block_size).")]
+                                "Database block size, bytes (GV$SYSTEM_PARAMETER db_block_size).")]
     yield from emit(families)

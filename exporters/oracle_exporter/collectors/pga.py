@@ -1,5 +1,5 @@
 """PGA (field-notes M4): GV$PGASTAT, work-area executions (GV$SYSSTAT),
-PGA per background process (GV$PROCESS), pga_aggregate_limit (GV$PARAMETER).
+PGA per background process (GV$PROCESS), pga_aggregate_limit (GV$SYSTEM_PARAMETER).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from prometheus_client.core import Metric
 from ._common import by_inst_name, counter, emit, gauge, inst, num, parameter_gauge, sorted_inst
 
 NAME = "pga"
-VIEWS = ("GV$PGASTAT", "GV$SYSSTAT", "GV$PROCESS", "GV$PARAMETER")
+VIEWS = ("GV$PGASTAT", "GV$SYSSTAT", "GV$PROCESS", "GV$SYSTEM_PARAMETER")
 
 # metric, kind, help, GV$PGASTAT name, scale
 PGASTAT: tuple[tuple[str, str, str, str, float], ...] = (
@@ -45,7 +45,7 @@ PGASTAT: tuple[tuple[str, str, str, str, float], ...] = (
 WORKAREA = (("optimal", "workarea executions - optimal"), ("onepass", "workarea executions - onepass"),
             ("multipass", "workarea executions - multipass"))
 
-NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$PARAMETER": ("pga_aggregate_limit",)}
+NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$SYSTEM_PARAMETER": ("pga_aggregate_limit",)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
@@ -59,7 +59,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         families.append(family)
 
     families.append(parameter_gauge(snapshot, "pga_aggregate_limit", "oracle_pga_aggregate_limit_bytes",
-                                    "PGA_AGGREGATE_LIMIT, bytes (GV$PARAMETER; 12.1+; 0 = no limit)."))
+                                    "PGA_AGGREGATE_LIMIT, bytes (GV$SYSTEM_PARAMETER; 12.1+; 0 = no limit)."))
 
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
     workarea = counter("oracle_pga_workarea_executions_total",

@@ -1,4 +1,4 @@
-"""Redo / LGWR profile (field-notes section 1): GV$SYSSTAT, GV$LOG, GV$PARAMETER.
+"""Redo / LGWR profile (field-notes section 1): GV$SYSSTAT, GV$LOG, GV$SYSTEM_PARAMETER.
 
 Units: 'redo write time', 'redo synch time' and 'redo log space wait time'
 are in centiseconds ("10s of milliseconds"); 'redo synch time (usec)'
@@ -21,7 +21,7 @@ from ._common import (by_inst_name, counter, emit, gauge, num, parameter_gauge, 
                       thread_owners)
 
 NAME = "redo"
-VIEWS = ("GV$SYSSTAT", "GV$LOG", "GV$INSTANCE", "GV$PARAMETER")
+VIEWS = ("GV$SYSSTAT", "GV$LOG", "GV$INSTANCE", "GV$SYSTEM_PARAMETER")
 
 # metric, help, statistic, scale to base unit
 COUNTERS: tuple[tuple[str, str, str, float], ...] = (
@@ -65,7 +65,7 @@ TIMES: tuple[tuple[str, str, str, str], ...] = (
 # union of every collector's NAMES).
 NAMES = {
     "GV$SYSSTAT": tuple(s for _, _, s, _ in COUNTERS) + tuple(s for _, _, u, c in TIMES for s in (u, c)),
-    "GV$PARAMETER": ("log_buffer",),
+    "GV$SYSTEM_PARAMETER": ("log_buffer",),
 }
 
 LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
@@ -150,6 +150,6 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families += [size, members, archived, status]
 
     log_buffer = parameter_gauge(snapshot, "log_buffer", "oracle_log_buffer_bytes",
-                                 "Size of the redo log buffer, bytes (GV$PARAMETER log_buffer; R16).")
+                                 "Size of the redo log buffer, bytes (GV$SYSTEM_PARAMETER log_buffer; R16).")
     families.append(log_buffer)
     yield from emit(families)

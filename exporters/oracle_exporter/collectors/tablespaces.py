@@ -5,7 +5,7 @@ TABLESPACE_SIZE (the size the tablespace may reach: autoextensible data files
 count with their MAXSIZE, so autoextend is honoured). Block sizes differ per
 tablespace (DB_nK_CACHE_SIZE tablespaces), so each is multiplied by
 BLOCK_SIZE of its own row in (CDB_|DBA_)TABLESPACES; without that view the
-db_block_size parameter (GV$PARAMETER) is used.
+db_block_size parameter (GV$SYSTEM_PARAMETER) is used.
 
 * ``oracle_tablespace_used_bytes{container, tablespace, contents}``
 * ``oracle_tablespace_max_bytes{container, tablespace, contents}``

@@ -6,7 +6,7 @@ Writes JSON Lines snapshots in the replay format (oracle_exporter.snapshot):
 one object per database per interval, with rows for every view and column the
 live source selects (oracle_exporter.queries.build_queries with the default
 settings: GV$EVENT_HISTOGRAM_MICRO, the default histogram events), upper-case keys, values as
-Oracle returns them (numbers as numbers, GV$PARAMETER.VALUE as a string, DATE
+Oracle returns them (numbers as numbers, GV$SYSTEM_PARAMETER.VALUE as a string, DATE
 columns as ISO 8601, NULL as null).
 
 How the numbers are made (so that tests can recompute them from the rows):
@@ -54,7 +54,7 @@ from .health import HealthModel
 
 # The names the live statements ask for: the union of what the collectors read.
 _NAMES = declared_names()
-SYSSTAT_NAMES, PARAMETER_NAMES, SYSMETRIC_NAMES = (_NAMES["GV$SYSSTAT"], _NAMES["GV$PARAMETER"],
+SYSSTAT_NAMES, PARAMETER_NAMES, SYSMETRIC_NAMES = (_NAMES["GV$SYSSTAT"], _NAMES["GV$SYSTEM_PARAMETER"],
                                                    _NAMES["GV$SYSMETRIC"])
 
 SEED = 20250311
@@ -655,7 +655,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
     for i in range(n + 1):
         views: dict[str, list[dict]] = {
             "GV$SYSTEM_EVENT": [], "GV$EVENT_HISTOGRAM_MICRO": [], "GV$SYSSTAT": [], "GV$LOG": [],
-            "GV$PARAMETER": [], "GV$PGASTAT": [], "GV$LATCH": [], "GV$SYSMETRIC": [], "GV$INSTANCE": [],
+            "GV$SYSTEM_PARAMETER": [], "GV$PGASTAT": [], "GV$LATCH": [], "GV$SYSMETRIC": [], "GV$INSTANCE": [],
             "V$DATABASE": [], "GV$PROCESS": []}
         for m, startup in zip(models, startups):
             iid = m.inst.inst_id
@@ -664,7 +664,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
             views["GV$SYSSTAT"] += m.sysstat(i)
             for t in threads:  # every instance sees every thread's groups (control file)
                 views["GV$LOG"] += t.rows(i, iid)
-            views["GV$PARAMETER"] += m.parameter()
+            views["GV$SYSTEM_PARAMETER"] += m.parameter()
             views["GV$PGASTAT"] += m.pgastat(i)
             views["GV$LATCH"] += m.latch(i)
             views["GV$SYSMETRIC"] += m.sysmetric(i)
