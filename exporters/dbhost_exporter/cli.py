@@ -21,6 +21,7 @@ from .collectors.process import ProcessCollector
 from .collectors.zfs import ZfsCollector
 from .config import COLLECTORS, DbhostConfig, load_config
 from .scrape import Collector, DbhostExporter
+from .sysfs import check_mount_point
 
 log = logging.getLogger("dbhost_exporter")
 DEFAULT_PORT = 19162
@@ -63,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         load_web_config(args.web_config_file)   # checked with --once too: never silently ignored
+        check_mount_point(args.procfs, "--path.procfs")
+        check_mount_point(args.sysfs, "--path.sysfs")
         cfg = load_config(args.config_file)
         registry = make_registry(cfg, args.procfs, args.sysfs)
         if args.once:

@@ -3,7 +3,7 @@
     collectors: {lun: true, zfs: true, process: true}
     max_series: 50000               # per collector and scrape; the rest is dropped and counted
     lun:
-      include_types: [scsi, multipath, nvme]   # also: loop, ram, zram, other
+      include_types: [scsi, multipath, nvme, virtio, xen]   # also: loop, ram, zram, other
       identity_refresh_seconds: 300
       default_role: other
       roles:                        # first match wins; exactly one of wwid/device/multipath

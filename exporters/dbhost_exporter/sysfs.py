@@ -66,3 +66,17 @@ def listdir(path: str) -> list[str]:
         return sorted(os.listdir(path))
     except OSError:
         return []
+
+
+def check_mount_point(path: str, option: str) -> None:
+    """A --path.* value must name an existing, readable directory: a mistyped one would otherwise
+    serve success 1 with nothing in it. ConfigError (exit 2, one line) if not. An existing
+    directory without what the collectors look for is reported by them (a warning once when
+    there are no block devices or no processes; a failure when /proc/diskstats is missing
+    while there are devices)."""
+    from exporter_common.config import ConfigError   # noqa: PLC0415 (keeps this module import-light)
+    if not os.path.isdir(path):
+        what = "does not exist" if not os.path.exists(path) else "is not a directory"
+        raise ConfigError(option, None, f"{path} {what}")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise ConfigError(option, None, f"{path} cannot be read")

@@ -289,7 +289,7 @@ class Stack:
         real_cfg = wd / "dbhost-real.yml"
         roles = f"    - {{device: {self.real_disk}, role: redo}}\n" if self.real_disk else ""
         real_cfg.write_text("collectors: {lun: true, zfs: true, process: true}\nlun:\n"
-                            "  include_types: [scsi, multipath, nvme, other]\n  default_role: data\n"
+                            "  include_types: [scsi, multipath, nvme, virtio, xen, other]\n  default_role: data\n"
                             + ("  roles:\n" + roles if roles else ""))
         p_real = free_port()
         self._start("dbhost-real", [str(_exe("dbhost-exporter")), f"--config.file={real_cfg}",

@@ -3,6 +3,7 @@ No exception escapes, the other values are still right, and promtool stays happy
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ def promtool_clean(text: str) -> None:
 
 
 def corrupt(fx: mf.Fixture) -> None:
+    """Damaged sysfs attributes: each one leaves its own series out, the rest stays right."""
     blk = fx.sysfs / "block"
     (blk / "sda/device/queue_depth").write_text("garbage\n")
     busy = blk / "sdb/device/device_busy"              # a directory where a file should be: EISDIR on read
@@ -31,25 +33,23 @@ def corrupt(fx: mf.Fixture) -> None:
     (blk / "sdc/device/iodone_cnt").write_text("")
     (blk / "sdd/device/vendor").write_bytes(b'NET"A\\P\xff\n')   # quote, backslash, invalid UTF-8
     (blk / "sdd/device/model").write_bytes(b"LUN\nC-Mode   \n")  # newline inside the value
+    (blk / "sde/device/state").write_bytes(b"run\xffning {x=1}\n")   # not a state word: "unknown"
     (blk / "dm-1/dm/uuid").unlink()                     # map without uuid: not recognised as multipath
     (blk / "nvme0n1/inflight").write_text("")
     os.symlink("../devices/does/not/exist", blk / "sdz")   # dangling symlink
     (fx.sysfs / "class/scsi_host/host2/can_queue").write_text("-1\n")
     (fx.sysfs / "class/scsi_host/host3/host_busy").unlink()
-    text = (fx.procfs / "diskstats").read_text().splitlines(True)
-    # sdc's line cut short, sde's in-progress field not a number, then a cut final line
-    text = [ln if " sdc " not in ln else ln[:20] + "\n" for ln in text]
-    text = [ln if " sde " not in ln else ln.replace(" 13 ", " x13 ", 1) for ln in text]
-    (fx.procfs / "diskstats").write_text("".join(text) + " 259 1 nvme1n1 1 2")
-    arc = (fx.procfs / "spl/kstat/zfs/arcstats").read_bytes()
-    (fx.procfs / "spl/kstat/zfs/arcstats").write_bytes(arc[: len(arc) // 2] + b"\xff\xfe\x00garbage 4\n")
     (fx.procfs / "sys/kernel/osrelease").unlink()
 
 
-def test_corrupted_tree_still_scrapes(tmp_path):
+def once(fx: mf.Fixture) -> subprocess.CompletedProcess:
+    return run_once("--path.procfs", str(fx.procfs), "--path.sysfs", str(fx.sysfs), "--config.file", str(fx.config))
+
+
+def test_corrupted_sysfs_values_leave_only_their_own_series_out(tmp_path):
     fx = mf.build_tree(tmp_path / "t", with_proc=False)
     corrupt(fx)
-    proc = run_once("--path.procfs", str(fx.procfs), "--path.sysfs", str(fx.sysfs), "--config.file", str(fx.config))
+    proc = once(fx)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     promtool_clean(proc.stdout)
@@ -63,14 +63,13 @@ def test_corrupted_tree_still_scrapes(tmp_path):
     # sdb: device_busy unreadable -> falls back to /sys/block/sdb/inflight (= diskstats in-progress 22)
     assert value(got, "dbhost_lun_inflight_requests", device="sdb", queue="lun") == 22
     assert value(got, "dbhost_lun_inflight_requests", device="sdb", queue="host") == 0
-    # sdc: bad hex and empty counters are left out; truncated diskstats line -> no host queue
+    # sdc: bad hex and empty counters are left out
     assert ("dbhost_lun_iorequests_total", (("device", "sdc"),)) not in got
     assert ("dbhost_lun_iodone_total", (("device", "sdc"),)) not in got
     assert value(got, "dbhost_lun_ioerrors_total", device="sdc") == 0
-    assert ("dbhost_lun_inflight_requests", (("device", "sdc"), ("queue", "host"))) not in got
     assert value(got, "dbhost_lun_inflight_requests", device="sdc", queue="lun") == 11
-    # sde: in-progress field not a number -> no host queue
-    assert ("dbhost_lun_inflight_requests", (("device", "sde"), ("queue", "host"))) not in got
+    # sde: a state that is not a state word is "unknown", and such a path carries no I/O
+    assert value(got, "dbhost_scsi_device_state", device="sde", state="unknown") == 1
     # sdd: hostile label bytes survive escaped (invalid UTF-8 becomes U+FFFD)
     info = [dict(k[1]) for k in got if k[0] == "dbhost_lun_info" and dict(k[1])["device"] == "sdd"]
     assert info[0]["vendor"] == 'NET"A\\P\ufffd' and info[0]["model"] == "LUN\nC-Mode"
@@ -83,13 +82,64 @@ def test_corrupted_tree_still_scrapes(tmp_path):
     assert ("dbhost_scsi_host_can_queue", (("host", "host2"),)) not in got
     assert ("dbhost_scsi_host_busy", (("host", "host3"),)) not in got
     assert not any(k[0] == "dbhost_kernel_info" for k in got)
-    # arcstats cut in half: the rows before the cut are still exported
-    v = mf.arc_values(mf.ARC_FIELDS_22)
-    assert value(got, "dbhost_zfs_arc_hits_total", kind="demand_data") == v["demand_data_hits"]
-    assert not any(k[0].startswith("dbhost_zfs_l2arc") for k in got)
 
 
-def test_empty_root_yields_self_metrics_only(tmp_path):
+def _failed(proc, collector: str) -> list[str]:
+    """The log lines naming the collector's failure (one per state change, so one here)."""
+    return [ln for ln in proc.stderr.splitlines() if f"collector {collector} failed" in ln]
+
+
+@pytest.mark.parametrize("damage,message", [
+    ("cut", r"diskstats line \d+: not a diskstats line"),       # a line cut short
+    ("garbage", r"diskstats line \d+: not a diskstats line"),   # a counter that is not a number
+    ("empty", r"diskstats is empty while \d+ block devices are exported"),
+    ("missing", r"cannot read .*diskstats"),                   # --path.procfs names some other directory
+])
+def test_damaged_diskstats_fails_the_lun_collector_with_one_line(tmp_path, damage, message):
+    """Issue 10.5: garbage or empty diskstats used to drop the host queue series silently while
+    dbhost_collector_success stayed 1."""
+    fx = mf.build_tree(tmp_path / "t", with_proc=False)
+    disk = fx.procfs / "diskstats"
+    text = disk.read_text().splitlines(True)
+    if damage == "cut":
+        disk.write_text("".join(ln if " sdc " not in ln else ln[:20] + "\n" for ln in text))
+    elif damage == "garbage":
+        disk.write_text("".join(ln if " sde " not in ln else ln.replace(" 13 ", " x13 ", 1) for ln in text))
+    elif damage == "empty":
+        disk.write_text("")
+    else:
+        disk.unlink()
+    proc = once(fx)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    got = samples(proc.stdout)
+    assert value(got, "dbhost_collector_success", collector="lun") == 0
+    assert value(got, "dbhost_collector_success", collector="zfs") == 1
+    assert not any(k[0].startswith("dbhost_lun") for k in got)
+    lines = _failed(proc, "lun")
+    assert len(lines) == 1 and re.search(message, lines[0]), proc.stderr
+
+
+@pytest.mark.parametrize("damage", ["cut", "empty", "garbage"])
+def test_damaged_arcstats_fails_the_zfs_collector_with_one_line(tmp_path, damage):
+    fx = mf.build_tree(tmp_path / "t", with_proc=False)
+    arc = fx.procfs / "spl/kstat/zfs/arcstats"
+    data = arc.read_bytes()
+    arc.write_bytes({"cut": data[: len(data) // 2], "empty": b"",
+                     "garbage": data[: len(data) // 2] + b"\xff\xfe\x00garbage 4\n"}[damage])
+    proc = once(fx)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    got = samples(proc.stdout)
+    assert value(got, "dbhost_collector_success", collector="zfs") == 0
+    assert value(got, "dbhost_collector_success", collector="lun") == 1
+    assert not any(k[0].startswith("dbhost_zfs") for k in got)
+    lines = _failed(proc, "zfs")
+    assert len(lines) == 1 and "arcstats" in lines[0], proc.stderr
+
+
+def test_empty_root_yields_self_metrics_only_and_says_why(tmp_path):
+    """Existing but empty directories (a mistyped --path.* that happens to exist): nothing to
+    report is not a failure, but the log says once that no block device and no process was found."""
     proc = run_once("--path.procfs", str(tmp_path), "--path.sysfs", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     promtool_clean(proc.stdout)
@@ -97,6 +147,23 @@ def test_empty_root_yields_self_metrics_only(tmp_path):
     assert value(got, "dbhost_collector_success", collector="lun") == 1
     assert value(got, "dbhost_collector_success", collector="zfs") == 1
     assert not any(k[0].startswith(("dbhost_lun", "dbhost_zfs", "dbhost_scsi")) for k in got)
+    assert proc.stderr.count("no block devices under") == 1, proc.stderr
+    assert "is --path.sysfs the sysfs mount point?" in proc.stderr
+    assert proc.stderr.count("no process directories under") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("option", ["--path.sysfs", "--path.procfs"])
+def test_a_path_that_does_not_exist_is_an_error_at_start(tmp_path, option):
+    other = "--path.procfs" if option == "--path.sysfs" else "--path.sysfs"
+    missing = tmp_path / "sys-typo"
+    proc = run_once(option, str(missing), other, str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [f"error: {option}: {missing} does not exist"]
+    (tmp_path / "afile").write_text("x")
+    proc = run_once(option, str(tmp_path / "afile"), other, str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {option}: {tmp_path / 'afile'} is not a directory"]
 
 
 def _without_dac_override() -> list[str] | None:

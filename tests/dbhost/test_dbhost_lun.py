@@ -44,8 +44,14 @@ def test_diskstats_field_12_is_in_progress():
     assert parse_diskstats(line) == {"sda": 19}
     # the original 14-field layout (11 statistics) is parsed the same way
     assert parse_diskstats("   8      16 sdb 1 2 3 4 5 6 7 8 9 10 11\n") == {"sdb": 9}
-    # truncated line and a garbage field are skipped, not fatal
-    assert parse_diskstats("   8      32 sdc 1 2 3\n   8 48 sdd 1 2 3 4 5 6 7 8 x 10 11\n") == {}
+    # a truncated line or a garbage field is not diskstats: an error naming the line, never a
+    # silently missing host queue (issue 10.5)
+    with pytest.raises(ValueError, match=r"^/proc/diskstats line 1: not a diskstats line .*'8      32 sdc 1 2 3'"):
+        parse_diskstats("   8      32 sdc 1 2 3\n")
+    with pytest.raises(ValueError, match=r"^/x/diskstats line 2: "):
+        parse_diskstats("   8      16 sdb 1 2 3 4 5 6 7 8 9 10 11\n   8 48 sdd 1 2 3 4 5 6 7 8 x 10 11\n", "/x/diskstats")
+    # blank lines are no damage
+    assert parse_diskstats("\n   8      16 sdb 1 2 3 4 5 6 7 8 9 10 11\n\n") == {"sdb": 9}
 
 
 def test_inflight_file_sums_reads_and_writes():

@@ -87,23 +87,52 @@ def test_no_zfs_means_no_metrics_and_one_debug_line(tmp_path, caplog):
     assert len(records) == 1 and records[0].levelno == logging.DEBUG
 
 
-def test_malformed_and_truncated_rows_are_skipped():
+@pytest.mark.parametrize("bad,where", [
+    ("size                            4    12x34", "value of size is not an integer"),
+    ("c                               4", "not a kstat row"),          # truncated row
+    ("c_min 4 5 6", "not a kstat row"),                                # too many fields
+    ("\x00\xff garbage", "not a kstat row"),
+    ("l2_hits                         x    77", "not a kstat row"),    # type not a number
+])
+def test_a_damaged_row_fails_naming_the_line(bad, where):
+    """A row the kernel cannot have written means the file is damaged or not arcstats: the
+    collector fails (success 0) with the line, instead of exporting fewer series (issue 10.5)."""
     good = mf.linux_arcstats_text(mf.ARC_FIELDS_22).splitlines()
-    hostile = "\n".join(good[:3] + [
-        "size                            4    12x34",     # not a number
-        "c                               4",              # truncated row
-        "c_max                           9    100",       # not an integer kstat type
-        "c_min 4 5 6",                                    # too many fields
-        "\x00\xff garbage",
+    text = "\n".join(good[:3] + [bad] + good[3:])
+    with pytest.raises(ValueError, match=rf"^/p/arcstats line 4: {where}"):
+        parse_linux_arcstats(text, "/p/arcstats")
+
+
+def test_rows_that_are_not_integers_by_type_and_negative_int64_are_fine():
+    good = mf.linux_arcstats_text(mf.ARC_FIELDS_22).splitlines()
+    text = "\n".join(good[:2] + [
+        "c_max                           9    100",       # not an integer kstat type: skipped
+        "some_string                     7    abc",       # STRING
         "l2_hits                         4    77",
         "mfu_hits                        4    -5",        # int64 types may be negative: kept as read
-    ] + [good[-1][:10]])                                  # final line cut mid-name
-    stats = parse_linux_arcstats(hostile)
-    assert stats["l2_hits"] == 77
-    assert "size" not in stats and "c" not in stats and "c_max" not in stats and "c_min" not in stats
+    ])
+    stats = parse_linux_arcstats(text)
+    assert stats == {"l2_hits": 77, "mfu_hits": -5}
     got = scrape(_Static(stats))
     assert value(got, "dbhost_zfs_l2arc_hits_total") == 77
-    assert ("dbhost_zfs_arc_size_bytes", ()) not in got
+    assert ("dbhost_zfs_arc_state_hits_total", (("state", "mfu"),)) not in got   # negative: left out
+
+
+@pytest.mark.parametrize("text,msg", [("", "no 'name type data' line"),
+                                      ("13 1 0x01 0 0 1 2\nname type data\n", "no statistics"),
+                                      ("hits 4 5\n", "no 'name type data' line")])
+def test_empty_or_headless_arcstats_fails(text, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse_linux_arcstats(text)
+
+
+def test_empty_or_garbage_arcstats_file_is_a_collector_failure(tmp_path):
+    d = tmp_path / "spl/kstat/zfs"
+    d.mkdir(parents=True)
+    for content in ("", "garbage\n", mf.linux_arcstats_text(mf.ARC_FIELDS_22)[:300]):
+        (d / "arcstats").write_text(content)
+        with pytest.raises(ValueError, match=str(d / "arcstats")):
+            list(ZfsCollector(str(tmp_path), allow_command=False).collect())
 
 
 class _Static(ZfsCollector):
@@ -115,11 +144,20 @@ class _Static(ZfsCollector):
         return self._stats
 
 
-def test_kstat_p_skips_foreign_and_non_numeric_lines():
+def test_kstat_p_skips_foreign_kstats_and_text_rows():
     text = ("zfs:0:arcstats:class\tmisc\nzfs:0:arcstats:crtime\t64.352843596\n"
-            "zfs:0:arcstats:hits\t123\nunix:0:system_misc:ncpus\t8\nzfs:0:arcstats:size 456\n"
-            "zfs:0:arcstats:c\t\nzfs:0\n")
+            "zfs:0:arcstats:hits\t123\nunix:0:system_misc:ncpus\t8\nzfs:0:arcstats:size 456\n")
     assert parse_kstat_p(text) == {"hits": 123, "size": 456}
+
+
+@pytest.mark.parametrize("bad,msg", [("zfs:0:arcstats:c\t", "value of c is not an integer"),
+                                     ("zfs:0", "not a kstat -p row"),
+                                     ("zfs:0:arcstats:size\t12x", "value of size is not an integer")])
+def test_kstat_p_damaged_lines_fail_naming_the_line(bad, msg):
+    with pytest.raises(ValueError, match=rf"^k.txt line 2: {msg}"):
+        parse_kstat_p("zfs:0:arcstats:hits\t123\n" + bad + "\n", "k.txt")
+    with pytest.raises(ValueError, match="no zfs:N:arcstats statistics"):
+        parse_kstat_p("unix:0:system_misc:ncpus\t8\n")
 
 
 def test_configured_kstat_file_missing_is_a_collector_failure(tmp_path):

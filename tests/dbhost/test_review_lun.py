@@ -112,11 +112,17 @@ def test_roles_by_t10_eui_and_nvme_wwid_from_the_config_file(vtree):
     assert (info(got, t10[0])["vendor"], info(got, t10[0])["model"]) == ("ATA", "ST600MM0009")
 
 
-def test_virtio_xen_cciss_are_other_and_only_when_configured(vtree):
+def test_virtio_and_xen_disks_are_on_by_default_cciss_only_when_configured(vtree):
+    """Issue 14.4: on a KVM/OpenStack (vda) or Xen (xvda) database host these are the disks."""
     got = scrape(LunCollector(str(vtree.procfs), str(vtree.sysfs)))
-    for name, *_ in mf.VARIANT_OTHER:
-        assert device_label(name) not in devices(got)
-    cfg = LunConfig(include_types=frozenset({"other"}), roles=[RoleRule("device", "cciss/c0d0", "arch")])
+    assert {"vda", "xvda"} <= devices(got)
+    assert "cciss/c0d0" not in devices(got)
+    for name in ("vda", "xvda"):
+        assert value(got, "dbhost_lun_inflight_requests", device=name, queue="lun") >= 0
+    got = scrape(LunCollector(str(vtree.procfs), str(vtree.sysfs), LunConfig(include_types=frozenset({"scsi"}))))
+    assert not {"vda", "xvda"} & devices(got)
+    cfg = LunConfig(include_types=frozenset({"virtio", "xen", "other"}),
+                    roles=[RoleRule("device", "cciss/c0d0", "arch")])
     got = scrape(LunCollector(str(vtree.procfs), str(vtree.sysfs), cfg))
     assert devices(got) == {"vda", "xvda", "cciss/c0d0"}
     for name, _maj, _min, _dir, _link, infl, prog in mf.VARIANT_OTHER:

@@ -51,13 +51,17 @@ def test_steady_state_scrape_reads_each_file_once_and_no_identity(big, monkeypat
     monkeypatch.undo()
     assert max(opens.values()) == 1, [p for p, n in opens.items() if n > 1][:5]
     maps, hosts = N_PATHS // 2, 4
-    # per scrape: diskstats; per SCSI path device_busy + 3 counters; per map inflight; per HBA host_busy
-    assert sum(opens.values()) == 1 + 4 * N_PATHS + maps + hosts
+    # per scrape: diskstats; per SCSI path device_busy + 3 counters + state; per map inflight +
+    # dm/suspended (and its slaves/ listed: multipathd drops failed paths without a device going);
+    # per HBA host_busy
+    assert sum(opens.values()) == 1 + 5 * N_PATHS + 2 * maps + hosts
     names = Counter(os.path.basename(p) for p in opens)
     assert names == Counter({"diskstats": 1, "device_busy": N_PATHS, "iorequest_cnt": N_PATHS,
-                             "iodone_cnt": N_PATHS, "ioerr_cnt": N_PATHS, "inflight": maps, "host_busy": hosts})
+                             "iodone_cnt": N_PATHS, "ioerr_cnt": N_PATHS, "state": N_PATHS, "inflight": maps,
+                             "suspended": maps, "host_busy": hosts})
     assert not reals                                # no symlink resolution in steady state
-    assert list(lists) == [os.path.join(str(big.sysfs), "block")]
+    block = os.path.join(str(big.sysfs), "block")
+    assert Counter(lists) == Counter([block] + [os.path.join(block, f"dm-{m}", "slaves") for m in range(maps)])
     assert sum(len(f.samples) for f in fams if f.name == "dbhost_lun") == N_PATHS + maps
 
 

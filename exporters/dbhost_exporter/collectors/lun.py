@@ -57,8 +57,9 @@ from ..sysfs import listdir, parse_int, read_int, read_str, read_text
 
 log = logging.getLogger(__name__)
 
-KINDS = ("scsi", "multipath", "nvme", "loop", "ram", "zram", "other")
-DEFAULT_KINDS = frozenset({"scsi", "multipath", "nvme"})
+KINDS = ("scsi", "multipath", "nvme", "virtio", "xen", "loop", "ram", "zram", "other")
+# virtio-blk (vdX: KVM, OpenStack) and Xen (xvdX) disks are the real disks of a virtual database host
+DEFAULT_KINDS = frozenset({"scsi", "multipath", "nvme", "virtio", "xen"})
 HOST_QUEUE_VISIBLE_SINCE = (6, 10)  # diskstats counts from block-layer entry
 DISPATCHED_ONLY_SINCE = (5, 10)  # a926c7afffcc: dispatched requests only
 
@@ -69,7 +70,37 @@ _NVME_NS = re.compile(r"^nvme(\d+)n(\d+)$")
 _NVME_PATH = re.compile(r"^nvme(\d+)c\d+n(\d+)$")
 # SCSI peripheral device types sd binds to: disk, optical memory, RBC, host-managed zoned (ZBC)
 _SD_TYPES = frozenset({0x00, 0x07, 0x0E, 0x14})
-_SIMPLE = {"loop": re.compile(r"^loop\d+$"), "ram": re.compile(r"^ram\d+$"), "zram": re.compile(r"^zram\d+$")}
+_SIMPLE = {"loop": re.compile(r"^loop\d+$"), "ram": re.compile(r"^ram\d+$"), "zram": re.compile(r"^zram\d+$"),
+           # drivers/block/virtio_blk.c virtblk_name_format("vd", ...); drivers/block/xen-blkfront.c "xvd"
+           "virtio": re.compile(r"^vd[a-z]+$"), "xen": re.compile(r"^xvd[a-z]+$")}
+_NVME_CTRL = re.compile(r"^nvme\d+$")
+# What a path's state must read to carry I/O: SCSI device/state "running" (drivers/scsi/scsi_sysfs.c
+# sdev_states), NVMe controller state "live" (drivers/nvme/host/sysfs.c); ANA states that the NVMe
+# multipath driver sends I/O to (nvme_find_path: optimized, then non-optimized).
+PATH_UP_STATES = frozenset({"running", "live"})
+ANA_USABLE = frozenset({"optimized", "non-optimized"})
+_STATE_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9 ()_.-]{0,39}$")
+
+
+def state_label(raw: str | None) -> str | None:
+    """A state file's text as a label value: None if absent, "unknown" if it is not a short word
+    (the kernel prints a fixed set: running, offline, blocked, transport-offline, live, resetting,
+    "deleting (no IO)" ...; anything else must not become an unbounded label)."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    return raw if _STATE_LABEL.match(raw) else "unknown"
+
+
+@dataclass
+class NvmeController:
+    name: str
+    path: str                 # the controller's sysfs directory
+    subsystem: str = ""
+    transport: str = ""
+    model: str = ""
+    io_queues: int | None = None
+    queue_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +133,8 @@ class LunIdentity:
     nr_requests: int | None = None
     scsi_dir: str | None = None
     paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
+    controllers: tuple[str, ...] = ()   # NVMe: the controller of each path (or of the namespace)
+    queue_tags: int | None = None       # NVMe: requests its hardware queues hold at once (sum of mq/*/nr_tags)
     blk_mq: bool = True           # /sys/block/X/mq exists (False: legacy request path, kernels < 5.0)
 
 
@@ -168,21 +201,26 @@ def device_host_queue_visible(ver: tuple[int, int] | None, scsi: bool, blk_mq: b
     return 0
 
 
-def parse_diskstats(text: str | None) -> dict[str, int]:
+def parse_diskstats(text: str | None, source: str = "/proc/diskstats") -> dict[str, int]:
     """/sys/block name -> I/Os currently in progress (field 12 of /proc/diskstats; the 14-, 18-
     (4.18+ discard) and 20-field (5.5+ flush) layouts all keep it at index 11). Names with '/'
-    (``cciss/c0d0``) are keyed as sysfs spells them (``cciss!c0d0``). Lines with too few fields or a
-    non-number there are skipped."""
+    (``cciss/c0d0``) are keyed as sysfs spells them (``cciss!c0d0``).
+
+    The kernel prints every line whole (``%4d %7d %pg`` and decimal counters), so anything else
+    means the file is not diskstats (a mistyped --path.procfs, a truncated copy): ValueError
+    naming the line, never a silently missing host queue. Blank lines are ignored."""
     result: dict[str, int] = {}
     if not text:
         return result
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         parts = line.split()
-        if len(parts) < 14:
+        if not parts:
             continue
-        value = parse_int(parts[11])
-        if value is not None and not parts[11].startswith("0x"):
-            result[parts[2].replace("/", "!")] = value   # keyed by the /sys/block name (cciss!c0d0)
+        if len(parts) < 14 or not (parts[0].isdigit() and parts[1].isdigit()) or \
+                not all(p.isdigit() for p in parts[3:]):
+            raise ValueError(f"{source} line {n}: not a diskstats line (major, minor, name and at least 11 "
+                             f"decimal counters): {line.strip()[:80]!r}")
+        result[parts[2].replace("/", "!")] = int(parts[11])   # keyed by the /sys/block name (cciss!c0d0)
     return result
 
 
@@ -223,6 +261,8 @@ class LunCollector:
         self._samples: dict[str, int] = {}
         self._full: dict[str, int] = {}
         self._release: str | None = None
+        self._nvme: dict[str, NvmeController] = {}
+        self._warned_empty = False
 
     # ---- identity (cached) -------------------------------------------------
     def _classify(self, name: str) -> tuple[str, str | None]:
@@ -285,6 +325,12 @@ class LunCollector:
                                     and m.groups() == head.groups())
                 if ident.paths:
                     ident.multipath = device_label(name)   # the head is its own multipath device
+                # each path's (or the namespace's own) controller, and the requests their blk-mq
+                # hardware queues can hold (the head is bio-based: it has no queues of its own)
+                devs = ident.paths or (name,)
+                ident.controllers = tuple(self._controller_of(d) for d in devs)
+                tags = [self._queue_tags(d) for d in devs]
+                ident.queue_tags = sum(tags) if tags and None not in tags else None
             elif kind == "multipath":
                 ident.multipath = read_str(os.path.join(base, "dm", "name")) or ""
                 uuid = read_str(os.path.join(base, "dm", "uuid")) or ""
@@ -313,6 +359,47 @@ class LunCollector:
         self._cmd_per_lun = {h: read_int(os.path.join(self.sysfs, "class", "scsi_host", h, "cmd_per_lun"))
                              for h in hosts}
         self._release = read_str(os.path.join(self.procfs, "sys", "kernel", "osrelease"))
+        self._build_controllers()
+
+    def _controller_of(self, block_name: str) -> str:
+        """The NVMe controller (nvmeN) a namespace or path device belongs to ("" if unknown)."""
+        try:
+            target = os.path.basename(os.path.realpath(os.path.join(self.sysfs, "block", block_name, "device")))
+        except (OSError, ValueError):
+            return ""
+        return target if _NVME_CTRL.match(target) else ""
+
+    def _queue_tags(self, block_name: str) -> int | None:
+        """Sum of block/X/mq/*/nr_tags: the requests the device's hardware queues can hold."""
+        mq = os.path.join(self.sysfs, "block", block_name, "mq")
+        values = [read_int(os.path.join(mq, q, "nr_tags")) for q in listdir(mq)]
+        return sum(values) if values and None not in values else None
+
+    def _build_controllers(self) -> None:
+        """NVMe controllers from /sys/class/nvme: subsystem, transport, model, I/O queues
+        (queue_count counts the admin queue too) and queue size (sqsize is 0's based)."""
+        ctrls: dict[str, NvmeController] = {}
+        cls = os.path.join(self.sysfs, "class", "nvme")
+        for name in listdir(cls):
+            if not _NVME_CTRL.match(name):
+                continue
+            d = os.path.realpath(os.path.join(cls, name))
+            c = NvmeController(name, d)
+            c.transport = read_str(os.path.join(d, "transport")) or ""
+            c.model = read_str(os.path.join(d, "model")) or ""
+            qc = read_int(os.path.join(d, "queue_count"))
+            c.io_queues = qc - 1 if qc else None
+            sq = read_int(os.path.join(d, "sqsize"))
+            c.queue_size = sq + 1 if sq is not None else None
+            ctrls[name] = c
+        # the NVMe subsystem a controller belongs to: class/nvme-subsystem/nvme-subsysN/nvmeM
+        # (the controller's own "subsystem" link is its class, nvme)
+        subs = os.path.join(self.sysfs, "class", "nvme-subsystem")
+        for sub in listdir(subs):
+            for entry in listdir(os.path.join(subs, sub)):
+                if entry in ctrls:
+                    ctrls[entry].subsystem = sub
+        self._nvme = ctrls
 
     def _role(self, ident: LunIdentity) -> str:
         key = wwid_key(ident.wwid) if ident.wwid else ""
@@ -336,7 +423,24 @@ class LunCollector:
     # ---- per scrape --------------------------------------------------------
     def collect(self) -> Iterable[Metric]:
         self._refresh()
-        diskstats = parse_diskstats(read_text(os.path.join(self.procfs, "diskstats")))
+        if not self._device_set:
+            if not self._warned_empty:
+                log.warning("no block devices under %s: is --path.sysfs the sysfs mount point? "
+                            "(the lun collector exports nothing until some appear)",
+                            os.path.join(self.sysfs, "block"))
+                self._warned_empty = True
+        else:
+            self._warned_empty = False
+        diskstats: dict[str, int] = {}
+        if self._identities:
+            path = os.path.join(self.procfs, "diskstats")
+            text = read_text(path)
+            if text is None:
+                raise OSError(f"cannot read {path}: no host queue for any device")
+            diskstats = parse_diskstats(text, path)
+            if not diskstats:
+                raise ValueError(f"{path} is empty while {len(self._identities)} block devices are exported: "
+                                 "no host queue for any of them")
 
         info = InfoMetricFamily(
             "dbhost_lun", "Identity of a block device: SCSI disk (hctl), dm-multipath map or NVMe "
@@ -411,9 +515,10 @@ class LunCollector:
                     value = read_int(os.path.join(ident.scsi_dir, attr))
                     if value is not None:
                         fam.add_metric([label], value)
-            if ident.queue_depth and lun is not None:
+            limit = ident.queue_depth if ident.kind != "nvme" else ident.queue_tags
+            if limit and lun is not None:
                 self._samples[name] = self._samples.get(name, 0) + 1
-                if lun >= ident.queue_depth:
+                if lun >= limit:
                     self._full[name] = self._full.get(name, 0) + 1
             if name in self._samples:
                 samples.add_metric([label], self._samples[name])
@@ -446,6 +551,103 @@ class LunCollector:
             kernel.add_metric([self._release, visible], {})
 
         for fam in (info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full, can_queue,
-                    cmd_per_lun, host_busy, kernel):
+                    cmd_per_lun, host_busy, kernel, *self._health_families()):
             if fam.samples:
                 yield fam
+
+    # ---- path health: SCSI device state, dm-multipath maps, NVMe controllers and paths ----
+    def _health_families(self) -> list[Metric]:
+        """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
+        without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
+        and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``."""
+        blk = os.path.join(self.sysfs, "block")
+        scsi_state = GaugeMetricFamily(
+            "dbhost_scsi_device_state", "1 for the SCSI disk's current state (device/state: running, offline, "
+            "blocked, transport-offline, quiesce, ...); only running devices carry I/O.", labels=["device", "state"])
+        paths_f = GaugeMetricFamily(
+            "dbhost_multipath_paths", "Paths of a multipath device: slaves/ of a dm-multipath map, hidden "
+            "per-controller paths of an NVMe native-multipath namespace.", labels=["device"])
+        active_f = GaugeMetricFamily(
+            "dbhost_multipath_paths_active", "Paths that can carry I/O: SCSI state running, NVMe controller "
+            "live (and ANA optimized or non-optimized for NVMe native multipath). Below "
+            "dbhost_multipath_paths: the device lost redundancy.", labels=["device"])
+        suspended_f = GaugeMetricFamily(
+            "dbhost_multipath_suspended", "1 if the dm-multipath map is suspended (dm/suspended): its I/O is "
+            "held until it is resumed.", labels=["device"])
+        ctrl_state = GaugeMetricFamily(
+            "dbhost_nvme_controller_state", "1 for the NVMe controller's current state (live, resetting, "
+            "connecting, deleting, dead, new); only live controllers carry I/O.", labels=["controller", "state"])
+        ctrl_info = InfoMetricFamily(
+            "dbhost_nvme_controller", "NVMe controller: its subsystem (native multipath joins controllers of "
+            "one subsystem), transport (pcie, tcp, rdma, fc, loop), model.",
+            labels=["controller", "subsystem", "transport", "model"])
+        ctrl_queues = GaugeMetricFamily(
+            "dbhost_nvme_controller_io_queues", "I/O queue pairs of the NVMe controller (queue_count minus the "
+            "admin queue).", labels=["controller"])
+        ctrl_qsize = GaugeMetricFamily(
+            "dbhost_nvme_controller_queue_size", "Entries per I/O submission queue of the NVMe controller "
+            "(sqsize + 1; a PCIe queue holds one command less).", labels=["controller"])
+        ana_f = GaugeMetricFamily(
+            "dbhost_nvme_path_ana_state", "1 for the ANA state of an NVMe native-multipath path (ana_state: "
+            "optimized, non-optimized, inaccessible, persistent-loss, change).",
+            labels=["device", "multipath", "controller", "state"])
+        tags_f = GaugeMetricFamily(
+            "dbhost_lun_queue_tags", "Requests the NVMe device's hardware queues can hold at once (sum of "
+            "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
+            "SCSI queue depth for the queue-full samples.", labels=["device"])
+
+        c_state: dict[str, str | None] = {}
+        for name in sorted(self._nvme):
+            c = self._nvme[name]
+            st = state_label(read_text(os.path.join(c.path, "state")))
+            c_state[name] = st
+            if st is not None:
+                ctrl_state.add_metric([name, st], 1)
+            ctrl_info.add_metric([name, c.subsystem, c.transport, c.model], {})
+            if c.io_queues is not None:
+                ctrl_queues.add_metric([name], c.io_queues)
+            if c.queue_size is not None:
+                ctrl_qsize.add_metric([name], c.queue_size)
+
+        states: dict[str, str | None] = {}
+
+        def path_state(dev: str) -> str | None:
+            """device/state of a path: the SCSI device's, or for an NVMe namespace its controller's."""
+            if dev not in states:
+                states[dev] = state_label(read_text(os.path.join(blk, dev, "device", "state")))
+            return states[dev]
+
+        for name in sorted(self._identities):
+            ident = self._identities[name]
+            label = device_label(name)
+            if ident.scsi_dir is not None:
+                st = state_label(read_text(os.path.join(ident.scsi_dir, "state")))
+                states[name] = st
+                if st is not None:
+                    scsi_state.add_metric([label, st], 1)
+        for name in sorted(self._identities):
+            ident = self._identities[name]
+            label = device_label(name)
+            if ident.kind == "multipath":
+                slaves = listdir(os.path.join(blk, name, "slaves"))
+                paths_f.add_metric([label], len(slaves))
+                active_f.add_metric([label], sum(1 for sl in slaves if path_state(sl) in PATH_UP_STATES))
+                susp = read_int(os.path.join(blk, name, "dm", "suspended"))
+                if susp is not None:
+                    suspended_f.add_metric([label], 1 if susp else 0)
+            elif ident.kind == "nvme":
+                if ident.queue_tags:
+                    tags_f.add_metric([label], ident.queue_tags)
+                if ident.paths:
+                    up = 0
+                    for path, ctrl in zip(ident.paths, ident.controllers):
+                        ana = state_label(read_text(os.path.join(blk, path, "ana_state")))
+                        if ana is not None:
+                            ana_f.add_metric([device_label(path), label, ctrl, ana], 1)
+                        cst = c_state.get(ctrl) if ctrl in c_state else path_state(path)
+                        if cst in PATH_UP_STATES and (ana is None or ana in ANA_USABLE):
+                            up += 1
+                    paths_f.add_metric([label], len(ident.paths))
+                    active_f.add_metric([label], up)
+        return [scsi_state, paths_f, active_f, suspended_f, ctrl_info, ctrl_state, ctrl_queues, ctrl_qsize,
+                ana_f, tags_f]

@@ -282,6 +282,7 @@ class ProcessCollector:
         self.last_sched_parsed = 0   # sched (or status) files read because the thread ran (or is new)
         self._files = 0
         self._parsed = 0
+        self._warned_empty = False
 
     # -- classification -------------------------------------------------
     def classify(self, cmdline: str) -> Group | None:
@@ -364,6 +365,13 @@ class ProcessCollector:
         names = listdir(root)
         dirs += 1
         files = 0
+        if not any(n.isdigit() for n in names):
+            if not self._warned_empty:
+                log.warning("no process directories under %s: is --path.procfs the procfs mount point? "
+                            "(the process collector exports nothing until some appear)", root)
+                self._warned_empty = True
+        else:
+            self._warned_empty = False
         for name in names:
             if not (name.isdigit() and name.isascii()):
                 continue

@@ -11,13 +11,17 @@ Sources, first one that applies:
 3. Not on Linux and a ``kstat`` binary on PATH: run ``kstat -p zfs:0:arcstats``.
    Never on Linux, so the hot path there never forks.
 
-No ZFS on the host: nothing is yielded (one debug log line the first time).
-Truncated or malformed rows are skipped, never raised.
+No ZFS on the host (no arcstats file, no configured kstat file, no ``kstat``
+command): nothing is yielded (one debug log line the first time). A source that
+exists but cannot be read or parsed (empty, cut, not a kstat file, a value that
+is not a number) fails the collector (``dbhost_collector_success{collector="zfs"} 0``
+and one log line naming the file and line), never a silently shorter set of series.
 """
 from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,50 +39,80 @@ ARC_STATES = ("mru", "mfu", "mru_ghost", "mfu_ghost", "uncached")
 _INT_KSTAT_TYPES = frozenset({1, 2, 3, 4, 5, 6})
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def _int(text: str) -> int | None:
-    try:
-        return int(text, 10)
-    except ValueError:
-        return None
+    """A plain decimal integer (no '+', '_' or blanks that int() would accept), else None."""
+    return int(text) if _INTEGER.fullmatch(text) else None
 
 
-def parse_linux_arcstats(text: str) -> dict[str, int]:
+def parse_linux_arcstats(text: str, source: str = "arcstats") -> dict[str, int]:
     """Rows of /proc/spl/kstat/zfs/arcstats as name -> integer value.
 
-    The kstat header (7 numbers) and the ``name type data`` line are skipped; a
-    row needs exactly three fields and a numeric type and value. Types 1-6 are the
-    integer kstat types (INT32, UINT32, INT64, UINT64, LONG, ULONG; arcstats uses
-    UINT64 and one INT64); CHAR (0) and STRING (7) rows are ignored."""
+    The kstat header (7 numbers) and the ``name type data`` line come first; every row after
+    them is ``<name> <type> <value>``. Types 1-6 are the integer kstat types (INT32, UINT32,
+    INT64, UINT64, LONG, ULONG; arcstats uses UINT64 and one INT64); CHAR (0) and STRING (7)
+    rows are skipped. Anything else (no ``name type data`` line, a row without three fields, a
+    type or an integer value that is not a number) means the file is not what the kernel
+    wrote: ValueError naming the line, never a silently shorter set of series."""
     stats: dict[str, int] = {}
-    for line in text.splitlines():
+    rows = False
+    for n, line in enumerate(text.splitlines(), 1):
         parts = line.split()
-        if len(parts) != 3 or parts[0] == "name":
+        if not rows:
+            if parts == ["name", "type", "data"]:
+                rows = True
             continue
-        kstat_type = _int(parts[1])
+        if not parts:
+            continue
+        kstat_type = _int(parts[1]) if len(parts) == 3 else None
+        if kstat_type is None:
+            raise ValueError(f"{source} line {n}: not a kstat row (name type data): {line.strip()[:80]!r}")
+        if kstat_type not in _INT_KSTAT_TYPES:
+            continue
         value = _int(parts[2])
-        if kstat_type is None or kstat_type not in _INT_KSTAT_TYPES or value is None:
-            continue
+        if value is None:
+            raise ValueError(f"{source} line {n}: value of {parts[0]} is not an integer: {parts[2][:40]!r}")
         stats[parts[0]] = value
+    if not rows:
+        raise ValueError(f"{source}: no 'name type data' line: not a kstat file")
+    if not stats:
+        raise ValueError(f"{source}: no statistics after the 'name type data' line")
     return stats
 
 
-def parse_kstat_p(text: str) -> dict[str, int]:
+# kstat -p rows that are not integers by nature
+_KSTAT_TEXT_ROWS = frozenset({"class", "crtime", "snaptime"})
+
+
+def parse_kstat_p(text: str, source: str = "kstat -p output") -> dict[str, int]:
     """``kstat -p zfs:0:arcstats`` output: ``zfs:0:arcstats:<name>\\t<value>``.
-    ``class`` (a string) and ``crtime``/``snaptime`` (fractional seconds) are skipped."""
+    ``class`` (a string), ``crtime``/``snaptime`` (fractional seconds) and rows of other kstats
+    are skipped; a line that is not ``module:instance:name:statistic<TAB>value``, or an arcstats
+    row whose value is not an integer, is a ValueError naming the line (a wrong file, or a cut
+    one), as is a text without any arcstats statistic."""
     stats: dict[str, int] = {}
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
         key, sep, value = line.partition("\t")
         if not sep:
             parts = line.split(None, 1)
-            if len(parts) != 2:
-                continue
-            key, value = parts
+            key, value = (parts + [""])[:2]
         fields = key.strip().split(":")
-        if len(fields) != 4 or fields[0] != "zfs" or fields[2] != "arcstats":
+        if len(fields) != 4 or not all(fields):
+            raise ValueError(f"{source} line {n}: not a kstat -p row (module:instance:name:statistic): "
+                             f"{line.strip()[:80]!r}")
+        if fields[0] != "zfs" or fields[2] != "arcstats" or fields[3] in _KSTAT_TEXT_ROWS:
+            # another kstat in the same capture (kstat -p zfs, kstat -p) is not ours to judge
             continue
         number = _int(value.strip())
-        if number is not None:
-            stats[fields[3]] = number
+        if number is None:
+            raise ValueError(f"{source} line {n}: value of {fields[3]} is not an integer: {value.strip()[:40]!r}")
+        stats[fields[3]] = number
+    if not stats:
+        raise ValueError(f"{source}: no zfs:N:arcstats statistics")
     return stats
 
 
@@ -98,17 +132,19 @@ class ZfsCollector:
             text = read_text(self.kstat_file)
             if text is None:
                 raise OSError(f"cannot read zfs.kstat_file {self.kstat_file}")
-            return parse_kstat_p(text)
+            return parse_kstat_p(text, self.kstat_file)
         path = os.path.join(self.procfs, "spl", "kstat", "zfs", "arcstats")
         if os.path.exists(path):
             text = read_text(path)
             if text is None:   # ZFS is there but we may not read it: a failure, not "no ZFS"
                 raise OSError(f"cannot read {path}")
-            return parse_linux_arcstats(text)
+            return parse_linux_arcstats(text, path)
         if self.allow_command and shutil.which("kstat"):
             out = subprocess.run(["kstat", "-p", "zfs:0:arcstats"], capture_output=True, text=True,
                                  timeout=self.kstat_timeout, check=False)
-            return parse_kstat_p(out.stdout) if out.returncode == 0 else None
+            if out.returncode != 0:   # kstat exits 1 when nothing matches: no ZFS loaded
+                return None
+            return parse_kstat_p(out.stdout, "kstat -p zfs:0:arcstats")
         return None
 
     def collect(self) -> Iterable[Metric]:

@@ -96,7 +96,7 @@ DMS = [
 ]
 NVME = {"name": "nvme0n1", "major": 259, "minor": 0, "wwid": "eui.0025388b71b0f1a2",
         "model": "SAMSUNG MZVL2512HCJQ-00B00", "serial": "S675NX0T123456", "inflight": (2, 3),
-        "in_progress": 5, "nr_requests": 1023}
+        "in_progress": 5, "nr_requests": 1023, "queue_count": 3, "sqsize": 1023}
 SKIPPED = [("loop0", 7, 0, (0, 0), 0), ("zram0", 252, 0, (0, 0), 0)]   # name, major, minor, inflight, in_progress
 
 ROLES_CONFIG = """\
@@ -239,6 +239,26 @@ def _diskstat(major: int, minor: int, name: str, in_progress: int, seed: int, nf
     return f"{major:4d} {minor:7d} {name} " + " ".join(str(v) for v in stats) + "\n"
 
 
+def nvme_controller(sysfs: Path, ctrl_dir: str, subsys: str, state: str, transport: str, queue_count: int,
+                    sqsize: int, address: str = "") -> None:
+    """An NVMe controller as drivers/nvme/host/sysfs.c shows it: state, transport, queue_count (I/O
+    queues + the admin queue), sqsize (0's based), cntlid, address; /sys/class/nvme/nvmeN links to it
+    and /sys/class/nvme-subsystem/<subsys>/nvmeN back to it from its subsystem."""
+    d = sysfs / ctrl_dir
+    name = d.name
+    _write(d / "state", f"{state}\n")
+    _write(d / "transport", f"{transport}\n")
+    _write(d / "queue_count", f"{queue_count}\n")
+    _write(d / "sqsize", f"{sqsize}\n")
+    _write(d / "cntlid", f"{int(name[4:]) + 1}\n")
+    _write(d / "address", f"{address}\n")
+    _link(sysfs / "class/nvme" / name, f"../../{ctrl_dir}")
+    sub = sysfs / "devices/virtual/nvme-subsystem" / subsys
+    if not (sysfs / "class/nvme-subsystem" / subsys).is_symlink():
+        _link(sysfs / "class/nvme-subsystem" / subsys, f"../../devices/virtual/nvme-subsystem/{subsys}")
+    _link(sub / name, os.path.relpath(d, sub))
+
+
 @dataclass
 class Fixture:
     root: Path
@@ -295,6 +315,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         d = sysfs / "devices/virtual/block" / dm.name
         _write(d / "dm/name", f"{dm.dm_name}\n")
         _write(d / "dm/uuid", f"{dm.uuid}\n")
+        _write(d / "dm/suspended", "0\n")
         _write(d / "dev", f"253:{dm.minor}\n")
         _write(d / "inflight", f"{dm.inflight[0]:8d} {dm.inflight[1]:8d}\n")
         _write(d / "queue/nr_requests", f"{dm.nr_requests}\n")
@@ -307,15 +328,17 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         diskstats.append(_diskstat(253, dm.minor, dm.name, dm.in_progress, 20 + j))
 
     ctrl = "devices/pci0000:00/0000:00:04.0/nvme/nvme0"
-    _write(sysfs / ctrl / "model", f"{NVME['model']}\n")
-    _write(sysfs / ctrl / "serial", f"{NVME['serial']}\n")
+    _write(sysfs / ctrl / "model", f"{NVME['model']:<40}\n")       # 40 bytes, space padded
+    _write(sysfs / ctrl / "serial", f"{NVME['serial']:<20}\n")
     _write(sysfs / ctrl / "firmware_rev", "GXA7601Q\n")
+    nvme_controller(sysfs, ctrl, "nvme-subsys0", "live", "pcie", NVME["queue_count"], NVME["sqsize"])
     ns = sysfs / ctrl / NVME["name"]
     _write(ns / "wwid", f"{NVME['wwid']}\n")
     _write(ns / "inflight", f"{NVME['inflight'][0]:8d} {NVME['inflight'][1]:8d}\n")
     _write(ns / "queue/nr_requests", f"{NVME['nr_requests']}\n")
-    _write(ns / "mq/0/cpu_list", "0\n")
-    _write(ns / "mq/1/cpu_list", "1\n")
+    for q in range(NVME["queue_count"] - 1):            # one blk-mq hardware queue per I/O queue
+        _write(ns / f"mq/{q}/cpu_list", f"{q}\n")
+        _write(ns / f"mq/{q}/nr_tags", f"{NVME['sqsize']}\n")   # PCIe: q_depth - 1 = sqsize
     _link(ns / "device", "../../nvme0")
     _link(sysfs / "block" / NVME["name"], f"../{ctrl}/{NVME['name']}")
     diskstats.append(_diskstat(NVME["major"], NVME["minor"], NVME["name"], NVME["in_progress"], 30))
@@ -380,6 +403,7 @@ def build_scale_tree(root: Path, n_paths: int = 1024, kernel: str = GOLDEN_KERNE
         _write(d / "model", f"{'LUN C-Mode':<16}\n")
         _write(d / "wwid", f"naa.600a0980383030534{lun_no:015x}\n")
         _write(d / "queue_depth", "32\n")
+        _write(d / "state", "running\n")
         _write(d / "device_busy", f"{i % 33}\n")
         for attr in ("iorequest_cnt", "iodone_cnt", "ioerr_cnt"):
             _write(d / attr, f"0x{i * 977:x}\n")
@@ -394,6 +418,7 @@ def build_scale_tree(root: Path, n_paths: int = 1024, kernel: str = GOLDEN_KERNE
         d = sysfs / "devices/virtual/block" / f"dm-{m}"
         _write(d / "dm/name", f"lun{m:04d}\n")
         _write(d / "dm/uuid", f"mpath-3600a0980383030534{m:015x}\n")
+        _write(d / "dm/suspended", "0\n")
         _write(d / "inflight", f"{0:8d} {m % 60:8d}\n")
         _write(d / "queue/nr_requests", "256\n")
         for name, sdev in paths[2 * m: 2 * m + 2]:
@@ -470,6 +495,7 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
             _write(d / "wwid", f"{wwid}\n")
         _write(d / "queue_depth", "32\n" if scsi_type == 0 else "1\n")
         _write(d / "device_busy", f"{busy}\n")
+        _write(d / "state", "running\n")
         for attr, v in (("iorequest_cnt", 0x100 + seed), ("iodone_cnt", 0x100 + seed), ("ioerr_cnt", 0)):
             _write(d / attr, f"0x{v:x}\n")
         blk = d / "block" / name
@@ -509,6 +535,7 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
         d = sysfs / "devices/virtual/block" / name
         _write(d / "dm/name", f"{dm_name}\n")
         _write(d / "dm/uuid", f"{uuid}\n")
+        _write(d / "dm/suspended", "0\n")
         _write(d / "inflight", f"{inflight[0]:8d} {inflight[1]:8d}\n")
         _write(d / "queue/nr_requests", "128\n")
         _write(d / "hidden", "0\n")
@@ -541,11 +568,15 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
     for i, (path, ctrl, infl, prog) in enumerate(nv["paths"]):
         cdir = f"devices/pci0000:00/0000:00:0{5 + i}.0/nvme/{ctrl}"
         _write(sysfs / cdir / "model", f"{nv['model']:<40}\n")
+        # a dual-port PCIe SSD: two controllers of one subsystem, no ANA
+        nvme_controller(sysfs, cdir, nv["subsys"], "live", "pcie", 9, 1023)
         pdir = sysfs / cdir / path
         _write(pdir / "inflight", f"{infl[0]:8d} {infl[1]:8d}\n")
         _write(pdir / "queue/nr_requests", "1023\n")
         _write(pdir / "hidden", "1\n")
         _write(pdir / "wwid", f"{nv['wwid']}\n")
+        for q in range(8):
+            _write(pdir / f"mq/{q}/nr_tags", "1023\n")
         _link(pdir / "device", f"../../{ctrl}")
         _link(sysfs / "block" / path, f"../{cdir}/{path}")
         diskstats.append(_diskstat(0, 0, path, prog, 7 + i, nfields))
@@ -575,6 +606,108 @@ lun:
 """)
     kstat_file = root / "kstat_p.txt"
     _write(kstat_file, illumos_kstat_text())
+    return Fixture(root, procfs, sysfs, kstat_file, config)
+
+
+# ---------------------------------------------------------------- path health (multipath, NVMe)
+# A host with redundant paths to every LUN, for the failure tests (a path goes offline, a map is
+# suspended, a controller resets, an ANA group becomes inaccessible): two FC HBAs (lpfc, hosts 7
+# and 8) with two paths to a redo LUN and two to a data LUN under dm-multipath maps, and an NVMe/TCP
+# array namespace under native NVMe multipath (subsystem nvme-subsys2, head nvme2n1, controllers
+# nvme3 and nvme4 -> hidden paths nvme2c3n1, nvme2c4n1 with ANA states). NVMe/TCP controllers live
+# under devices/virtual/nvme-fabrics/ctl/ (drivers/nvme/host/fabrics.c); queue_count = I/O queues + 1,
+# sqsize = queue_size - 1 (default queue_size 128); the tag set of a fabrics queue holds sqsize + 1.
+
+PATHS_MAPS = (("dm-0", 0, "redo01", "3600a098038303053453f463045727b01", (("sdj", 144, "7:0:0:1"), ("sdk", 160, "8:0:0:1"))),
+              ("dm-1", 1, "data01", "3600a098038303053453f463045727b02", (("sdl", 176, "7:0:0:2"), ("sdm", 192, "8:0:0:2"))))
+PATHS_NVME = {"subsys": "nvme-subsys2", "head": "nvme2n1", "wwid": "uuid.4ee2a4c1-6f0e-4d16-9b1c-0c1d2e3f4a5b",
+              "model": "NetApp ONTAP Controller", "queue_count": 3, "sqsize": 127,
+              "paths": (("nvme2c3n1", "nvme3", "traddr=10.0.0.1,trsvcid=4420", "optimized"),
+                        ("nvme2c4n1", "nvme4", "traddr=10.0.0.2,trsvcid=4420", "non-optimized"))}
+PATHS_CONFIG = """\
+collectors: {process: false, zfs: false}
+lun:
+  roles:
+    - {multipath: redo01, role: redo}
+    - {multipath: data01, role: data}
+    - {device: nvme2n1, role: data}
+"""
+
+
+def build_paths_tree(root: Path) -> Fixture:
+    root = Path(root)
+    sysfs, procfs = root / "sys", root / "proc"
+    diskstats: list[str] = []
+    for h in (7, 8):
+        hostdir = f"devices/pci0000:00/0000:00:0{h - 4}.0/0000:0{h}:00.0/host{h}"
+        _write(sysfs / hostdir / f"scsi_host/host{h}/can_queue", "4096\n")
+        _write(sysfs / hostdir / f"scsi_host/host{h}/host_busy", "0\n")
+        _write(sysfs / hostdir / f"scsi_host/host{h}/cmd_per_lun", "3\n")
+        _link(sysfs / f"class/scsi_host/host{h}", f"../../{hostdir}/scsi_host/host{h}")
+    for dm_name, minor, name, wwid, paths in PATHS_MAPS:
+        for dev, dminor, hctl in paths:
+            h, c, t, _ = hctl.split(":")
+            sdev = f"devices/pci0000:00/0000:00:0{int(h) - 4}.0/0000:0{h}:00.0/host{h}/rport-{h}:0-0/target{h}:{c}:{t}/{hctl}"
+            d = sysfs / sdev
+            _write(d / "vendor", f"{'NETAPP':<8}\n")
+            _write(d / "model", f"{'LUN C-Mode':<16}\n")
+            _write(d / "type", "0\n")
+            _write(d / "wwid", f"naa.{wwid[1:]}\n")
+            _write(d / "queue_depth", "32\n")
+            _write(d / "device_busy", "1\n")
+            _write(d / "state", "running\n")
+            for attr in ("iorequest_cnt", "iodone_cnt"):
+                _write(d / attr, "0x1000\n")
+            _write(d / "ioerr_cnt", "0x0\n")
+            blk = d / "block" / dev
+            _write(blk / "queue/nr_requests", "256\n")
+            _write(blk / "inflight", f"{0:8d} {1:8d}\n")
+            _link(blk / "device", f"../../../{hctl}")
+            _link(sysfs / "block" / dev, f"../{sdev}/block/{dev}")
+            diskstats.append(_diskstat(8, dminor, dev, 1, dminor))
+        d = sysfs / "devices/virtual/block" / dm_name
+        _write(d / "dm/name", f"{name}\n")
+        _write(d / "dm/uuid", f"mpath-{wwid}\n")
+        _write(d / "dm/suspended", "0\n")
+        _write(d / "inflight", f"{0:8d} {2:8d}\n")
+        _write(d / "queue/nr_requests", "256\n")
+        for dev, _m, _h in paths:
+            _link(d / "slaves" / dev, os.path.relpath(os.path.realpath(sysfs / "block" / dev), d / "slaves"))
+        _link(sysfs / "block" / dm_name, f"../devices/virtual/block/{dm_name}")
+        diskstats.append(_diskstat(253, minor, dm_name, 2, minor))
+    nv = PATHS_NVME
+    sub = sysfs / "devices/virtual/nvme-subsystem" / nv["subsys"]
+    _write(sub / "model", f"{nv['model']:<40}\n")
+    _write(sub / "iopolicy", "numa\n")
+    head = sub / nv["head"]
+    _write(head / "wwid", f"{nv['wwid']}\n")
+    _write(head / "inflight", f"{0:8d} {0:8d}\n")
+    _write(head / "queue/nr_requests", "128\n")
+    _write(head / "hidden", "0\n")
+    _link(head / "device", f"../../{nv['subsys']}")
+    _link(sysfs / "block" / nv["head"], f"../devices/virtual/nvme-subsystem/{nv['subsys']}/{nv['head']}")
+    diskstats.append(_diskstat(259, 0, nv["head"], 0, 0))
+    for i, (path, ctrl, address, ana) in enumerate(nv["paths"]):
+        cdir = f"devices/virtual/nvme-fabrics/ctl/{ctrl}"
+        _write(sysfs / cdir / "model", f"{nv['model']:<40}\n")
+        nvme_controller(sysfs, cdir, nv["subsys"], "live", "tcp", nv["queue_count"], nv["sqsize"], address)
+        pdir = sysfs / cdir / path
+        _write(pdir / "inflight", f"{0:8d} {3 + i:8d}\n")
+        _write(pdir / "queue/nr_requests", "128\n")
+        _write(pdir / "hidden", "1\n")
+        _write(pdir / "ana_grpid", "1\n" if i == 0 else "2\n")
+        _write(pdir / "ana_state", f"{ana}\n")
+        for q in range(nv["queue_count"] - 1):
+            _write(pdir / f"mq/{q}/nr_tags", f"{nv['sqsize'] + 1}\n")
+        _link(pdir / "device", f"../../{ctrl}")
+        _link(sysfs / "block" / path, f"../{cdir}/{path}")
+        diskstats.append(_diskstat(0, 0, path, 3 + i, 9 + i))
+    diskstats.sort(key=lambda line: (int(line.split()[0]), int(line.split()[1])))
+    _write(procfs / "diskstats", "".join(diskstats))
+    _write(procfs / "sys/kernel/osrelease", GOLDEN_KERNEL + "\n")
+    config = root / "dbhost-exporter.yml"
+    _write(config, PATHS_CONFIG)
+    kstat_file = root / "kstat_p.txt"
     return Fixture(root, procfs, sysfs, kstat_file, config)
 
 
