@@ -43,10 +43,12 @@ def require_stack_inputs() -> None:
         require(ALERTS / name, "alert pack")
 
 
-def build_dbhost_fixture(dest: Path) -> dict[str, str]:
-    """Run the dbhost fixture generator (a real sysfs/procfs-shaped tree); return its paths."""
-    res = subprocess.run([sys.executable, "-m", "dbhost_exporter.demo.tree", str(dest)], capture_output=True,
-                         text=True, timeout=60)
+def build_dbhost_fixture(dest: Path, tree: str = "golden") -> dict[str, str]:
+    """Run the dbhost fixture generator (a real sysfs/procfs-shaped tree); return its paths.
+    tree: golden (SCSI, dm-multipath, NVMe, ZFS, processes), paths (path health: failed SCSI
+    paths, NVMe native multipath with ANA) or variant."""
+    res = subprocess.run([sys.executable, "-m", "dbhost_exporter.demo.tree", "--tree", tree, str(dest)],
+                         capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, f"fixture generator failed: {res.stderr}"
     out = dict(kv.split("=", 1) for kv in res.stdout.split())
     assert {"procfs", "sysfs", "config"} <= set(out), res.stdout

@@ -347,11 +347,13 @@ def test_oracle_metrics_named_in_the_docs_are_exposed():
 
 def test_dbhost_metrics_named_in_the_docs_are_exposed(tmp_path):
     require(FIXTURE_GENERATOR, "dbhost-exporter fixture generator")
-    fx = build_dbhost_fixture(tmp_path / "fx")
-    res = _run([_exe("dbhost-exporter"), "--path.procfs", fx["procfs"], "--path.sysfs", fx["sysfs"],
-                "--config.file", fx["config"], "--once"])
-    assert res.returncode == 0, res.stderr
-    exposed = _exposed_names(res.stdout)
+    exposed = set()
+    for tree in ("golden", "paths"):   # paths: NVMe native multipath (ANA), failed SCSI paths
+        fx = build_dbhost_fixture(tmp_path / tree, tree)
+        res = _run([_exe("dbhost-exporter"), "--path.procfs", fx["procfs"], "--path.sysfs", fx["sysfs"],
+                    "--config.file", fx["config"], "--once"])
+        assert res.returncode == 0, res.stderr
+        exposed |= _exposed_names(res.stdout)
     for doc in ("dbhost-exporter.md", "dbhost-process-collector.md"):
         named = _doc_metric_names(_read(DOCS / doc), "dbhost")
         assert len(named) >= 5, doc

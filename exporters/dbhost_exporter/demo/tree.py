@@ -370,10 +370,14 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    trees = {"golden": build_tree, "paths": build_paths_tree, "variant": build_variant_tree}
+    kind = "golden"
+    if len(argv) == 3 and argv[0] == "--tree" and argv[1] in trees:
+        kind, argv = argv[1], argv[2:]
     if len(argv) != 1:
-        print("usage: python -m dbhost_exporter.demo.tree DIR", file=sys.stderr)
+        print("usage: python -m dbhost_exporter.demo.tree [--tree golden|paths|variant] DIR", file=sys.stderr)
         return 2
-    fx = build_tree(Path(argv[0]))
+    fx = trees[kind](Path(argv[0]))
     print(f"procfs={fx.procfs} sysfs={fx.sysfs} kstat_file={fx.kstat_file} config={fx.config}")
     return 0
 
