@@ -81,6 +81,7 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
     try:
         text, pids = stack.text, stack.pids
         assert re.search(r"^\[stack\] all targets up \(\d+\.\ds after start\)$", text, re.M), text
+        assert "targets up: 0/0" not in text    # progress starts once Prometheus has discovered its targets
         assert set(pids) == {"webhook", "oracle-exporter", "dbhost-exporter", "node_exporter", "alertmanager",
                              "prometheus"}
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
