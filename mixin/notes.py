@@ -230,6 +230,19 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
           "oracle_up is per database: when one RAC instance stops, the database still answers and "
           "oracle_up stays 1. An instance (GV$INSTANCE) or a database (the exporter's output) seen "
           "in the last hour and missing now is alerted on."),
+         ("O4", "limits that stop a database",
+          "The everyday instance-health limits every peer exporter watches: processes and sessions "
+          "against their limits (ORA-00020, ORA-00018 refuse new connections), a permanent tablespace "
+          "near the size it can reach (ORA-01653 fails inserts) or filling up within days, the fast "
+          "recovery area near full (archiving stops with ORA-19809/ORA-00257, then every commit waits "
+          "'log file switch (archiving needed)', R15), an ASM disk group that could not restore its "
+          "redundancy after a disk failure, or with disks offline. A ticket at 85-90%, a page at "
+          "95-97%."),
+         ("O5", "the standby and the archive destinations",
+          "A Data Guard standby more than 5 minutes behind in transport (redo lost on failover) or "
+          "apply (failover takes longer), a lag that is no longer computed or computed from stale "
+          "data (the standby lost the primary: a small lag figure then means nothing), and an archive "
+          "destination in error."),
      ]),
     ("Method",
      "The expert's method.",

@@ -54,6 +54,9 @@ LATCH_GETS = "database_inst:oracle_latch_gets:rate5m"
 LATCH_MISSES = "database_inst:oracle_latch_misses:rate5m"
 LATCH_HIT_RATIO = "database_inst:oracle_latch_hit_ratio:rate5m"
 PGA_ALLOCATED_TO_TARGET = "database_inst:oracle_pga_allocated_to_target:ratio"
+RESOURCE_UTILIZATION = "database_inst_resource:oracle_resource_utilization:ratio"
+TABLESPACE_USED = "database_tablespace:oracle_tablespace_used:ratio"
+RECOVERY_AREA_USED = "database:oracle_recovery_area_used:ratio"
 
 # ---------------------------------------------------------------- Oracle processes on the host
 PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
@@ -125,6 +128,18 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (LATCH_HIT_RATIO, f"1 - {LATCH_MISSES}\n  / ({LATCH_GETS} > 0)"),
             (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (oracle_pga_allocated_bytes)\n"
                                       f"  / (sum by ({db_inst}) (oracle_pga_target_bytes) > 0)"),
+        ]),
+        ("oracle_space.rules", [
+            # GV$RESOURCE_LIMIT: no limit series when UNLIMITED, so no ratio either
+            (RESOURCE_UTILIZATION, f"max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_current_utilization)\n"
+                                   f"  / (max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_limit) > 0)"),
+            # of the size the tablespace can reach (autoextensible files at MAXSIZE)
+            (TABLESPACE_USED, f"max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_used_bytes)\n"
+                              f"  / (max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_max_bytes) > 0)"),
+            # what Oracle cannot reclaim by itself
+            (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (oracle_recovery_area_used_bytes)\n"
+                                 f"   - max by ({cfg.by('database')}) (oracle_recovery_area_reclaimable_bytes))\n"
+                                 f"  / (max by ({cfg.by('database')}) (oracle_recovery_area_limit_bytes) > 0)"),
         ]),
         ("dbhost_process.rules", [
             (PROC_SWITCHES, f"sum by ({cfg.by('instance', 'sid', 'role')}) "

@@ -29,6 +29,7 @@ def alerts(cfg: Config) -> list[dict]:
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
     every_job = cfg.selector("oracle", "dbhost", "node")
     target = cfg.by("job", "instance")        # one scrape target
+    limited = 'resource=~"processes|sessions|transactions"'
     return [
         # ------------------------------------------------------------ monitoring
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
@@ -277,6 +278,91 @@ def alerts(cfg: Config) -> list[dict]:
              summary="Redo generation stalls waiting for the archiver on " + _DB,
              description="{{ $value | printf \"%.3g\" }} 'log file switch (archiving needed)' waits/s on " + _DB +
                          " (R15; noise floor ${R15_archiving_needed.floor.rate}/s): every log group is full and unarchived."),
+
+        # ------------------------------------------------------------ space, limits, standby (O4, O5)
+        dict(alert="OracleResourceLimitNear", ids=["O4_resource"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource}",
+             summary="{{ $labels.resource }} near its limit on " + _DB,
+             description="{{ $labels.resource }} in use is {{ $value | humanizePercentage }} of its limit on " + _DB +
+                         " (threshold ${O4_resource|pct}, O4): at the limit new connections fail (ORA-00020 processes, "
+                         "ORA-00018 sessions)."),
+        dict(alert="OracleResourceLimitNear", ids=["O4_resource_crit"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource_crit}",
+             summary="{{ $labels.resource }} at its limit on " + _DB,
+             description="{{ $labels.resource }} in use is {{ $value | humanizePercentage }} of its limit on " + _DB +
+                         " (threshold ${O4_resource_crit|pct}, O4): the next logons fail with ORA-00020/ORA-00018."),
+        dict(alert="OracleTablespaceFull", ids=["O4_tablespace"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace}",
+             summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} is filling up",
+             description="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} uses "
+                         "{{ $value | humanizePercentage }} of the size it can reach (threshold ${O4_tablespace|pct}, O4): "
+                         "at 100% inserts fail with ORA-01653."),
+        dict(alert="OracleTablespaceFull", ids=["O4_tablespace_crit"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_crit}",
+             summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} is nearly full",
+             description="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} uses "
+                         "{{ $value | humanizePercentage }} of the size it can reach (threshold ${O4_tablespace_crit|pct}, "
+                         "O4): inserts are about to fail with ORA-01653."),
+        dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_days"], layer="oracle", dashboard="oracle-capacity",
+             doc="At the growth of the last 6 hours a permanent tablespace that is at least "
+                 "${O4_tablespace_days.floor.used|pct} full reaches its maximum size within ${O4_tablespace_days} days.",
+             expr="(oracle_tablespace_max_bytes{contents=\"PERMANENT\"} - oracle_tablespace_used_bytes{contents=\"PERMANENT\"})\n"
+                  "  / (deriv(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h]) > 0) / 86400 < ${O4_tablespace_days}\n"
+                  "and on (" + cfg.by("database", "container", "tablespace") + ")\n" +
+                  R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_days.floor.used}",
+             summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} fills up within days",
+             description="At the growth of the last 6 hours tablespace {{ $labels.tablespace }} of "
+                         "{{ $labels.database }} reaches the size it can reach in {{ $value | printf \"%.1f\" }} days "
+                         "(threshold ${O4_tablespace_days} days, O4): add space in working hours."),
+        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.RECOVERY_AREA_USED + " > ${O4_fra}",
+             summary="The recovery area of {{ $labels.database }} is filling up",
+             description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
+                         "reclaimable files (threshold ${O4_fra|pct}, O4): when full, archiving stops (ORA-19809) and then "
+                         "every commit (R15)."),
+        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit"], layer="oracle", dashboard="oracle-capacity",
+             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}",
+             summary="The recovery area of {{ $labels.database }} is nearly full",
+             description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
+                         "reclaimable files (threshold ${O4_fra_crit|pct}, O4): archiving is about to stop, then commits (R15)."),
+        dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
+             expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_usable_file_bytes)\n"
+                  "  / (max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_total_bytes) > 0) < ${O4_asm}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) is low on usable space",
+             description="The usable file space of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} is "
+                         "{{ $value | humanizePercentage }} of its size (threshold ${O4_asm|pct}, O4; negative: a failed "
+                         "disk could not be re-mirrored)."),
+        dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
+             expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_offline_disks) > ${O4_asm_offline}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
+             description="{{ $value }} disks of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} are "
+                         "offline (O4): the group runs without its redundancy until they are back."),
+        dict(alert="OracleDataGuardLag", ids=["O5_lag"], layer="oracle", dashboard="oracle-wallboard",
+             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_seconds) > ${O5_lag}",
+             summary="Standby {{ $labels.database }} is {{ $labels.kind }}-lagging",
+             description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is {{ $value | humanizeDuration }} "
+                         "(threshold ${O5_lag|dur}, O5): transport lag is redo lost on failover, apply lag is time to apply first."),
+        dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
+             labels={"cause": "not_computed"},
+             doc="A standby's transport or apply lag row is there but its value is NULL (not computed).",
+             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == 0",
+             summary="Standby {{ $labels.database }} no longer computes its {{ $labels.kind }} lag",
+             description="Standby {{ $labels.database }} reports no {{ $labels.kind }} lag value (lag_computed = {{ $value }}, "
+                         "O5): it lost contact with the primary or apply stopped; a missing lag is not a zero lag."),
+        dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
+             labels={"cause": "stale"},
+             doc="A standby's lag is computed from data older than ${O5_lag_stale|dur} (DATUM_TIME stopped moving).",
+             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_datum_age_seconds) > ${O5_lag_stale}",
+             summary="Standby {{ $labels.database }} computes its {{ $labels.kind }} lag from stale data",
+             description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is computed from data "
+                         "{{ $value | humanizeDuration }} old (threshold ${O5_lag_stale|dur}, O5): the standby is not "
+                         "receiving redo and its small lag figure is stale."),
+        dict(alert="OracleArchiveDestinationError", ids=["O5_archive_dest"], layer="oracle", dashboard="oracle-redo",
+             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (oracle_archive_dest_error) == ${O5_archive_dest}",
+             summary="Archive destination {{ $labels.dest_name }} of {{ $labels.database }} is in error",
+             description="Archive destination {{ $labels.dest_name }} of " + _DB + " is in error "
+                         "(oracle_archive_dest_error = {{ $value }}; O5, R15): redo is not archived there; "
+                         "see oracle_archive_dest_info for the status and ORA- error."),
 
         # ------------------------------------------------------------ instance efficiency
         dict(alert="OracleLatchHitRatioLow", ids=["I1"], layer="oracle", dashboard="oracle-waits",

@@ -245,6 +245,39 @@ def build(cfg: Config):
          q(f"sum by (database) ({R.REDO_SYNCH_WRITES}{{{DB}}})", "{{database}} redo synch writes/s", "C")],
         w=24, h=7)
 
+    # ---------------- space and limits (O4, O5)
+    o4r, o4t, o4f = cfg.th("O4_resource"), cfg.th("O4_tablespace"), cfg.th("O4_fra")
+    o4a, o5l = cfg.th("O4_asm"), cfg.th("O5_lag")
+    ts_leg = "{{database}} {{container}} {{tablespace}}"
+    space = [
+        timeseries_panel("Resources used against their limit", f"[O4] processes, sessions and transactions in use "
+                         f"against their limit (GV$RESOURCE_LIMIT); a ticket above {o4r.colour_at:.0%}. UNLIMITED "
+                         "resources have no limit and no line.", "percentunit",
+                         [q(f'{R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}}',
+                            "{{database}}/{{inst_id}} {{resource}}")], w=12, th=o4r),
+        timeseries_panel("Tablespaces: the 10 fullest", f"[O4] Permanent tablespaces against the size they can "
+                         f"reach (autoextensible files at MAXSIZE); a ticket above {o4t.colour_at:.0%}.", "percentunit",
+                         [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', ts_leg)], w=12, th=o4t),
+        timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
+                         f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
+                         f"{cfg.th('O4_tablespace_days').value:g} days.", "d",
+                         [q(f'bottomk(10, (oracle_tablespace_max_bytes{{{DB}, contents="PERMANENT"}} - '
+                            f'oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}) / '
+                            f'(deriv(oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}[6h]) > 0) / 86400)',
+                            ts_leg)], w=8),
+        timeseries_panel("Recovery area used", f"[O4, R15] Fast recovery area in use net of reclaimable files; a "
+                         f"ticket above {o4f.colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
+                         [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=o4f),
+        timeseries_panel("ASM usable file space", f"[O4] Usable file space of each disk group (room left with "
+                         f"redundancy restorable after a disk failure) against its size; below {o4a.colour_at:.0%} "
+                         "it is a ticket, negative means a failed disk could not be re-mirrored.", "percentunit",
+                         [q(f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / (oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)",
+                            "{{database}} {{diskgroup}}")], w=8, th=o4a, minimum=None),
+        timeseries_panel("Data Guard lag", f"[O5] Transport and apply lag of the standby databases; a ticket above "
+                         f"{o5l.colour_at:g} s.", "s",
+                         [q(f"oracle_dataguard_lag_seconds{{{DB}}}", "{{database}} {{kind}}")], w=24, th=o5l),
+    ]
+
     d = new_dashboard(UID, "Capacity profile: workload, waits with thresholds, top 5 timed events and "
                       "system figures, now beside a baseline (field notes K1).",
                       [v_datasource(), v_database(), v_host(cfg), v_baseline(), v_baseline_end()],
@@ -253,5 +286,8 @@ def build(cfg: Config):
          .with_row(db.Row("Waits")).with_panel(waits).with_panel(top)
          .with_row(db.Row("System figures")).with_panel(runq).with_panel(lgwr)
          .with_panel(lunw).with_panel(lunr)
-         .with_row(db.Row("Load profile")).with_panel(load))
+         .with_row(db.Row("Load profile")).with_panel(load)
+         .with_row(db.Row("Space and limits")))
+    for p in space:
+        d = d.with_panel(p)
     return d

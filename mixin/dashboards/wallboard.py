@@ -228,6 +228,28 @@ def build(cfg: Config):
         "short", [q(f"topk(10, sum by (database, event) (oracle_sessions_waiting{{{DB}}}))",
                     "{{database}} {{event}}")], w=12)
 
+    # ---------------- space, limits, standby (O4, O5): the worst per database, worst first
+    o4r, o4t, o4f, o5l = cfg.th("O4_resource"), cfg.th("O4_tablespace"), cfg.th("O4_fra"), cfg.th("O5_lag")
+    limits = [
+        ("Processes / sessions used", f"[O4] Per database, the highest of processes, sessions and transactions "
+         f"in use against their limit (GV$RESOURCE_LIMIT): a ticket above {o4r.colour_at:.0%}, a page above "
+         f"{cfg.th('O4_resource_crit').colour_at:.0%} (ORA-00020 / ORA-00018 at 100%).", "percentunit",
+         f'max by (database) ({R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}})', o4r),
+        ("Fullest tablespace", f"[O4] Per database, the fullest permanent tablespace against the size it can "
+         f"reach: a ticket above {o4t.colour_at:.0%}, a page above {cfg.th('O4_tablespace_crit').colour_at:.0%}.",
+         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', o4t),
+        ("Recovery area used", f"[O4, R15] Per database, the fast recovery area in use net of what Oracle "
+         f"reclaims by itself: a ticket above {o4f.colour_at:.0%}; when full, archiving and then commits stop.",
+         "percentunit", f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})", o4f),
+        ("Standby lag", f"[O5] Per standby database, the larger of transport and apply lag: a ticket above "
+         f"{o5l.colour_at:g} s.", "s", f"max by (database) (oracle_dataguard_lag_seconds{{{DB}}})", o5l),
+    ]
+    space = []
+    for title, desc, unit, expr, t in limits:
+        p = stat_panel(title, desc, unit, [q(f"sort_desc({expr})", "{{database}}", "A", instant=True)], w=6, h=6, th=t)
+        p.orientation(cm.VizOrientation.AUTO).text(cb.VizTextDisplayOptions().title_size(12).value_size(16))
+        space.append(p)
+
     d = new_dashboard(UID, "Instance-health wallboard: the fleet by state, one tile per database and per "
                       "host, sessions and hangs, coloured from the alert pack's thresholds "
                       "(alerts/thresholds.yaml) and firing alerts.",
@@ -237,5 +259,7 @@ def build(cfg: Config):
          .with_row(db.Row("Hosts")).with_panel(host_tile)
          .with_row(db.Row("Sessions and hangs")).with_panel(commit_wait).with_panel(blocked).with_panel(stuck)
          .with_panel(active).with_panel(waiting)
+         .with_row(db.Row("Space, limits and standby")).with_panel(space[0]).with_panel(space[1])
+         .with_panel(space[2]).with_panel(space[3])
          .with_row(db.Row("Alerts")).with_panel(firing))
     return d

@@ -255,3 +255,15 @@ def test_watchdog_reaches_the_dead_mans_switch(alertmanager):
     while time.time() < deadline and not _Hook.posts:
         time.sleep(0.2)
     assert [p[0] for p in _Hook.posts] == ["/watchdog"]
+
+
+def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
+    alerts = [_alert("OracleRecoveryAreaFull", **{k: v for k, v in ODS.items() if k != "inst_id"}),
+              _alert("OracleArchivingBehind", "unarchived_groups", **{**ODS, "thread": "1"}),
+              _alert("OracleArchiveDestinationError", **{**ODS, "dest_name": "LOG_ARCHIVE_DEST_1"}),
+              _alert("OracleArchivingBehind", "unarchived_groups", **{**ODS, "database": "DW", "thread": "1"})]
+    assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
+    _settle()
+    state = requests.get(alertmanager + "/api/v2/alerts", timeout=5).json()
+    assert {(a["labels"]["alertname"], a["labels"]["database"]) for a in state if a["status"]["inhibitedBy"]} == {
+        ("OracleArchivingBehind", "ODS"), ("OracleArchiveDestinationError", "ODS")}

@@ -36,7 +36,13 @@ BEFORE_FIRING = {"OracleLogFileParallelWriteSlow", "OracleLogFileSyncSlow", "Ora
                  # the demo's "before" database also runs PGA at 105% of pga_aggregate_target with the
                  # over-allocation count growing (M4): a finding of its own
                  "OraclePgaOverAllocation"}
-FIRING_RULES = {"OraclePgaOverAllocation": 2}   # both M4 rules: allocated over target, count increasing
+FIRING_RULES = {"OraclePgaOverAllocation": 2,   # both M4 rules: allocated over target, count increasing
+                "OracleTablespaceFull": 2}      # both O4 rules: ODS_DATA is above 97%
+# Both recordings are of the database DEMO, whose ODS_DATA tablespace is 97% full and growing
+# (exporters/oracle_exporter/demo/health.py): the instance-health finding (O4) fires on both, the
+# ticket and the page, and nothing else of the instance-health pack does (processes at 40% of the
+# limit, the FRA 64% full net of reclaimable space, both archive destinations valid, no standby).
+HEALTH_FIRING = {"OracleTablespaceFull"}
 # The demo's "before" latch hit ratio is 99.68% (I1 healthy: about 99.5%), so OracleLatchHitRatioLow
 # must stay silent on both recordings; the firing set is compared whole.
 
@@ -127,7 +133,7 @@ def test_before_recording_raises_the_expert_findings(tmp_path, replays):
     assert any(k.startswith("oracle_wait_event_waits_total{") for k in series), sorted(series)[:5]
     avg = 'database_inst_event:oracle_wait_event_average_wait_seconds:rate5m{event="%s"}'
     res = _promtool(tmp_path, series, [
-        _firing(BEFORE_FIRING),
+        _firing(BEFORE_FIRING | HEALTH_FIRING),
         # field notes section 1 "before", within the recording's +-5 % interval jitter
         _between(avg % "log file parallel write", 0.0118 * 0.93, 0.0118 * 1.07),
         _between(avg % "log file sync", 0.02645 * 0.93, 0.02645 * 1.07),
@@ -144,10 +150,11 @@ def test_after_recording_raises_nothing(tmp_path, replays):
     series = replays["after"]
     avg = 'database_inst_event:oracle_wait_event_average_wait_seconds:rate5m{event="%s"}'
     res = _promtool(tmp_path, series, [
-        {"expr": 'count(ALERTS{alertstate="firing", layer!="monitoring"}) or vector(0)', "eval_time": EVAL,
+        _firing(HEALTH_FIRING),
+        {"expr": 'count(ALERTS{layer!="monitoring", alertname!="OracleTablespaceFull"}) or vector(0)', "eval_time": EVAL,
          "exp_samples": [{"labels": "{}", "value": 0}]},
-        {"expr": 'count(ALERTS{layer!="monitoring"}) or vector(0)', "eval_time": EVAL,
-         "exp_samples": [{"labels": "{}", "value": 0}]},
+        {"expr": 'count(ALERTS{alertname="OracleTablespaceFull", tablespace!="ODS_DATA"}) or vector(0)',
+         "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 0}]},
         _between(avg % "log file parallel write", 0.00055 * 0.93, 0.00055 * 1.07),
         _between(avg % "log file sync", 0.00213 * 0.93, 0.00213 * 1.07),
         _between("database_inst:oracle_user_commits:rate5m", 520 * 0.93, 520 * 1.07),

@@ -109,7 +109,9 @@ def test_every_threshold_is_used():
 # study's business ran for months at 26 ms log file sync: a ticket, not a page.
 PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           # our view of the database is gone or flapping, or commits are stuck (O1, O2)
-          "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck"}
+          "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck",
+          # a limit about to refuse work: connections, inserts, archiving (O4)
+          "OracleResourceLimitNear", "OracleTablespaceFull", "OracleRecoveryAreaFull"}
 
 
 def test_only_outage_conditions_page():

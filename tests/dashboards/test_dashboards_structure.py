@@ -23,7 +23,7 @@ UIDS = {"oracle-wallboard", "oracle-capacity", "oracle-redo", "oracle-waits", "o
 FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5)} |
                   {f"C{i}" for i in range(1, 8)} | {f"M{i}" for i in range(1, 6)} |
                   {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
-                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {"O1", "O2", "O3"})
+                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {f"O{i}" for i in range(1, 6)})
 ID_RE = re.compile(r"\b([RQCMIZFKO]\d{1,2})\b")
 EPS = 1e-9
 COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
@@ -78,6 +78,15 @@ EXPECTED = {
     ("oracle-wallboard", "Longest commit wait", "defaults"): ["O2_commit"],
     ("oracle-wallboard", "Longest blocked session", "defaults"): ["O2_blocked"],
     ("oracle-wallboard", "Longest non-idle wait", "defaults"): ["O2_wait"],
+    ("oracle-wallboard", "Processes / sessions used", "defaults"): ["O4_resource"],
+    ("oracle-wallboard", "Fullest tablespace", "defaults"): ["O4_tablespace"],
+    ("oracle-wallboard", "Recovery area used", "defaults"): ["O4_fra"],
+    ("oracle-wallboard", "Standby lag", "defaults"): ["O5_lag"],
+    ("oracle-capacity", "Resources used against their limit", "defaults"): ["O4_resource"],
+    ("oracle-capacity", "Tablespaces: the 10 fullest", "defaults"): ["O4_tablespace"],
+    ("oracle-capacity", "Recovery area used", "defaults"): ["O4_fra"],
+    ("oracle-capacity", "ASM usable file space", "defaults"): ["O4_asm"],
+    ("oracle-capacity", "Data Guard lag", "defaults"): ["O5_lag"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }
@@ -414,7 +423,7 @@ def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
         links = p["fieldConfig"]["defaults"]["links"]
         assert links and all(f"var-{var}=${{__field.labels.{field}}}" in l["url"] for l in links)
     rows = [p["title"] for p in BOARDS["oracle-wallboard"]["panels"] if p["type"] == "row"]
-    assert rows == ["Fleet", "Databases", "Hosts", "Sessions and hangs", "Alerts"]
+    assert rows == ["Fleet", "Databases", "Hosts", "Sessions and hangs", "Space, limits and standby", "Alerts"]
     firing = next(t["expr"] for t in panels["Firing alerts"]["targets"])
     assert 'alertname!="Watchdog"' in firing
 
