@@ -358,7 +358,11 @@ def alerts(cfg: Config) -> list[dict]:
                          "{{ $value | humanizeDuration }} old (threshold ${O5_lag_stale|dur}, O5): the standby is not "
                          "receiving redo and its small lag figure is stale."),
         dict(alert="OracleArchiveDestinationError", ids=["O5_archive_dest"], layer="oracle", dashboard="oracle-redo",
-             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (oracle_archive_dest_error) == ${O5_archive_dest}",
+             # a NOARCHIVELOG database archives nowhere: its destinations' state means nothing. `unless`
+             # (not `and ... ARCHIVELOG`) so that a missing oracle_database_info does not silence it.
+             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (oracle_archive_dest_error) == ${O5_archive_dest}\n"
+                  "unless on (" + cfg.by("database") + ")\n"
+                  "oracle_database_info{log_mode=\"NOARCHIVELOG\"}",
              summary="Archive destination {{ $labels.dest_name }} of {{ $labels.database }} is in error",
              description="Archive destination {{ $labels.dest_name }} of " + _DB + " is in error "
                          "(oracle_archive_dest_error = {{ $value }}; O5, R15): redo is not archived there; "

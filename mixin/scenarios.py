@@ -1194,7 +1194,14 @@ def health_tests(pack) -> list:
                           window=0))
     tests.append(quiet("OracleAsmDiskOffline: all disks online does not fire", alert, asm(300 * gb), n))
 
-    # Data Guard (a standby)
+    # Data Guard. Failure first: a primary (or any database without Data Guard) has no
+    # V$DATAGUARD_STATS rows, so no lag series: neither alert may read that as "not computed".
+    primary = [tl.gauge("oracle_database_info", {**ORA, "database": "ODS", "database_role": "PRIMARY",
+                                                 "log_mode": "ARCHIVELOG"}, [(0, 1)]),
+               tl.gauge("oracle_up", {**ORA, "database": "ODS"}, [(0, 1)])]
+    for name in ("OracleDataGuardLag", "OracleDataGuardLagNotComputed"):
+        tests.append(quiet(f"{name}: a primary without Data Guard (no V$DATAGUARD_STATS rows) does not fire",
+                           name, primary, n))
     alert = "OracleDataGuardLag"
 
     def dataguard(lag, computed=1, age=5, kind="transport"):
@@ -1221,6 +1228,17 @@ def health_tests(pack) -> list:
                           {**DB, "dest_name": "LOG_ARCHIVE_DEST_2"}, 1, window=0))
     tests.append(quiet("OracleArchiveDestinationError: a deferred destination (error 0) does not fire", alert,
                        [tl.gauge("oracle_archive_dest_error", lab, [(0, 0)])], n))
+
+    def info(log_mode):
+        return tl.gauge("oracle_database_info", {**ORA, "database": "ODS", "database_role": "PRIMARY",
+                                                 "log_mode": log_mode}, [(0, 1)])
+    tests.append(quiet("OracleArchiveDestinationError: a NOARCHIVELOG database with a destination in ERROR "
+                       "does not fire (it archives nowhere)", alert,
+                       [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)]), info("NOARCHIVELOG")], n))
+    tests.append(scenario(pack, "OracleArchiveDestinationError: the same destination in ERROR on an ARCHIVELOG "
+                          "database fires", alert, 0,
+                          [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)]), info("ARCHIVELOG")],
+                          {**DB, "dest_name": "LOG_ARCHIVE_DEST_2"}, 1, window=0))
     return tests
 
 

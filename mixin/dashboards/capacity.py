@@ -273,10 +273,25 @@ def build(cfg: Config):
                          "it is a ticket, negative means a failed disk could not be re-mirrored.", "percentunit",
                          [q(f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / (oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)",
                             "{{database}} {{diskgroup}}")], w=8, th=o4a, minimum=None),
+        timeseries_panel("ASM offline disks", "[O4] Offline disks per disk group (V$ASM_DISKGROUP_STAT."
+                         "OFFLINE_DISKS): any is a ticket (OracleAsmDiskOffline); ASM drops them after "
+                         "disk_repair_time and rebalances.", "none",
+                         [q(f"max by (database, diskgroup) (oracle_asm_diskgroup_offline_disks{{{DB}}})",
+                            "{{database}} {{diskgroup}}")], w=8, th=cfg.th("O4_asm_offline")),
         timeseries_panel("Data Guard lag", f"[O5] Transport and apply lag of the standby databases; a ticket above "
                          f"{o5l.colour_at:g} s.", "s",
-                         [q(f"oracle_dataguard_lag_seconds{{{DB}}}", "{{database}} {{kind}}")], w=24, th=o5l),
+                         [q(f"oracle_dataguard_lag_seconds{{{DB}}}", "{{database}} {{kind}}")], w=8, th=o5l),
+        timeseries_panel("Data Guard lag data age", f"[O5] Age of the data each lag was computed from "
+                         f"(TIME_COMPUTED - DATUM_TIME); above {cfg.th('O5_lag_stale').colour_at:g} s the standby "
+                         "receives nothing and its lag is stale. The lag not computed at all (VALUE NULL) is "
+                         "the 'not computed' line at 1 (OracleDataGuardLagNotComputed).", "s",
+                         [q(f"oracle_dataguard_lag_datum_age_seconds{{{DB}}}", "{{database}} {{kind}} data age", "A"),
+                          q(f"oracle_dataguard_lag_computed{{{DB}}} == bool 0", "{{database}} {{kind}} not computed",
+                            "B")], w=8, th=cfg.th("O5_lag_stale")),
     ]
+
+    space = [override_ref(p, "B", unit="none") if p._internal.title == "Data Guard lag data age" else p
+             for p in space]
 
     d = new_dashboard(UID, "Capacity profile: workload, waits with thresholds, top 5 timed events and "
                       "system figures, now beside a baseline (field notes K1).",

@@ -7,7 +7,8 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from mixin import records as R
 from mixin.config import Config
 from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, add_panels, heatmap_panel, ms,
-                                    new_dashboard, q, re_escape, stat_panel, timeseries_panel, v_database,
+                                    new_dashboard, override_name, q, re_escape, stat_panel, table_panel,
+                                    timeseries_panel, v_database,
                                     v_datasource, v_host, v_query, with_database)
 
 LEG = "{{database}}/{{inst_id}}"
@@ -32,6 +33,19 @@ def redo(cfg: Config):
     r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
     sync_avg = event_avg("log file sync")
     pw_avg = event_avg("log file parallel write")
+
+    o5d = cfg.th("O5_archive_dest")
+    archive_table = table_panel(
+        "Archive destinations", "[O5, R15] Configured archive destinations (GV$ARCHIVE_DEST, STATUS not "
+        "INACTIVE): status, whether valid in the database's role, the ORA- error, and 'in error' = "
+        "oracle_archive_dest_error (1: in use and ERROR, DISABLED, BAD PARAM or FULL; "
+        "OracleArchiveDestinationError). Deferred destinations are 0.", "none",
+        [q(f"max by (database, inst_id, dest_name, target, destination, status, valid_now, error) "
+           f"(oracle_archive_dest_info{{{DB}}})", "", "A", instant=True, fmt=PromQueryFormat.TABLE),
+         q(f"max by (database, inst_id, dest_name) (oracle_archive_dest_error{{{DB}}})", "", "B", instant=True,
+           fmt=PromQueryFormat.TABLE)],
+        w=14, h=8, hide=("Time", "Value #A"), rename={"Value #B": "in error"})
+    archive_table = override_name(archive_table, "in error", th=o5d, colour_cells=True)
 
     panels = [
         db.Row("Commit path: log file sync vs log file parallel write"),
@@ -128,6 +142,15 @@ def redo(cfg: Config):
                          [q(f"{R.REDO_SYNCH_TIME_AVG}{{{DB}}}", LEG + " synch", "A"),
                           q(f"{R.REDO_WRITE_TIME_AVG}{{{DB}}}", LEG + " write", "B")],
                          w=8),
+        db.Row("Archive destinations"),
+        archive_table,
+        timeseries_panel("Archive destinations: log sequences behind", "[O5, R15] Per destination, how many "
+                         "log sequences it is behind the most advanced destination of its instance "
+                         "(GV$ARCHIVE_DEST.LOG_SEQUENCE): a remote destination that stopped receiving grows "
+                         "here by one per log switch.", "short",
+                         [q(f"max by (job, instance, database, inst_id) (oracle_archive_dest_log_sequence{{{DB}}}) "
+                            f"- on (job, instance, database, inst_id) group_right "
+                            f"oracle_archive_dest_log_sequence{{{DB}}}", LEG + " {{dest_name}}")], w=10),
         db.Row("Redo LUNs (host)"),
         timeseries_panel("Redo LUN write latency", f"[R17] Average write service time of LUNs with role=redo: "
                          f"writes < {ms(r17w)} (12 ms before, < 1 ms after).", "s",

@@ -164,7 +164,7 @@ def build(cfg: Config):
         "Firing alerts",
         "Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}, the Watchdog "
         "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M2..M4, "
-        "C1, C2, Q2..Q4, Z4, O1..O3). Empty when all is well.",
+        "C1, C2, Q2..Q4, Z4, O1..O5). Empty when all is well.",
         "none",
         [q('sort_desc(max by (alertname, severity, database, instance) '
            '(ALERTS{alertstate="firing", alertname!="Watchdog"}))',
@@ -244,9 +244,40 @@ def build(cfg: Config):
         ("Standby lag", f"[O5] Per standby database, the larger of transport and apply lag: a ticket above "
          f"{o5l.colour_at:g} s.", "s", f"max by (database) (oracle_dataguard_lag_seconds{{{DB}}})", o5l),
     ]
+    o4a, o4o = cfg.th("O4_asm"), cfg.th("O4_asm_offline")
+    o5s, o5d = cfg.th("O5_lag_stale"), cfg.th("O5_archive_dest")
+    asm_ratio = (f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / "
+                 f"(oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)")
+    limits += [
+        ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least usable file space "
+         f"(room files can still use with redundancy restorable after a disk failure) against its size: a "
+         f"ticket below {o4a.colour_at:.0%}; negative: a failed disk could not be re-mirrored. Lowest first.",
+         "percentunit", f"min by (database) ({asm_ratio})", o4a),
+        ("ASM disks offline", "[O4] Per database on ASM, offline disks in its disk groups: any is a ticket "
+         "(OracleAsmDiskOffline), the group runs without its redundancy.", "none",
+         f"sum by (database) (max by (database, diskgroup) (oracle_asm_diskgroup_offline_disks{{{DB}}}))", o4o),
+        ("Archive destinations in error", "[O5, R15] Per database, archive destinations in use that are in "
+         "ERROR, DISABLED, BAD PARAM or FULL: any is a ticket (OracleArchiveDestinationError); deferred "
+         "destinations and those not valid in the database's role count 0.", "none",
+         f"sum by (database) (max by (database, inst_id, dest_name) (oracle_archive_dest_error{{{DB}}}))", o5d),
+        ("Standby lag data age", f"[O5] Per standby database, the age of the data its lag was computed from "
+         f"(TIME_COMPUTED - DATUM_TIME): above {o5s.colour_at:g} s the standby receives no redo and a small "
+         "lag figure is stale (OracleDataGuardLagNotComputed). A lag that is not computed at all shows "
+         "'NOT COMPUTED'.", "s",
+         f"max by (database) (oracle_dataguard_lag_datum_age_seconds{{{DB}}})", o5s),
+    ]
     space = []
     for title, desc, unit, expr, t in limits:
-        p = stat_panel(title, desc, unit, [q(f"sort_desc({expr})", "{{database}}", "A", instant=True)], w=6, h=6, th=t)
+        order = "sort" if t.lower_is_bad else "sort_desc"
+        targets = [q(f"{order}({expr})", "{{database}}", "A", instant=True)]
+        if title == "Standby lag data age":
+            # 0 when a kind's lag row has no value: the cell says so, in the alert's colour
+            targets.append(q(f"min by (database) (oracle_dataguard_lag_computed{{{DB}}}) == 0",
+                             "{{database}} lag", "B", instant=True))
+        p = stat_panel(title, desc, unit, targets, w=6, h=6, th=t)
+        if len(targets) > 1:
+            p = override_ref(p, "B", unit="none", neutral=o5s.colour, mappings=[{
+                "type": "value", "options": {"0": {"text": "NOT COMPUTED", "color": o5s.colour, "index": 0}}}])
         p.orientation(cm.VizOrientation.AUTO).text(cb.VizTextDisplayOptions().title_size(12).value_size(16))
         space.append(p)
 
@@ -259,7 +290,8 @@ def build(cfg: Config):
          .with_row(db.Row("Hosts")).with_panel(host_tile)
          .with_row(db.Row("Sessions and hangs")).with_panel(commit_wait).with_panel(blocked).with_panel(stuck)
          .with_panel(active).with_panel(waiting)
-         .with_row(db.Row("Space, limits and standby")).with_panel(space[0]).with_panel(space[1])
-         .with_panel(space[2]).with_panel(space[3])
-         .with_row(db.Row("Alerts")).with_panel(firing))
+         .with_row(db.Row("Space, limits and standby")))
+    for p in space:
+        d = d.with_panel(p)
+    d = d.with_row(db.Row("Alerts")).with_panel(firing)
     return d

@@ -87,6 +87,13 @@ EXPECTED = {
     ("oracle-capacity", "Recovery area used", "defaults"): ["O4_fra"],
     ("oracle-capacity", "ASM usable file space", "defaults"): ["O4_asm"],
     ("oracle-capacity", "Data Guard lag", "defaults"): ["O5_lag"],
+    ("oracle-capacity", "ASM offline disks", "defaults"): ["O4_asm_offline"],
+    ("oracle-capacity", "Data Guard lag data age", "defaults"): ["O5_lag_stale"],
+    ("oracle-wallboard", "ASM usable file space", "defaults"): ["O4_asm"],
+    ("oracle-wallboard", "ASM disks offline", "defaults"): ["O4_asm_offline"],
+    ("oracle-wallboard", "Archive destinations in error", "defaults"): ["O5_archive_dest"],
+    ("oracle-wallboard", "Standby lag data age", "defaults"): ["O5_lag_stale"],
+    ("oracle-redo", "Archive destinations", "in error"): ["O5_archive_dest"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }
