@@ -64,6 +64,12 @@ PROC_INVOLUNTARY_SHARE = "instance_sid_role:dbhost_process_involuntary_context_s
 HOST_INVOLUNTARY = "instance:dbhost_process_involuntary_context_switches:rate5m"
 HOST_INVOLUNTARY_SHARE = "instance:dbhost_process_involuntary_context_switches_share:rate5m"
 PROC_MIGRATIONS = "instance_sid_role:dbhost_process_migrations:rate5m"
+# schedstat run delay: seconds the group's threads waited on a run queue per second, and per dispatch
+PROC_RUN_DELAY = "instance_sid_role:dbhost_process_run_delay:rate5m"
+PROC_RUN_DELAY_PER_DISPATCH = "instance_sid_role:dbhost_process_run_delay_per_dispatch:rate5m"
+# the same per Oracle database instance (sid -> database, inst_id through oracle_instance_info)
+LGWR_RUN_DELAY = "database_inst:dbhost_lgwr_run_delay_per_dispatch:rate5m"
+FOREGROUND_RUN_DELAY = "database_inst:dbhost_foreground_run_delay_per_dispatch:rate5m"
 
 # ---------------------------------------------------------------- LUNs
 LUN_HOST_QUEUE = "instance_device:dbhost_lun_host_queue:avg5m"
@@ -93,6 +99,26 @@ RUN_QUEUE_PER_CPU = "instance:node_run_queue_per_cpu:avg5m"
 MAJOR_FAULTS = "instance:node_vmstat_pgmajfault:rate5m"
 MAJOR_FAULT_RATIO = "instance:node_major_page_fault_ratio:rate5m"
 SWAP_PAGES = "instance:node_swap_pages:rate5m"
+
+
+def by_database_instance(cfg: Config, host_expr: str) -> str:
+    """A dbhost-exporter per-(instance, sid) measure as the Oracle instance's (database, inst_id,
+    with the oracle-exporter's target labels), worst of its series. oracle_instance_info's
+    INSTANCE_NAME is the sid. Where one instance has that sid the sid decides; where several do
+    (a Data Guard pair, clones on other hosts) the short host name decides too: the dbhost
+    target's `instance` against GV$INSTANCE.HOST_NAME, both up to the first dot. Each side is
+    reduced to one series per join key first, so duplicates never fail the rule."""
+    info = ('label_replace(label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)"), '
+            '"host", "$1", "host_name", "([^.]+).*")')
+    shared = f"(count by (sid) ({info}) > 1)"
+    host = f'label_replace({host_expr}, "host", "$1", "instance", "([^.:]+).*")'
+    return (f"max by ({cfg.by('database', 'inst_id')}) (\n"
+            f"  ({info} unless on (sid) {shared})\n"
+            f"    * on (sid) group_left () max by (sid) ({host_expr})\n"
+            f"  or\n"
+            f"  ({info} and on (sid) {shared})\n"
+            f"    * on (sid, host) group_left () max by (sid, host) ({host})\n"
+            f")")
 
 
 def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -155,6 +181,13 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
              f"  / (sum by ({host}) (rate(dbhost_process_context_switches_total[5m])) > 0)"),
             (PROC_MIGRATIONS, f"sum by ({cfg.by('instance', 'sid', 'role')}) "
                               "(rate(dbhost_process_migrations_total[5m]))"),
+            (PROC_RUN_DELAY, f"sum by ({cfg.by('instance', 'sid', 'role')}) "
+                             "(rate(dbhost_process_run_delay_seconds_total[5m]))"),
+            (PROC_RUN_DELAY_PER_DISPATCH, f"{PROC_RUN_DELAY}\n"
+                                          f"  / (sum by ({cfg.by('instance', 'sid', 'role')}) "
+                                          "(rate(dbhost_process_timeslices_total[5m])) > 0)"),
+            (LGWR_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + "{" + LGWR_ROLES + "}")),
+            (FOREGROUND_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + '{role="foreground"}')),
         ]),
         ("host_storage.rules", [
             (LUN_HOST_QUEUE, f"sum by ({dev}) (avg_over_time(dbhost_lun_inflight_requests{{queue=\"host\"}}[5m]))"),

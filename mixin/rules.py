@@ -30,6 +30,21 @@ def alerts(cfg: Config) -> list[dict]:
     every_job = cfg.selector("oracle", "dbhost", "node")
     target = cfg.by("job", "instance")        # one scrape target
     limited = 'resource=~"processes|sessions|transactions"'
+    # R13: commits wait far longer than LGWR writes (ratio and gap), with traffic behind both
+    r13 = ("(\n"
+           "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
+           "  - ignoring (event, wait_class)\n"
+           "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
+           ") > ${R13_gap}\n"
+           "and on (" + cfg.by("database", "inst_id") + ") (\n"
+           "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
+           "  / ignoring (event, wait_class)\n"
+           "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
+           ") > ${R13}\n"
+           "and on (" + cfg.by("database", "inst_id") + ")\n" +
+           R.WAITS + "{event=\"log file sync\"} >= ${R13.floor.waits}\n"
+           "and on (" + cfg.by("database", "inst_id") + ")\n" +
+           R.WAITS + "{event=\"log file parallel write\"} >= ${R13.floor.waits}")
     return [
         # ------------------------------------------------------------ monitoring
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
@@ -225,24 +240,42 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.3g\" }} redo log space requests/s on " + _DB +
                          " (R11: eliminate; noise floor ${R11.floor.rate}/s): sessions wait for a log switch to free space."),
         dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap"], layer="oracle", dashboard="oracle-redo",
-             expr="(\n"
-                  "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
-                  "  - ignoring (event, wait_class)\n"
-                  "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
-                  ") > ${R13_gap}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
-                  "  / ignoring (event, wait_class)\n"
-                  "  " + R.WAIT_AVG + "{event=\"log file parallel write\"}\n"
-                  ") > ${R13}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
-                  R.WAITS + "{event=\"log file sync\"} >= ${R13.floor.waits}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ")\n" +
-                  R.WAITS + "{event=\"log file parallel write\"} >= ${R13.floor.waits}",
+             doc="'log file sync' average more than ${R13}x and ${R13_gap|dur} above 'log file parallel write', with "
+                 "no measured CPU wait of LGWR or the sessions above ${R13_run_delay|dur} per dispatch to name as the "
+                 "cause (no dbhost-exporter on the host, or the cause is elsewhere: post/wait, LGWR's own CPU work).",
+             expr=r13 + "\n"
+                  "unless on (" + cfg.by("database", "inst_id") + ") (\n"
+                  "  " + R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
+                  "  or " + R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
+                  ")",
              summary="Committing sessions wait far longer than LGWR writes on " + _DB,
              description="'log file sync' averages {{ $value | humanizeDuration }} more than 'log file parallel write' on " + _DB +
                          " (more than ${R13}x and ${R13_gap|dur}, R13): sessions or LGWR are not getting CPU; "
                          "check LGWR involuntary context switches (R14) and the run queue (C1)."),
+        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
+             dashboard="oracle-redo", labels={"cause": "lgwr_cpu_wait"},
+             doc="R13's gap, and LGWR waits more than ${R13_run_delay|dur} per dispatch on a run queue "
+                 "(dbhost_process_run_delay_seconds_total / dbhost_process_timeslices_total of the LGWR roles): "
+                 "the cause is LGWR's CPU starvation (R14).",
+             expr=R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
+                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
+             summary="LGWR waits for a CPU, so commits wait on " + _DB,
+             description="LGWR of " + _DB + " waits {{ $value | humanizeDuration }} on a run queue for a CPU each time "
+                         "it is dispatched (threshold ${R13_run_delay|dur}; R13, R14) while 'log file sync' runs more than "
+                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': the commits wait for LGWR to get a "
+                         "CPU, not for the disk. Give LGWR a CPU (R14: fixed-priority class, processor set) or unload "
+                         "the run queue (C1)."),
+        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
+             dashboard="oracle-redo", labels={"cause": "session_cpu_wait"},
+             doc="R13's gap, and the foreground sessions wait more than ${R13_run_delay|dur} per dispatch on a run "
+                 "queue: the committing sessions do not get a CPU when LGWR posts them.",
+             expr=R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
+                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
+             summary="Sessions wait for a CPU after commit on " + _DB,
+             description="The foreground sessions of " + _DB + " wait {{ $value | humanizeDuration }} on a run queue for "
+                         "a CPU per dispatch (threshold ${R13_run_delay|dur}; R13) while 'log file sync' runs more than "
+                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': a committing session is posted "
+                         "by LGWR but waits for a CPU to return. The host is CPU-starved (C1): unload it or add CPUs."),
         dict(alert="OracleLgwrInvoluntaryContextSwitches", ids=["R14"], layer="host", dashboard="host-cpu",
              expr=R.PROC_INVOLUNTARY_SHARE + "{" + R.LGWR_ROLES + "} > ${R14}\n"
                   "and on (" + cfg.by("instance", "sid", "role") + ")\n" +

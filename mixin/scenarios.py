@@ -98,6 +98,8 @@ def source_kind(expr: str) -> str:
     """Which exporter the first series an expression reads comes from (its labels are the
     alert's): oracle, dbhost or node, from the metric name (recorded series: its middle part)."""
     for name in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", expr):
+        if name.count(":") == 2 and name.startswith("database"):
+            return "oracle"      # recorded per Oracle database (host measures joined to it too)
         metric = name.split(":")[1] if name.count(":") == 2 else name
         for kind in ("oracle", "dbhost", "node"):
             if metric.startswith(kind + "_"):
@@ -379,6 +381,51 @@ def oracle_tests(pack) -> list:
                        pair(0.025, 0.015), n))
     tests.append(quiet("OracleCommitCpuStarvation: 26.45 ms vs 11.8 ms at 0.5 commits/s does not fire", alert,
                        pair(0.02645, 0.0118, sync_rate=0.5), n))
+
+    # --- R13 with the cause measured: run delay per dispatch of LGWR / the foregrounds (issue 14.1).
+    # Failure first: the host measure must be joined to the right database (a Data Guard pair
+    # shares the SID ODS1 on two hosts), a small run delay names no cause, and a starved LGWR
+    # without R13's gap is not this alert.
+    alert = "OracleCommitCpuStarvation"
+    n = _length(pack, alert)
+    tl = Timeline(n)
+    rd = pack.th["R13_run_delay"].value
+
+    def info(host, database="ODS", sid="ODS1"):
+        return tl.gauge("oracle_instance_info", {**ORA, "database": database, "inst_id": "1", "instance_name": sid,
+                                                 "host_name": f"{host}.example.com", "version": "19.0.0.0.0"}, [(0, 1)])
+
+    def sched(role, per_dispatch, host=HOST, dispatches=500):
+        base = {"job": "dbhost", "instance": f"{host}:19162", "sid": "ODS1", "role": role}
+        return [tl.counter("dbhost_process_timeslices_total", base, [(0, dispatches * 60)]),
+                tl.counter("dbhost_process_run_delay_seconds_total", base,
+                           [(0, dispatches * 60 * 0.00002), (H, dispatches * 60 * per_dispatch)], start=10.0)]
+    gap = pair(0.02645, 0.0118)
+    healthy_gap = pair(0.00213, 0.00055, 519, 845)
+    tests.append(quiet("OracleCommitCpuStarvation: LGWR waiting 2 ms per dispatch but commits as fast as writes "
+                       "(no R13 gap) does not fire", alert,
+                       healthy_gap + [info("dbhost1")] + sched("lgwr", 0.002), n))
+    two_hosts = gap + [info("dbhost1"), info("dbhost2", database="ODSSB")]
+    only = {"eval_time": f"{n}m", "alertname": alert}
+    tests.append({"name": "OracleCommitCpuStarvation: the standby host's starved LGWR (same SID ODS1) is not "
+                          "the primary's cause: the unexplained rule fires",
+                  "interval": "1m",
+                  "input_series": two_hosts + sched("lgwr", 0.00002) + sched("lgwr", 0.004, host="dbhost2"),
+                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118)]}]})
+    tests.append({"name": "OracleCommitCpuStarvation: 0.1 ms run delay per LGWR dispatch names no cause",
+                  "interval": "1m", "input_series": gap + [info("dbhost1")] + sched("lgwr", 0.0001),
+                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118)]}]})
+    tests.append(scenario(pack, f"OracleCommitCpuStarvation: LGWR waits 2 ms per dispatch for a CPU (over "
+                          f"{rd * 1000:g} ms): cause lgwr_cpu_wait, and not the unexplained rule", alert, 1,
+                          gap + [info("dbhost1")] + sched("lgwr", 0.002) + sched("foreground", 0.0001),
+                          dict(DB), 0.002))
+    tests.append(scenario(pack, "OracleCommitCpuStarvation: LG00 (an LGWR worker) starved on the right host of a "
+                          "shared SID: cause lgwr_cpu_wait", alert, 1,
+                          two_hosts + sched("lg00", 0.003) + sched("lgwr", 0.00002, host="dbhost2"), dict(DB), 0.003))
+    tests.append(scenario(pack, "OracleCommitCpuStarvation: the foregrounds wait 1 ms per dispatch: cause "
+                          "session_cpu_wait", alert, 2,
+                          gap + [info("dbhost1")] + sched("lgwr", 0.00002) + sched("foreground", 0.001, dispatches=5000),
+                          dict(DB), 0.001))
 
     # --- R14 LGWR involuntary share
     alert = "OracleLgwrInvoluntaryContextSwitches"

@@ -151,6 +151,17 @@ def cpu(cfg: Config):
         timeseries_panel("Migrations per second by role", "[C3] Thread migrations between CPUs per sid and "
                          "role; with involuntary switches a CPU-bottleneck signal.", "ops",
                          [q(f"{R.PROC_MIGRATIONS}{{{HOST}}}", sr)], w=12),
+        timeseries_panel("Run-queue wait per dispatch by role", "[R13, R14] Time the group's threads waited on "
+                         "a run queue for a CPU per dispatch (schedstat run_delay / timeslices): the direct "
+                         f"measure of CPU starvation. LGWR or foregrounds above {cfg.th('R13_run_delay').colour_at * 1000:g} ms "
+                         "while commits lag LGWR's writes is OracleCommitCpuStarvation's named cause.", "s",
+                         [q(f"{R.PROC_RUN_DELAY_PER_DISPATCH}{{{HOST}}}", sr)], w=12, th=cfg.th("R13_run_delay")),
+        timeseries_panel("Run-queue wait by role (CPU-seconds waited per second)", "[C1, R14] Seconds per second "
+                         "the group's threads were runnable but waiting for a CPU (1 = one thread waiting all "
+                         "the time), beside the CPU it used: rate(run_delay) against rate(running).", "short",
+                         [q(f"{R.PROC_RUN_DELAY}{{{HOST}}}", sr + " waiting", "A"),
+                          q(f"sum by (instance, sid, role) (rate(dbhost_process_running_seconds_total{{{HOST}}}{RI}))",
+                            sr + " running", "B")], w=12),
         timeseries_panel("Oracle CPU by role and mode", "[C2, C4] CPU seconds per second (1 = one CPU) used by "
                          "each sid and role, user vs system.", "short",
                          [q(f"sum by (instance, sid, role, mode) (rate(dbhost_process_cpu_seconds_total{{{HOST}}}{RI}))",

@@ -30,6 +30,7 @@ def redo(cfg: Config):
     r3, r4, r5, r6 = cfg.th("R3"), cfg.th("R4"), cfg.th("R5"), cfg.th("R6")
     r10, r11, r14, r15 = cfg.th("R10"), cfg.th("R11"), cfg.th("R14"), cfg.th("R15")
     r15a = cfg.th("R15_archiving_needed")
+    r13rd = cfg.th("R13_run_delay")
     r17w, r17r = cfg.th("R17_write"), cfg.th("R17_read")
     sync_avg = event_avg("log file sync")
     pw_avg = event_avg("log file parallel write")
@@ -75,6 +76,16 @@ def redo(cfg: Config):
                          [q(with_database(R.PROC_MIGRATIONS + '{' + LGWR_ROLES + '}'),
                             "{{database}} {{sid}} {{role}} on {{instance}}")],
                          w=8),
+        timeseries_panel("CPU wait per dispatch: LGWR and sessions", f"[R13, R14] How long LGWR's and the "
+                         "foreground sessions' threads waited on a run queue for a CPU each time they were "
+                         "dispatched (schedstat run_delay / timeslices, host exporter, joined like the share). "
+                         f"Above {ms(r13rd)} beside R13's gap, OracleCommitCpuStarvation names it as the cause "
+                         "(cause lgwr_cpu_wait / session_cpu_wait).", "s",
+                         [q(with_database(R.PROC_RUN_DELAY_PER_DISPATCH + '{' + LGWR_ROLES + '}'),
+                            "{{database}} {{sid}} {{role}} on {{instance}}", "A"),
+                          q(with_database(R.PROC_RUN_DELAY_PER_DISPATCH + '{role="foreground"}'),
+                            "{{database}} {{sid}} foreground on {{instance}}", "B")],
+                         w=8, th=r13rd),
         db.Row("Workload profile"),
         timeseries_panel("Commits, redo synch writes, LGWR writes per second", "[R1, R2; section 1 workload profile] "
                          "commits wait on log file sync, LGWR writes are log file parallel writes: 72 commits/s and 74 LGWR writes/s before, 520/s and 845/s after.", "ops",

@@ -106,7 +106,9 @@ def build(cfg: Config):
         f"shown with at least {r2.floor('waits').value:g} commit waits/s behind it, as the alert; "
         "[section 1 workload profile] commits/s and redo bytes/s; "
         f"[R14] LGWR involuntary context-switch share (threshold {r14.colour_at}), with at least "
-        f"{r14.floor('switches').value:g} LGWR switches/s. "
+        f"{r14.floor('switches').value:g} LGWR switches/s; "
+        f"[R13, R14] LGWR CPU wait: its run-queue wait per dispatch (threshold "
+        f"{cfg.th('R13_run_delay').colour_at * 1000:g} ms, the cause OracleCommitCpuStarvation names). "
         "Click the tile for the redo, waits, memory and capacity dashboards.",
         "s",
         [q(db_status_expr(), "status", "A", instant=True),
@@ -115,13 +117,15 @@ def build(cfg: Config):
            "commits/s", "C", instant=True),
          q('sum by (database) (' + R.REDO_SIZE + '{' + DB + '})',
            "redo", "D", instant=True),
-         q(lgwr_share_by_db(cfg), "LGWR involuntary", "E", instant=True)],
+         q(lgwr_share_by_db(cfg), "LGWR involuntary", "E", instant=True),
+         q('max by (database) (' + R.LGWR_RUN_DELAY + '{' + DB + '})', "LGWR CPU wait", "F", instant=True)],
         w=12, h=7, th=r2, links=db_links)
     tile = override_ref(tile, "A", name="status", unit="none", neutral="green", mappings=STATUS_MAPPINGS)
     tile = override_ref(tile, "B", name="log file sync avg", unit="s", th=r2)
     tile = override_ref(tile, "C", name="commits/s", unit="ops", neutral="blue")
     tile = override_ref(tile, "D", name="redo", unit="Bps", neutral="blue")
     tile = override_ref(tile, "E", name="LGWR involuntary", unit="percentunit", th=r14)
+    tile = override_ref(tile, "F", name="LGWR CPU wait", unit="s", th=cfg.th("R13_run_delay"))
     tile = (tile.repeat("database").repeat_direction("h").max_per_row(2)
             .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
             .orientation(cm.VizOrientation.HORIZONTAL))

@@ -278,6 +278,11 @@ class Stack:
         self._start("fake-lgwr", [f"ora_lgwr_{self.sid}", "-c",
                                   "import time\nwhile True:\n    time.sleep(0.005)\n"],
                     executable=sys.executable)
+        # ...and one of its dedicated-server foregrounds (argv[0] `oracle<SID> (LOCAL=NO)`), so the
+        # sessions' run-queue wait per dispatch has a process behind it too
+        self._start("fake-foreground", [f"oracle{self.sid} (LOCAL=NO)", "-c",
+                                        "import time\nwhile True:\n    time.sleep(0.005)\n"],
+                    executable=sys.executable)
 
         # Real I/O on this machine's disk (the one given role redo below), so the redo LUN's
         # read and write latency have completed requests to divide by: every 0.2 s write 64 KiB

@@ -363,11 +363,12 @@ def test_repeated_tiles_have_data_for_every_value_but_the_explained_ones(stack):
     The copies without data are exactly these, each with the PromQL that proves why."""
     racdb = json.loads(open(stack.rac, encoding="utf-8").readline())["database"]
     expected = {
-        ("oracle-wallboard", "$database", "E", racdb):
-            # the RAC database's instances run on no host this stack monitors (no sid matches)
-            f'group by (instance_name) (last_over_time(oracle_instance_info{{database="{racdb}"}}[5m])) '
-            'unless on (instance_name) label_replace(group by (sid) (dbhost_process_context_switches_total), '
-            '"instance_name", "$1", "sid", "(.*)")',
+        # the RAC database's instances run on no host this stack monitors (no sid matches):
+        # no LGWR involuntary share (E), no LGWR run-queue wait (F)
+        **{("oracle-wallboard", "$database", ref, racdb):
+           f'group by (instance_name) (last_over_time(oracle_instance_info{{database="{racdb}"}}[5m])) '
+           'unless on (instance_name) label_replace(group by (sid) (dbhost_process_context_switches_total), '
+           '"instance_name", "$1", "sid", "(.*)")' for ref in ("E", "F")},
         # the fixture host's node_exporter reads only diskstats (the tree has no /proc/stat, loadavg)
         ("oracle-wallboard", "$host", "D", "127.0.0.2"): 'absent(node_cpu_seconds_total{instance="127.0.0.2"})',
         ("oracle-wallboard", "$host", "E", "127.0.0.2"): 'absent(node_cpu_seconds_total{instance="127.0.0.2"})',

@@ -94,6 +94,9 @@ EXPECTED = {
     ("oracle-wallboard", "Archive destinations in error", "defaults"): ["O5_archive_dest"],
     ("oracle-wallboard", "Standby lag data age", "defaults"): ["O5_lag_stale"],
     ("oracle-redo", "Archive destinations", "in error"): ["O5_archive_dest"],
+    ("oracle-wallboard", "$database", "F"): ["R13_run_delay"],
+    ("oracle-redo", "CPU wait per dispatch: LGWR and sessions", "defaults"): ["R13_run_delay"],
+    ("host-cpu", "Run-queue wait per dispatch by role", "defaults"): ["R13_run_delay"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }
@@ -222,7 +225,7 @@ def test_units_of_overridden_fields_are_set():
                 if p["type"] == "stat" and "displayName" in ids:
                     renamed += 1
                     assert "unit" in ids, (uid, p["title"], o["matcher"])
-    assert renamed == 10  # the wallboard's two tiles, five values each
+    assert renamed == 11  # the wallboard's two tiles: six values for a database, five for a host
     # tables: every renamed value column has a unit override
     for uid, board in BOARDS.items():
         for p in dm.panels(board):
