@@ -229,10 +229,19 @@ SYSSTAT = register(View(
 # for readability. SEQUENCE# is the log sequence number of the group, and sequence numbers
 # advance per redo *thread* (one per log switch of that thread): as a counter it belongs to
 # the thread, so replay shifts every group of a thread by the thread's increase.
-LOG = register(View(
+# BLOCKSIZE (11.2+) is the redo block size of the group: 512 or 4096 bytes (4 KB sector / flash
+# storage). Without it (ORA-00904) the statement without BLOCKSIZE is read.
+LOG_WITHOUT_BLOCKSIZE = View(
     "GV$LOG", ("INST_ID", "GROUP#", "THREAD#", "SEQUENCE#", "BYTES", "MEMBERS", "ARCHIVED", "STATUS"),
     identity=("INST_ID", "THREAD#", "GROUP#"),
     counters=("SEQUENCE#",), counter_identity=("INST_ID", "THREAD#"),
+    doc="V$LOG before 11.2 (no BLOCKSIZE)")
+
+LOG = register(View(
+    "GV$LOG", ("INST_ID", "GROUP#", "THREAD#", "SEQUENCE#", "BYTES", "BLOCKSIZE", "MEMBERS", "ARCHIVED", "STATUS"),
+    identity=("INST_ID", "THREAD#", "GROUP#"),
+    counters=("SEQUENCE#",), counter_identity=("INST_ID", "THREAD#"),
+    fallbacks=(Fallback(MISSING_COLUMN, LOG_WITHOUT_BLOCKSIZE, "V$LOG.BLOCKSIZE needs 11.2"),),
     doc="V$LOG, redo log groups from the control file"))
 
 PARAMETER = register(View(
@@ -244,7 +253,8 @@ PARAMETER = register(View(
 # (aggregate PGA target parameter, total PGA allocated, cache hit percentage, ...) are gauges.
 PGASTAT_COUNTERS = frozenset({
     "over allocation count", "bytes processed", "extra bytes read/written",
-    "recompute count (cumulative)",
+    "recompute count (total)",
+    "recompute count (cumulative)",   # the name recordings made before issue 11 used (no such statistic)
 })
 
 PGASTAT = register(View(
@@ -268,10 +278,19 @@ SYSMETRIC = register(View(
     where="GROUP_ID = :grp", where_binds={"grp": SYSMETRIC_GROUP_ID}, filter_column="METRIC_NAME",
     doc="V$SYSMETRIC, metric values of the last 60 s interval (GROUP_ID 2)"))
 
-INSTANCE = register(View(
+# VERSION is "19.0.0.0.0" on every 19c; VERSION_FULL (18c+) has the release update ("19.21.0.0.0").
+INSTANCE_WITHOUT_VERSION_FULL = View(
     "GV$INSTANCE",
     ("INST_ID", "INSTANCE_NUMBER", "INSTANCE_NAME", "HOST_NAME", "VERSION", "STARTUP_TIME", "STATUS", "THREAD#"),
-    identity=("INST_ID",), doc="V$INSTANCE, one row per open instance"))
+    identity=("INST_ID",), doc="V$INSTANCE before 18c (no VERSION_FULL)")
+
+INSTANCE = register(View(
+    "GV$INSTANCE",
+    ("INST_ID", "INSTANCE_NUMBER", "INSTANCE_NAME", "HOST_NAME", "VERSION", "VERSION_FULL", "STARTUP_TIME",
+     "STATUS", "THREAD#"),
+    identity=("INST_ID",),
+    fallbacks=(Fallback(MISSING_COLUMN, INSTANCE_WITHOUT_VERSION_FULL, "V$INSTANCE.VERSION_FULL needs 18c"),),
+    doc="V$INSTANCE, one row per open instance"))
 
 DATABASE = register(View(
     "V$DATABASE", ("DBID", "NAME", "DB_UNIQUE_NAME", "DATABASE_ROLE", "LOG_MODE", "OPEN_MODE"),

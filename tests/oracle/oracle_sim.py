@@ -93,7 +93,8 @@ class OracleSim:
             groups = []
             for k in range(groups_per_thread):
                 groups.append({"GROUP#": group_no, "THREAD#": ins.thread, "SEQUENCE#": 1000 + k,
-                               "BYTES": log_bytes, "MEMBERS": 2, "ARCHIVED": "YES", "STATUS": "INACTIVE"})
+                               "BYTES": log_bytes, "BLOCKSIZE": 512, "MEMBERS": 2, "ARCHIVED": "YES",
+                               "STATUS": "INACTIVE"})
                 group_no += 1
             groups[-1]["STATUS"] = "CURRENT"
             groups[-1]["ARCHIVED"] = "NO"
@@ -225,7 +226,8 @@ class OracleSim:
                                           "METRIC_UNIT": "% Busy/(Idle+Busy)" if "%" in name else "Number Of Processes",
                                           "GROUP_ID": 2, "INTSIZE_CSEC": 6001})
             v["GV$INSTANCE"].append({"INST_ID": i, "INSTANCE_NUMBER": i, "INSTANCE_NAME": ins.name,
-                                     "HOST_NAME": ins.host, "VERSION": self.version, "STARTUP_TIME": ins.started,
+                                     "HOST_NAME": ins.host, "VERSION": self.version,
+                                     "VERSION_FULL": self.version.replace("19.0.0", "19.21.0"), "STARTUP_TIME": ins.started,
                                      "STATUS": "OPEN", "THREAD#": ins.thread})
             for k, pname in enumerate(BACKGROUND, start=2):
                 v["GV$PROCESS"].append({"INST_ID": i, "PID": k, "SPID": str(4000 + 100 * i + k), "PNAME": pname,
@@ -335,7 +337,8 @@ def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: f
             status = "CURRENT" if gseq == seq else ("ACTIVE" if gseq == seq - 1 else "INACTIVE")
             views["GV$LOG"].append(_row(
                 "GV$LOG", INST_ID=inst, **{"GROUP#": group, "THREAD#": inst, "SEQUENCE#": gseq},
-                BYTES=524_288_000, MEMBERS=2, ARCHIVED="NO" if status == "CURRENT" else "YES", STATUS=status))
+                BYTES=524_288_000, BLOCKSIZE=512, MEMBERS=2, ARCHIVED="NO" if status == "CURRENT" else "YES",
+                STATUS=status))
         for name, value in (("log_buffer", "4194304"), ("pga_aggregate_target", "2147483648"),
                             ("cpu_count", "12"), ("db_block_size", "8192")):
             views["GV$SYSTEM_PARAMETER"].append(_row("GV$SYSTEM_PARAMETER", INST_ID=inst, NAME=name, VALUE=value))
@@ -356,7 +359,8 @@ def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: f
                                               METRIC_UNIT=unit, GROUP_ID=2, INTSIZE_CSEC=6001))
         views["GV$INSTANCE"].append(_row(
             "GV$INSTANCE", INST_ID=inst, INSTANCE_NUMBER=inst, INSTANCE_NAME=f"{database.upper()}{inst}",
-            HOST_NAME=f"dbhost{inst}", VERSION="19.0.0.0.0", STARTUP_TIME="2023-11-13T22:13:20",
+            HOST_NAME=f"dbhost{inst}", VERSION="19.0.0.0.0", VERSION_FULL="19.21.0.0.0",
+            STARTUP_TIME="2023-11-13T22:13:20",
             STATUS="OPEN", **{"THREAD#": inst}))
         for pid, spid, pname in ((2, 4101, "PMON"), (12, 4133, "LGWR"), (10, 4129, "DBW0")):
             views["GV$PROCESS"].append(_row("GV$PROCESS", INST_ID=inst, PID=pid, SPID=str(spid + inst),

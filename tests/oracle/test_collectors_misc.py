@@ -171,10 +171,11 @@ def test_instance_info_start_time_and_background_processes():
     fams = collect(sim.snapshot(), names=["instance"])
     s = samples(fams)
     info = [dict(k) for (n, k) in s if n == "oracle_instance_info"]
+    # version: VERSION_FULL (18c+: the release update) rather than VERSION (19.0.0.0.0 on every 19c)
     assert info == [
-        {"inst_id": "1", "instance_name": "ODS1", "host_name": "dbhost1", "version": "19.0.0.0.0",
+        {"inst_id": "1", "instance_name": "ODS1", "host_name": "dbhost1", "version": "19.21.0.0.0",
          "db_name": "ODS", "db_unique_name": "ODS_SITE1", "database_role": "PRIMARY"},
-        {"inst_id": "2", "instance_name": "ODS2", "host_name": "dbhost2", "version": "19.0.0.0.0",
+        {"inst_id": "2", "instance_name": "ODS2", "host_name": "dbhost2", "version": "19.21.0.0.0",
          "db_name": "ODS", "db_unique_name": "ODS_SITE1", "database_role": "PRIMARY"}]
     expected_start = dt.datetime(2024, 3, 1, 6, 0, tzinfo=dt.timezone.utc).timestamp()
     assert value(fams, "oracle_instance_start_time_seconds", inst_id="1") == expected_start

@@ -74,7 +74,7 @@ def test_failing_view_is_isolated_and_micro_histogram_falls_back_once():
 
 
 def test_values_normalised_like_a_recording():
-    conn = FakeConnection(rows={"GV$INSTANCE": [(1, 1, "PROD1", "dbhost1", "19.0.0.0.0",
+    conn = FakeConnection(rows={"GV$INSTANCE": [(1, 1, "PROD1", "dbhost1", "19.0.0.0.0", "19.21.0.0.0",
                                                  dt.datetime(2024, 3, 1, 6, 30, 5), "OPEN", 1)],
                                 "GV$SYSSTAT": [(1, "redo size", Decimal("123456789012")),
                                                (1, "redo write time", Decimal("12.5")),
@@ -83,7 +83,8 @@ def test_values_normalised_like_a_recording():
     snap = src.fetch()
     assert snap.views["GV$INSTANCE"] == [{"INST_ID": 1, "INSTANCE_NUMBER": 1, "INSTANCE_NAME": "PROD1",
                                           "HOST_NAME": "dbhost1", "VERSION": "19.0.0.0.0",
-                                          "STARTUP_TIME": "2024-03-01T06:30:05", "STATUS": "OPEN", "THREAD#": 1}]
+                                          "VERSION_FULL": "19.21.0.0.0", "STARTUP_TIME": "2024-03-01T06:30:05",
+                                          "STATUS": "OPEN", "THREAD#": 1}]
     values = [r["VALUE"] for r in snap.views["GV$SYSSTAT"]]
     assert values == [123456789012, 12.5, None] and type(values[0]) is int
 

@@ -58,7 +58,7 @@ REQUIRED_PROCESSES = {"PMON", "SMON", "LGWR", "DBW0", "CKPT", "ARC0", "LG00", "L
 SYSSTAT_GAUGES = {"logons current"}
 OPTIONAL_ROWS = {"V$DATAGUARD_STATS", "V$ASM_DISKGROUP_STAT"}
 PGASTAT_COUNTERS = {"over allocation count", "bytes processed", "extra bytes read/written",
-                    "recompute count (cumulative)", "PGA memory freed back to OS"}
+                    "recompute count (total)", "PGA memory freed back to OS"}
 
 
 # --------------------------------------------------------------------------- loading
@@ -186,7 +186,7 @@ def test_every_view_and_column_of_the_live_queries_is_recorded(recordings) -> No
 
 def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
     text_columns = {"EVENT", "WAIT_CLASS", "NAME", "UNIT", "METRIC_NAME", "METRIC_UNIT", "INSTANCE_NAME",
-                    "HOST_NAME", "VERSION", "STARTUP_TIME", "STATUS", "ARCHIVED", "DB_UNIQUE_NAME",
+                    "HOST_NAME", "VERSION", "VERSION_FULL", "STARTUP_TIME", "STATUS", "ARCHIVED", "DB_UNIQUE_NAME",
                     "DATABASE_ROLE", "LOG_MODE", "OPEN_MODE", "SPID", "PNAME",
                     # sessions and instance health (VARCHAR2 columns; V$DATAGUARD_STATS is all text)
                     "TYPE", "STATE", "BLOCKING_SESSION_STATUS", "RESOURCE_NAME", "LIMIT_VALUE", "TABLESPACE_NAME",

@@ -28,3 +28,42 @@ def test_parameters_come_from_gv_system_parameter_and_old_recordings_still_repla
     v_rec["views"]["V$PARAMETER"] = [{k: v for k, v in r.items() if k != "INST_ID"}
                                      for r in v_rec["views"].pop("GV$PARAMETER")]
     assert value(collect(snap_of(v_rec)), "oracle_log_buffer_bytes", inst_id="1") == log_buffer
+
+
+def test_redo_block_size_512_and_4096_and_absent_before_11_2():
+    from oracle_exporter.demo import DEMO_DIR
+    rac = None
+    with open(DEMO_DIR / "demo-rac-outage.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if obj["database"] == "RACDB" and obj["views"]:
+                rac = obj
+                break
+    fams = collect(snap_of(rac))
+    sizes = {r["BLOCKSIZE"] for r in rac["views"]["GV$LOG"]}
+    assert sizes == {4096}                                   # RACDB's redo is on 4 KB-sector flash
+    assert value(fams, "oracle_redo_log_block_size_bytes", inst_id="1") == 4096
+    assert value(fams, "oracle_redo_log_block_size_bytes", inst_id="2") == 4096
+    record = OracleSim().record()
+    assert value(collect(snap_of(record)), "oracle_redo_log_block_size_bytes", inst_id="1") == 512
+    for row in record["views"]["GV$LOG"]:                    # an 11.1 recording: no BLOCKSIZE column
+        del row["BLOCKSIZE"]
+    assert not [k for k in samples(collect(snap_of(record))) if k[0] == "oracle_redo_log_block_size_bytes"]
+
+
+def test_version_label_is_version_full_when_present():
+    record = OracleSim().record()
+    row = record["views"]["GV$INSTANCE"][0]
+    assert (row["VERSION"], row["VERSION_FULL"]) == ("19.0.0.0.0", "19.21.0.0.0")
+    versions = {dict(k[1])["version"] for k in samples(collect(snap_of(record))) if k[0] == "oracle_instance_info"}
+    assert versions == {"19.21.0.0.0"}
+    for r in record["views"]["GV$INSTANCE"]:                 # 12.2: no VERSION_FULL
+        del r["VERSION_FULL"]
+        r["VERSION"] = "12.2.0.1.0"
+    versions = {dict(k[1])["version"] for k in samples(collect(snap_of(record))) if k[0] == "oracle_instance_info"}
+    assert versions == {"12.2.0.1.0"}
+
+
+def test_pgastat_recompute_count_has_its_real_name():
+    from oracle_exporter import views
+    assert "recompute count (total)" in views.PGASTAT.counter_names

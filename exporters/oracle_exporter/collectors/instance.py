@@ -40,7 +40,9 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         i = inst(row)
         if i is None:
             continue
-        info.add_metric([i, text(row.get("INSTANCE_NAME")), text(row.get("HOST_NAME")), text(row.get("VERSION")),
+        # VERSION_FULL (18c+) names the release update; VERSION is "19.0.0.0.0" on every 19c
+        version = text(row.get("VERSION_FULL")) or text(row.get("VERSION"))
+        info.add_metric([i, text(row.get("INSTANCE_NAME")), text(row.get("HOST_NAME")), version,
                          text(db.get("NAME")), text(db.get("DB_UNIQUE_NAME")), text(db.get("DATABASE_ROLE"))], 1.0)
         ts = parse_time(row.get("STARTUP_TIME"))
         if ts is not None:

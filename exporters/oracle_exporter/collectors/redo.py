@@ -42,7 +42,7 @@ COUNTERS: tuple[tuple[str, str, str, float], ...] = (
     ("oracle_redo_wastage_bytes_total", "Unused bytes in redo blocks written before they were full ('redo wastage').",
      "redo wastage", 1.0),
     ("oracle_redo_blocks_written_total",
-     "Redo blocks written by LGWR ('redo blocks written'; blocks of the log's block size, usually 512 bytes).",
+     "Redo blocks written by LGWR ('redo blocks written'; blocks of oracle_redo_log_block_size_bytes: 512 or 4096 bytes).",
      "redo blocks written", 1.0),
     ("oracle_user_commits_total", "User commits ('user commits').", "user commits", 1.0),
     ("oracle_commit_wait_requested_total", "Commits that requested to wait for redo ('commit wait requested').",
@@ -148,6 +148,19 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             for s in states:
                 status.add_metric(lv + [s], 1.0 if s == state else 0.0)
     families += [size, members, archived, status]
+
+    # Redo block size (V$LOG.BLOCKSIZE, 11.2+): 512 or 4096 bytes. 'redo blocks written' and the
+    # redo wastage per write are in these blocks; bytes = blocks x this, never x 512 blindly.
+    block = gauge("oracle_redo_log_block_size_bytes",
+                  "Redo block size of the instance's redo thread, bytes (GV$LOG.BLOCKSIZE: 512 or 4096).", ["inst_id"])
+    sizes: dict[str, float] = {}
+    for (thread, _group), row in groups.items():
+        owner, value = owners.get(thread), num(row.get("BLOCKSIZE"))
+        if owner is not None and value is not None:
+            sizes[owner] = max(sizes.get(owner, value), value)
+    for owner in sorted_inst(sizes):
+        block.add_metric([owner], sizes[owner])
+    families.append(block)
 
     log_buffer = parameter_gauge(snapshot, "log_buffer", "oracle_log_buffer_bytes",
                                  "Size of the redo log buffer, bytes (GV$SYSTEM_PARAMETER log_buffer; R16).")

@@ -128,6 +128,7 @@ class Profile:
     os_load: float             # 'Current OS Load'
     load: dict[str, float] = field(default_factory=dict)   # other GV$SYSSTAT counters per second
     logons_current: int = 212
+    redo_block: int = 512      # V$LOG.BLOCKSIZE: 512, or 4096 on 4K-sector / flash redo
 
 
 IDLE = "Idle"
@@ -254,7 +255,7 @@ CLUSTER_EVENTS: tuple[Ev, ...] = (
 # RACDB: a healthy OLTP database (the "after" configuration) spread over two instances.
 RACDB = replace(AFTER, name="racdb", events=AFTER.events + CLUSTER_EVENTS, log_size=2 * GiB,
                 log_buffer=64 * MiB, lag_target=None, fill0=0.5, pga_target=4 * GiB, pga_alloc=0.7,
-                logons_current=160)
+                logons_current=160, redo_block=4096)   # redo on flash with 4 KB sectors
 
 
 @dataclass(frozen=True)
@@ -416,7 +417,7 @@ class InstanceModel:
         stats["redo writes"] = lfpw[1]
         stats["redo write time (usec)"] = lfpw[3]
         stats["redo write time"] = [v // 10_000 for v in lfpw[3]]
-        stats["redo blocks written"] = [(a + b) // 512 for a, b in zip(stats["redo size"], wastage)]
+        stats["redo blocks written"] = [(a + b) // p.redo_block for a, b in zip(stats["redo size"], wastage)]
         stats["redo write size count (   4KB)"] = [int(w * p.small_write_share) for w in lfpw[1]]
         sync_w = [d + 0.5 for d in deltas(lfs[1])]
         stats["redo synch writes"] = s.counter(p.redo_synch_writes * k, weights=sync_w)
@@ -543,7 +544,7 @@ class InstanceModel:
             ("bytes processed", processed, "bytes"),
             ("extra bytes read/written", extra, "bytes"),
             ("cache hit percentage", round(100.0 * processed / (processed + extra), 2), "percent"),
-            ("recompute count (cumulative)", self.recompute[i], None),
+            ("recompute count (total)", self.recompute[i], None),
         ]
         return [{"INST_ID": self.inst.inst_id, "NAME": n, "VALUE": v, "UNIT": u} for n, v, u in rows]
 
@@ -571,6 +572,7 @@ class InstanceModel:
     def instance(self, startup: _dt.datetime) -> dict:
         return {"INST_ID": self.inst.inst_id, "INSTANCE_NUMBER": self.inst.inst_id,
                 "INSTANCE_NAME": self.inst.name, "HOST_NAME": self.inst.host, "VERSION": "19.0.0.0.0",
+                "VERSION_FULL": "19.21.0.0.0",
                 "STARTUP_TIME": startup.replace(tzinfo=None).isoformat(), "STATUS": "OPEN",
                 "THREAD#": self.inst.thread}
 
@@ -633,7 +635,8 @@ class RedoThread:
                 status = "ACTIVE" if age < p.active_s else "INACTIVE"
                 archived = "NO" if age < p.archive_s else "YES"
             out.append({"INST_ID": inst_id, "GROUP#": self.first_group + g, "THREAD#": self.thread,
-                        "SEQUENCE#": seq, "BYTES": p.log_size, "MEMBERS": 2, "ARCHIVED": archived,
+                        "SEQUENCE#": seq, "BYTES": p.log_size, "BLOCKSIZE": p.redo_block, "MEMBERS": 2,
+                        "ARCHIVED": archived,
                         "STATUS": status})
         return out
 
