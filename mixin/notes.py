@@ -243,6 +243,14 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
           "apply (failover takes longer), a lag that is no longer computed or computed from stale "
           "data (the standby lost the primary: a small lag figure then means nothing), and an archive "
           "destination in error."),
+         ("O6", "storage paths: redundancy that is gone without an error",
+          "A multipath LUN with a failed path still serves I/O, at reduced bandwidth and with no "
+          "redundancy left: the classic silent SAN degradation; the database sees nothing until the "
+          "second path fails and every write to the LUN queues or fails. The measure is the paths "
+          "that carry I/O (SCSI device state running, NVMe controller live and ANA optimized or "
+          "non-optimized) against the paths the map had in the last day (multipathd removes a path "
+          "whose device is gone, so the map's own path count drops too). A map left suspended holds "
+          "every I/O; an NVMe controller that stays resetting or connecting has lost its paths."),
      ]),
     ("Method",
      "The expert's method.",

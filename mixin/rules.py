@@ -30,6 +30,8 @@ def alerts(cfg: Config) -> list[dict]:
     every_job = cfg.selector("oracle", "dbhost", "node")
     target = cfg.by("job", "instance")        # one scrape target
     limited = 'resource=~"processes|sessions|transactions"'
+    paths_had = ("max by (" + cfg.by("instance", "device") + ") (max_over_time(dbhost_multipath_paths[1d]))")
+    paths_active = "max by (" + cfg.by("instance", "device") + ") (dbhost_multipath_paths_active)"
     # R13: commits wait far longer than LGWR writes (ratio and gap), with traffic behind both
     r13 = ("(\n"
            "  " + R.WAIT_AVG + "{event=\"log file sync\"}\n"
@@ -550,6 +552,45 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.0f\" }} SCSI commands to {{ $labels.device }} on {{ $labels.instance }} failed "
                          "in the last 15 minutes (device/ioerr_cnt; Q4: a queue depth too high for the array shows up as "
                          "errors and resets; so do failing paths and HBAs)."),
+
+        # ------------------------------------------------------------ paths: dm-multipath, NVMe (O6)
+        # `had`: the paths a map had in the last day, so a path multipathd removed from the map
+        # (dev_loss_tmo expired: it is no longer in slaves/, and paths drops with it) still counts
+        dict(alert="LunPathRedundancyLost", ids=["O6_paths"], layer="storage", dashboard="host-storage",
+             expr="(\n"
+                  "  " + paths_had + "\n"
+                  "    - " + paths_active + " > ${O6_paths}\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " > 0\n"
+                  ")\n"
+                  "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data\"}",
+             summary="{{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} lost multipath redundancy",
+             description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had in "
+                         "the last day carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
+                         "redundancy; the next path failure stops it."),
+        dict(alert="LunAllPathsDown", ids=["O6_paths_none"], layer="storage", dashboard="host-storage",
+             expr="(\n"
+                  "  " + paths_had + " > 0\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " == ${O6_paths_none}\n"
+                  ")\n"
+                  "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
+             summary="No path of {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} carries I/O",
+             description="None of the {{ $value }} paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had "
+                         "in the last day carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
+                         "stops every commit."),
+        dict(alert="LunMultipathSuspended", ids=["O6_suspended"], layer="storage", dashboard="host-storage",
+             expr="(max by (" + cfg.by("instance", "device") + ") (dbhost_multipath_suspended) == ${O6_suspended})\n"
+                  "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
+             summary="Multipath map {{ $labels.device }} ({{ $labels.role }}) on {{ $labels.instance }} stays suspended",
+             description="The device-mapper map {{ $labels.device }} ({{ $labels.role }} LUN) on {{ $labels.instance }} has been "
+                         "suspended for ${O6_suspended.for} (dm/suspended = {{ $value }}, O6): every I/O to it is held. A "
+                         "map reload that never resumed; `dmsetup resume` it."),
+        dict(alert="NvmeControllerNotLive", ids=["O6_nvme"], layer="storage", dashboard="host-storage",
+             expr="max by (" + cfg.by("instance", "controller", "state") + ") "
+                  "(dbhost_nvme_controller_state{state!=\"live\"}) == ${O6_nvme}",
+             summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is {{ $labels.state }}",
+             description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has been '{{ $labels.state }}' for "
+                         "${O6_nvme.for} (state series = {{ $value }}; not live, O6): its namespaces carry no I/O through it; with native multipath "
+                         "the namespace runs on its other paths (LunPathRedundancyLost), without it the disk is gone."),
 
         # ------------------------------------------------------------ ZFS
         dict(alert="ZfsL2arcErrors", ids=["Z4"], layer="zfs", dashboard="host-zfs",

@@ -759,6 +759,69 @@ def storage_tests(pack) -> list:
     tests.append(quiet("LunIoErrors: error counter not moving (old errors) does not fire", alert,
                        [Timeline(n + 10).counter("dbhost_lun_ioerrors_total", {**db, "device": "sdb"}, [(0, 0)], start=42)],
                        n + 10))
+    return tests + path_tests(pack, lun_info)
+
+
+def path_tests(pack, lun_info) -> list:
+    """O6: multipath redundancy, all paths down, a map left suspended, an NVMe controller not live.
+    Failure first: the path multipathd removed from the map must still count as lost, a map that
+    never had a second path and a LUN of no database role must not fire."""
+    tests = []
+    db = {"job": "dbhost", "instance": HOST}
+    alert = "LunPathRedundancyLost"
+    n = _length(pack, alert)
+    tl = Timeline(n)
+
+    def mpath(paths, active, role="data", device="dm-3", paths0=None):
+        lab = {**db, "device": device}
+        return [tl.gauge("dbhost_multipath_paths", lab, [(0, paths0 or paths), (H, paths)]),
+                tl.gauge("dbhost_multipath_paths_active", lab, [(0, paths0 or paths), (H, active)]),
+                lun_info(tl, device, role)]
+    lun = {"instance": HOST, "device": "dm-3"}
+    tests.append(scenario(pack, "LunPathRedundancyLost: multipathd removed the 2 failed paths from the map "
+                          "(4 paths yesterday, 2 of 2 now) fires", alert, 0,
+                          mpath(2, 2, paths0=4), {**lun, "role": "data"}, 2, window=0))
+    tests.append(scenario(pack, "LunPathRedundancyLost: redo LUN with 1 of 2 paths running fires", alert, 0,
+                          mpath(2, 1, role="redo"), {**lun, "role": "redo"}, 1, window=0))
+    tests.append(quiet("LunPathRedundancyLost: a map that never had a second path (1 of 1) does not fire", alert,
+                       mpath(1, 1), n))
+    tests.append(quiet("LunPathRedundancyLost: a LUN of role other losing a path does not fire", alert,
+                       mpath(4, 2, role="other"), n))
+    tests.append(quiet("LunPathRedundancyLost: every path lost is LunAllPathsDown's (critical), not this", alert,
+                       mpath(4, 0, role="redo"), n))
+    tests.append(quiet("LunPathRedundancyLost: 4 of 4 paths running does not fire", alert, mpath(4, 4), n))
+
+    alert = "LunAllPathsDown"
+    tests.append(scenario(pack, "LunAllPathsDown: no path of a redo LUN runs (4 yesterday) fires", alert, 0,
+                          mpath(4, 0, role="redo"), {**lun, "role": "redo"}, 4, window=0))
+    tests.append(scenario(pack, "LunAllPathsDown: multipathd removed every path from the map fires", alert, 0,
+                          mpath(0, 0, role="arch", paths0=2), {**lun, "role": "arch"}, 2, window=0))
+    tests.append(quiet("LunAllPathsDown: 1 of 4 paths running does not fire", alert, mpath(4, 1, role="redo"), n))
+
+    alert = "LunMultipathSuspended"
+    tl2 = Timeline(n)
+
+    def suspended(phases, role="redo"):
+        return [tl2.gauge("dbhost_multipath_suspended", {**db, "device": "dm-3"}, phases), lun_info(tl2, "dm-3", role)]
+    tests.append(scenario(pack, "LunMultipathSuspended: the redo map stays suspended fires", alert, 0,
+                          suspended([(0, 0), (H, 1)]), {**lun, "role": "redo"}, 1, window=0))
+    tests.append(quiet("LunMultipathSuspended: a reload's one-minute suspension does not fire", alert,
+                       suspended([(0, 0), (H, 1), (H + 1, 0)]), n))
+
+    alert = "NvmeControllerNotLive"
+    n = _length(pack, alert)
+    tl3 = Timeline(n)
+
+    def ctrl(phases):
+        """phases: [(from_minute, state)]: one series per state, 1 while current (the exporter's form)."""
+        states = sorted({st for _, st in phases})
+        return [tl3.gauge("dbhost_nvme_controller_state", {**db, "controller": "nvme1", "state": st},
+                          [(t, 1 if cur == st else 0) for t, cur in phases]) for st in states]
+    tests.append(scenario(pack, "NvmeControllerNotLive: a fabrics controller stuck connecting fires", alert, 0,
+                          ctrl([(0, "live"), (H, "connecting")]),
+                          {"instance": HOST, "controller": "nvme1", "state": "connecting"}, 1, window=0))
+    tests.append(quiet("NvmeControllerNotLive: a 2-minute reset does not fire", alert,
+                       ctrl([(0, "live"), (H, "resetting"), (H + 2, "live")]), n))
     return tests
 
 

@@ -6,7 +6,7 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (HOST, add_panels, ms, new_dashboard, q, table_panel, timeseries_panel,
+from mixin.dashboards.common import (HOST, add_panels, ms, new_dashboard, override_name, q, table_panel, timeseries_panel,
                                     v_database, v_datasource, v_host, v_query)
 
 DEV = 'device=~"$device"'
@@ -98,6 +98,51 @@ def storage(cfg: Config):
                        f"max by (instance, device) (dbhost_lun_queue_depth{{{HD}}})", "", "A", instant=True,
                        fmt=PromQueryFormat.TABLE)], h=7, rename={"Value": "queue depth"}),
     ]
+    o6, o6s = cfg.th("O6_paths"), cfg.th("O6_suspended")
+    had = f"max by (instance, device) (max_over_time(dbhost_multipath_paths{{{HD}}}[1d]))"
+    active = f"max by (instance, device) (dbhost_multipath_paths_active{{{HD}}})"
+    panels += [
+        db.Row("Multipath and NVMe paths"),
+        timeseries_panel("Paths lost per multipath LUN", f"[O6] Per dm-multipath map or NVMe native-multipath "
+                         "namespace: the paths it had in the last day minus the paths carrying I/O now (SCSI "
+                         "state running; NVMe controller live, ANA optimized or non-optimized). Above 0 the LUN "
+                         "runs without redundancy: LunPathRedundancyLost (redo, data), LunAllPathsDown when "
+                         "none is left.", "short",
+                         [q(f"{had} - {active}", leg)], w=12, th=o6),
+        timeseries_panel("Paths carrying I/O per multipath LUN", "[O6] dbhost_multipath_paths_active beside the "
+                         "paths the map had in the last day (multipathd removes a path whose device is gone "
+                         "from the map, so the map's own count drops too).", "short",
+                         [q(active, leg + " active", "A"), q(had, leg + " had (1 d)", "B")], w=12),
+        table_panel("Multipath maps", "[O6] Per map: its role, paths now, paths carrying I/O, and suspended "
+                    f"(1: every I/O held; LunMultipathSuspended after {o6s.for_}).", "short",
+                    [q(f"max by (instance, device) (dbhost_multipath_paths{{{HD}}})", "", "A", instant=True,
+                       fmt=PromQueryFormat.TABLE),
+                     q(active, "", "B", instant=True, fmt=PromQueryFormat.TABLE),
+                     q(f"max by (instance, device) (dbhost_multipath_suspended{{{HD}}})", "", "C", instant=True,
+                       fmt=PromQueryFormat.TABLE),
+                     q(f"max by (instance, device, role) (dbhost_lun_info{{{HD}}}) and on (instance, device) "
+                       f"dbhost_multipath_paths", "", "D", instant=True, fmt=PromQueryFormat.TABLE)],
+                    w=12, h=7, hide=("Time", "Value #D"),
+                    rename={"Value #A": "paths", "Value #B": "carrying I/O", "Value #C": "suspended"}),
+        table_panel("NVMe controllers", "[O6] Each NVMe controller's state (live carries I/O; resetting, "
+                    "connecting, deleting, dead do not: NvmeControllerNotLive after "
+                    f"{cfg.th('O6_nvme').for_}), transport, model and subsystem, with its I/O queues.", "short",
+                    [q(f"max by (instance, controller, state) (dbhost_nvme_controller_state{{{HOST}}} == 1) "
+                       f"* on (instance, controller) group_left (transport, model, subsystem) "
+                       f"max by (instance, controller, transport, model, subsystem) (dbhost_nvme_controller_info{{{HOST}}})",
+                       "", "A", instant=True, fmt=PromQueryFormat.TABLE),
+                     q(f"max by (instance, controller) (dbhost_nvme_controller_io_queues{{{HOST}}})", "", "B",
+                       instant=True, fmt=PromQueryFormat.TABLE)],
+                    w=12, h=7, hide=("Time", "Value #A"), rename={"Value #B": "I/O queues"}),
+        table_panel("NVMe paths: ANA state", "[O6] Native NVMe multipath: each path (nvmeXcYnZ) of a namespace, "
+                    "its controller and ANA state; inaccessible, persistent-loss and change carry no I/O and "
+                    "count as lost paths. Empty without ANA (local PCIe SSDs).", "short",
+                    [q(f"max by (instance, multipath, device, controller, state) "
+                       f"(dbhost_nvme_path_ana_state{{{HOST}}} == 1)", "", "A", instant=True,
+                       fmt=PromQueryFormat.TABLE)],
+                    w=12, h=7, hide=("Time", "Value")),
+    ]
+    panels[-3] = override_name(panels[-3], "suspended", th=o6s, colour_cells=True)
     dev = v_query("device", "Device", 'label_values(dbhost_lun_info{instance=~"$host"}, device)')
     d = new_dashboard("host-storage", "Storage deep dive: LUN queue depths, latency by LUN role, IOPS, "
                       "request size (field notes Q1-Q4, R17, F2).", [v_datasource(), v_database(), v_host(cfg), dev])

@@ -140,7 +140,9 @@ def build(cfg: Config):
         "[Z5] ZFS ARC hit ratio (no threshold: compare with the baseline); "
         f"[C1] run queue per CPU (threshold {c1.colour_at}); "
         f"[C2, C4] system share of busy CPU (threshold {c4.colour_at}), shown while system CPU is above "
-        f"{c4.floor('system_share').value:g} of all CPU, as the alert. "
+        f"{c4.floor('system_share').value:g} of all CPU, as the alert; "
+        "[O6] LUN paths lost: the most paths any multipath LUN of the host lost against the last day "
+        "(LunPathRedundancyLost, LunAllPathsDown); no value on a host without multipath. "
         "Click the tile for the storage, CPU and ZFS dashboards.",
         "short",
         [q(host_status_expr(cfg), "status", "A", instant=True),
@@ -152,7 +154,10 @@ def build(cfg: Config):
            "run queue per CPU", "D", instant=True),
          q('max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '} and on (' + cfg.by("instance")
            + ') ' + R.CPU_SYSTEM_SHARE + '{' + HOST + '} > ' + f"{c4.floor('system_share').value:g})",
-           "system CPU share", "E", instant=True)],
+           "system CPU share", "E", instant=True),
+         q('max by (instance) (max by (instance, device) (max_over_time(dbhost_multipath_paths{' + HOST + '}[1d]))'
+           ' - max by (instance, device) (dbhost_multipath_paths_active{' + HOST + '}))', "LUN paths lost", "F",
+           instant=True)],
         w=12, h=7, th=q2, links=host_links)
     host_tile = override_ref(host_tile, "A", name="status", unit="none", neutral="green",
                              mappings=STATUS_MAPPINGS)
@@ -160,6 +165,7 @@ def build(cfg: Config):
     host_tile = override_ref(host_tile, "C", name="ARC hit ratio", unit="percentunit", neutral="blue")
     host_tile = override_ref(host_tile, "D", name="run queue per CPU", unit="short", th=c1)
     host_tile = override_ref(host_tile, "E", name="system CPU share", unit="percentunit", th=c4)
+    host_tile = override_ref(host_tile, "F", name="LUN paths lost", unit="none", th=cfg.th("O6_paths"))
     host_tile = (host_tile.repeat("host").repeat_direction("h").max_per_row(2)
                  .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
                  .orientation(cm.VizOrientation.HORIZONTAL))

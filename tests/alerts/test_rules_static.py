@@ -111,7 +111,9 @@ PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           # our view of the database is gone or flapping, or commits are stuck (O1, O2)
           "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck",
           # a limit about to refuse work: connections, inserts, archiving (O4)
-          "OracleResourceLimitNear", "OracleTablespaceFull", "OracleRecoveryAreaFull"}
+          "OracleResourceLimitNear", "OracleTablespaceFull", "OracleRecoveryAreaFull",
+          # every I/O to a database LUN held: no path left, or the map left suspended (O6)
+          "LunAllPathsDown", "LunMultipathSuspended"}
 
 
 def test_only_outage_conditions_page():

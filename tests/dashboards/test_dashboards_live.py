@@ -51,6 +51,12 @@ NO_STANDBY = {key: ("the demo databases are primaries (no V$DATAGUARD_STATS rows
                           ("oracle-wallboard", "Standby lag data age", "A"),
                           ("oracle-wallboard", "Standby lag data age", "B"))}
 EXPECTED_EMPTY.update(NO_STANDBY)
+# The fixture's NVMe controller is a local PCIe SSD: no ANA, so no path states (the `paths`
+# fixture tree of tests/dbhost has them; the docs-consistency test runs it).
+NO_ANA = {("host-storage", "NVMe paths: ANA state", "A"): (
+    "no NVMe controller of the stack has ANA paths",
+    'absent(dbhost_nvme_path_ana_state) and on () count(dbhost_nvme_controller_info{transport="pcie"}) > 0')}
+EXPECTED_EMPTY.update(NO_ANA)
 
 # Empty only while the real host (127.0.0.1) is quiet: the host tile shows the system share of busy
 # CPU only while system CPU is above C4's floor of all CPU, as the alert does. On a machine that is
@@ -192,7 +198,7 @@ def test_every_panel_query_returns_data(stack):
     for key, (why, reason_expr) in EXPECTED_EMPTY.items():
         r = stack.api("query", query=reason_expr)
         assert r["status"] == "success" and r["data"]["result"], f"{key} is empty but not because {why}"
-    assert len(TARGETS) >= 150 and len(EXPECTED_EMPTY) <= 1 + len(NO_STANDBY)
+    assert len(TARGETS) >= 150 and len(EXPECTED_EMPTY) <= 1 + len(NO_STANDBY) + len(NO_ANA)
 
 
 # ------------------------------------------------------------------------------------ values
@@ -373,6 +379,10 @@ def test_repeated_tiles_have_data_for_every_value_but_the_explained_ones(stack):
         ("oracle-wallboard", "$host", "D", "127.0.0.2"): 'absent(node_cpu_seconds_total{instance="127.0.0.2"})',
         ("oracle-wallboard", "$host", "E", "127.0.0.2"): 'absent(node_cpu_seconds_total{instance="127.0.0.2"})',
     }
+    # this machine's disks are not multipath maps (the fixture host's dm-0 and dm-1 are)
+    no_mpath = 'absent(dbhost_multipath_paths{instance="127.0.0.1"}) and on () up{instance="127.0.0.1", job="dbhost"} == 1'
+    if stack.api("query", query=no_mpath)["data"]["result"]:
+        expected[("oracle-wallboard", "$host", "F", "127.0.0.1")] = no_mpath
     if not Path("/proc/spl/kstat/zfs/arcstats").exists():   # no ZFS on this machine
         expected[("oracle-wallboard", "$host", "C", "127.0.0.1")] = \
             'absent(dbhost_zfs_arc_hits_total{instance="127.0.0.1"})'

@@ -23,7 +23,7 @@ UIDS = {"oracle-wallboard", "oracle-capacity", "oracle-redo", "oracle-waits", "o
 FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5)} |
                   {f"C{i}" for i in range(1, 8)} | {f"M{i}" for i in range(1, 6)} |
                   {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
-                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {f"O{i}" for i in range(1, 6)})
+                  {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {f"O{i}" for i in range(1, 7)})
 ID_RE = re.compile(r"\b([RQCMIZFKO]\d{1,2})\b")
 EPS = 1e-9
 COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
@@ -97,6 +97,9 @@ EXPECTED = {
     ("oracle-wallboard", "$database", "F"): ["R13_run_delay"],
     ("oracle-redo", "CPU wait per dispatch: LGWR and sessions", "defaults"): ["R13_run_delay"],
     ("host-cpu", "Run-queue wait per dispatch by role", "defaults"): ["R13_run_delay"],
+    ("oracle-wallboard", "$host", "F"): ["O6_paths"],
+    ("host-storage", "Paths lost per multipath LUN", "defaults"): ["O6_paths"],
+    ("host-storage", "Multipath maps", "suspended"): ["O6_suspended"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }
@@ -225,7 +228,7 @@ def test_units_of_overridden_fields_are_set():
                 if p["type"] == "stat" and "displayName" in ids:
                     renamed += 1
                     assert "unit" in ids, (uid, p["title"], o["matcher"])
-    assert renamed == 11  # the wallboard's two tiles: six values for a database, five for a host
+    assert renamed == 12  # the wallboard's two tiles, six values each
     # tables: every renamed value column has a unit override
     for uid, board in BOARDS.items():
         for p in dm.panels(board):

@@ -1,5 +1,6 @@
 """Issue 13: every instance-health collector has an alert with a runbook, a wallboard tile and a
-detail panel, and issue 14's host signals (run delay, multipath, NVMe) likewise an alert and a panel.
+detail panel, and issue 14's host signals (run delay, multipath, NVMe) likewise an alert with a
+runbook and a panel (the wallboard for run delay and lost paths).
 
 A metric "is used" by a rule or panel when its expression names it, directly or through a
 recording rule (alerts/recording.rules.yml) that names it."""
@@ -28,6 +29,14 @@ HEALTH = {
     "dataguard lag stale": {"oracle_dataguard_lag_datum_age_seconds"},
     "asm space": {"oracle_asm_diskgroup_usable_file_bytes", "oracle_asm_diskgroup_total_bytes"},
     "asm offline disks": {"oracle_asm_diskgroup_offline_disks"},
+}
+
+# issue 14's host signals: metric set -> whether the wallboard must show it too
+HOST_SIGNALS = {
+    "run delay (R13 cause)": ({"dbhost_process_run_delay_seconds_total", "dbhost_process_timeslices_total"}, True),
+    "multipath redundancy": ({"dbhost_multipath_paths", "dbhost_multipath_paths_active"}, True),
+    "multipath suspended": ({"dbhost_multipath_suspended"}, False),
+    "nvme controller state": ({"dbhost_nvme_controller_state"}, False),
 }
 
 
@@ -86,3 +95,16 @@ def test_every_health_signal_has_a_wallboard_tile_and_a_detail_panel(collector):
     detail = {(uid, title) for uid, title, names in DETAIL if metrics <= names}
     assert tiles, f"{collector}: no wallboard tile reads {sorted(metrics)}"
     assert detail, f"{collector}: no detail panel reads {sorted(metrics)}"
+
+
+@pytest.mark.parametrize("signal", sorted(HOST_SIGNALS))
+def test_every_issue14_signal_has_an_alert_with_a_runbook_and_panels(signal):
+    metrics, on_wallboard = HOST_SIGNALS[signal]
+    alerts = [(a, url) for a, names, url in ALERTS if metrics <= names]
+    assert alerts, f"{signal}: no alert reads {sorted(metrics)}"
+    for alert, url in alerts:
+        m = RUNBOOK_URL.search(url)
+        assert m and (REPO / "docs" / "runbooks" / m.group(1)).is_file(), (alert, url)
+    assert {(uid, t) for uid, t, names in DETAIL if metrics <= names}, f"{signal}: no detail panel"
+    if on_wallboard:
+        assert {t for _, t, names in WALLBOARD if metrics <= names}, f"{signal}: no wallboard tile"
