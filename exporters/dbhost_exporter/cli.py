@@ -17,6 +17,7 @@ from exporter_common.web import landing_page, load_web_config
 
 from . import __version__
 from .collectors.lun import LunCollector
+from .collectors.memory import MemoryCollector
 from .collectors.process import ProcessCollector
 from .collectors.zfs import ZfsCollector
 from .config import COLLECTORS, DbhostConfig, load_config
@@ -34,6 +35,7 @@ FACTORIES: dict[str, Callable[[DbhostConfig, str, str], Collector]] = {
     "lun": lambda cfg, procfs, sysfs: LunCollector(procfs, sysfs, cfg.lun),
     "zfs": lambda cfg, procfs, sysfs: ZfsCollector(procfs, kstat_file=cfg.zfs_kstat_file),
     "process": lambda cfg, procfs, sysfs: ProcessCollector(procfs, cfg.extra_groups, cfg.max_series),
+    "memory": lambda cfg, procfs, sysfs: MemoryCollector(procfs),
 }
 
 
@@ -53,7 +55,7 @@ def make_registry(cfg: DbhostConfig, procfs: str, sysfs: str) -> CollectorRegist
 
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser("dbhost-exporter", "Prometheus exporter for Oracle database hosts: LUN queues, "
-                         "Oracle process scheduling, ZFS ARC/L2ARC.", DEFAULT_PORT)
+                         "Oracle process scheduling, ZFS ARC/L2ARC, shared memory limits and huge pages.", DEFAULT_PORT)
     parser.add_argument("--path.procfs", dest="procfs", default="/proc", help="procfs mount point (default /proc)")
     parser.add_argument("--path.sysfs", dest="sysfs", default="/sys", help="sysfs mount point (default /sys)")
     parser.add_argument("--config.file", dest="config_file", default=None,

@@ -28,7 +28,7 @@ from exporter_common.config import ConfigError, ErrorList, Fields, load_yaml
 
 from .collectors.lun import DEFAULT_KINDS, KINDS, LunConfig, RoleRule
 
-COLLECTORS = ("lun", "zfs", "process")
+COLLECTORS = ("lun", "zfs", "process", "memory")
 DEFAULT_MAX_SERIES = 50000
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 

@@ -70,7 +70,7 @@ def test_config_values_reach_the_collectors(tmp_path):
     assert [(r.by, r.value, r.role) for r in c.lun.roles] == [("multipath", "redo01", "redo")]
     assert c.extra_groups == [("asm", "^asm_")]
     assert c.zfs_kstat_file == "/x/kstat.txt"
-    assert [col.name for col in build_collectors(c, "/proc", "/sys")] == ["lun", "zfs"]
+    assert [col.name for col in build_collectors(c, "/proc", "/sys")] == ["lun", "zfs", "memory"]
 
 
 def test_a_broken_collector_module_is_an_error_at_start(monkeypatch):
@@ -181,7 +181,7 @@ def test_whole_tree_with_process_collector_runs_cleanly(tmp_path):
     proc = run_once("--path.procfs", str(fx.procfs), "--path.sysfs", str(fx.sysfs), "--config.file", str(cfg))
     assert proc.returncode == 0, proc.stderr
     got = samples(proc.stdout)
-    for name in ("lun", "zfs", "process"):
+    for name in ("lun", "zfs", "process", "memory"):
         assert value(got, "dbhost_collector_success", collector=name) == 1
     assert any(k[0] == "dbhost_process_context_switches_total" for k in got)
     assert value(got, "dbhost_lun_inflight_requests", device="sda", queue="host") == 8

@@ -268,6 +268,41 @@ class Fixture:
     config: Path
 
 
+# System V shared memory and huge pages of the demo database host (M5, M1): one 19c instance
+# (DEMO1, sga_target 6 GiB on 2 MiB huge pages) whose SGA is four segments, under the classic
+# installation-guide limits (shmmax 4 GiB - 1, shmall 2 Mi pages = 8 GiB of 4 KiB pages).
+SHM_LIMITS = {"shmmax": 4294967295, "shmall": 2097152, "shmmni": 4096}
+SHM_SEGMENTS = [   # (key, shmid, size bytes, rss bytes): the SGA split at shmmax, as Oracle does
+    (0, 32768, 8388608, 8388608), (0, 32769, 4292870144, 4292870144), (0, 32770, 2132803584, 2132803584),
+    (0, 32771, 16777216, 16777216), (-1640194412, 32772, 2097152, 2097152)]
+HUGEPAGES = {"total": 3100, "free": 60, "reserved": 21, "surplus": 0, "size_kb": 2048}
+
+
+def write_memory(procfs: Path, limits=SHM_LIMITS, segments=SHM_SEGMENTS, huge=HUGEPAGES) -> None:
+    """proc/sys/kernel/shm*, proc/sysvipc/shm and proc/meminfo as the kernel writes them
+    (ipc/shm.c sysvipc_shm_proc_show; fs/proc/meminfo.c with mm/hugetlb.c hugetlb_report_meminfo)."""
+    for name, value in limits.items():
+        _write(procfs / "sys/kernel" / name, f"{value}\n")
+    rows = ["       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid"
+            "      atime      dtime      ctime                   rss                  swap\n"]
+    for key, shmid, size, rss in segments:
+        rows.append(f"{key:10d} {shmid:10d}  {0o640:4o} {size:21d} {4101:5d} {4187:5d}  {212:5d} "
+                    f"{54321:5d} {54322:5d} {54321:5d} {54322:5d} {1764000000:10d} {0:10d} {1763990000:10d} "
+                    f"{rss:21d} {0:21d}\n")
+    _write(procfs / "sysvipc/shm", "".join(rows))
+    hp = huge["total"] * huge["size_kb"]
+    fields = [("MemTotal", 16393932), ("MemFree", 412356), ("MemAvailable", 2915460), ("Buffers", 102400),
+              ("Cached", 2650124), ("SwapCached", 0), ("Active", 2451232), ("Inactive", 912220),
+              ("Shmem", 26112), ("Slab", 289312), ("PageTables", 61240), ("SwapTotal", 8388604),
+              ("SwapFree", 8388604), ("CommitLimit", 13022168), ("Committed_AS", 5124412),
+              ("AnonHugePages", 0), ("ShmemHugePages", 0), ("FileHugePages", 0)]
+    lines = [f"{k + ':':<16}{v:>8} kB\n" for k, v in fields]
+    lines += [f"{'HugePages_Total:':<16}{huge['total']:>8}\n", f"{'HugePages_Free:':<16}{huge['free']:>8}\n",
+              f"{'HugePages_Rsvd:':<16}{huge['reserved']:>8}\n", f"{'HugePages_Surp:':<16}{huge['surplus']:>8}\n",
+              f"{'Hugepagesize:':<16}{huge['size_kb']:>8} kB\n", f"{'Hugetlb:':<16}{hp:>8} kB\n"]
+    _write(procfs / "meminfo", "".join(lines))
+
+
 def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "2.2",
                with_proc: bool = True) -> Fixture:
     root = Path(root)
@@ -354,6 +389,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
     diskstats.sort(key=lambda line: (int(line.split()[0]), int(line.split()[1])))
     _write(procfs / "diskstats", "".join(diskstats))
     _write(procfs / "sys/kernel/osrelease", kernel + "\n")
+    write_memory(procfs)
     if arcstats == "2.2":
         _write(procfs / "spl/kstat/zfs/arcstats", linux_arcstats_text(ARC_FIELDS_22))
     elif arcstats == "2.1":
