@@ -288,3 +288,20 @@ def ensure_process_exporter(binary: str | None, src: str = PE_SRC) -> tuple[str 
     if r.returncode != 0 or not os.access(built, os.X_OK):
         return None, f"go build failed (exit {r.returncode}): {r.stderr.strip()[-500:]}"
     return built, f"built from source in {src} with `go build ./cmd/process-exporter`"
+
+
+def write_section(path: pathlib.Path, name: str, body: str) -> None:
+    """Replace (or append) the section NAME of RESULTS.md, between its <!-- bench:NAME --> markers,
+    leaving every other section as it is."""
+    path = pathlib.Path(path)
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    try:
+        text = path.read_text()
+    except OSError:
+        text = "# Benchmarks\n"
+    block = f"{start}\n{body.strip(chr(10))}\n{end}"
+    if start in text and end in text:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)

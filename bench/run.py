@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import shutil
 import socket
 import statistics
@@ -331,13 +332,10 @@ TITLES = {"process": "## Process collector", "lun": "## LUN and ZFS collectors v
 
 
 def split_sections(text: str) -> dict[str, str]:
-    """The sections of a previous RESULTS.md, by name (text between <!-- bench:NAME --> markers)."""
-    out = {}
-    for name in SECTIONS:
-        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-        if start in text and end in text:
-            out[name] = text[text.index(start) + len(start):text.index(end)].strip("\n")
-    return out
+    """The sections of a previous RESULTS.md, by name (text between <!-- bench:NAME --> markers),
+    in file order: this script's and those other bench scripts wrote (bench.common.write_section)."""
+    return {m.group(1): m.group(2).strip("\n")
+            for m in re.finditer(r"<!-- bench:([\w-]+) -->(.*?)<!-- /bench:\1 -->", text, re.S)}
 
 
 def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
@@ -356,6 +354,9 @@ def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
         if body is None:
             body = f"{TITLES[name]}\n\nNot run yet: `.venv/bin/python -m bench.run --only {name}`."
         parts += [f"<!-- bench:{name} -->", body, f"<!-- /bench:{name} -->", ""]
+    for name, body in old.items():          # sections of the other bench scripts: kept as they are
+        if name not in SECTIONS:
+            parts += [f"<!-- bench:{name} -->", body, f"<!-- /bench:{name} -->", ""]
     text = "\n".join(parts)
     pathlib.Path(path).write_text(text)
     return text

@@ -483,3 +483,38 @@ def test_extra_groups_first_match_wins_and_oracle_patterns_win():
 def test_invalid_extra_group_regex_is_a_clear_error():
     with pytest.raises(ValueError, match=r"extra group 'bad': invalid regex '\('"):
         ProcessCollector("/proc", [("bad", "(")])
+
+
+def test_logon_churn_keeps_series_bounded_and_totals_monotonic(tree):
+    """Issue 14.7: foreground processes end and new ones start between scrapes (a logon storm,
+    a connection pool recycling). The series stay the same set (per sid and role: an ended
+    process leaves none behind), no _total goes down while members leave, and each group's
+    totals are the sum over every process it ever had."""
+    coll = ProcessCollector(str(tree))
+    specs = {sp.pid: sp for sp in proc_specs()}
+    fg = [sp for sp in specs.values() if sp.group and sp.group[1] == "foreground"]
+    assert len(fg) >= 2
+    truth = defaultdict(int)                      # voluntary switches of every process ever, per group
+    for sp in specs.values():
+        if sp.group:
+            truth[sp.group] += sum(t.voluntary for t in sp.threads)
+    prev = scrape(coll)
+    keys = set(prev)
+    next_pid, next_tid = 40_000, 400_000
+    for round_ in range(6):
+        old = fg.pop(0)                           # the oldest session logs off ...
+        remove_process(tree, old.pid)
+        new = make_proc(500 + round_, next_pid, old.argv, old.comm, old.group, nthreads=len(old.threads),
+                        tid_base=next_tid, starttime=old.starttime + 50_000)
+        write_process(tree, new)                  # ... and a new one logs on, with a new PID
+        truth[new.group] += sum(t.voluntary for t in new.threads)
+        fg.append(new)
+        next_pid, next_tid = next_pid + 1, next_tid + len(new.threads)
+        now = scrape(coll)
+        assert set(now) == keys                   # nothing lingers, nothing new per process
+        for key, val in now.items():
+            if key[0].endswith("_total"):
+                assert val >= prev[key], (key, prev[key], val)
+        prev = now
+    for (sid, role), want in truth.items():
+        assert v(prev, "dbhost_process_context_switches_total", sid, role, kind="voluntary") == want
