@@ -70,6 +70,8 @@ PROC_RUN_DELAY_PER_DISPATCH = "instance_sid_role:dbhost_process_run_delay_per_di
 # the same per Oracle database instance (sid -> database, inst_id through oracle_instance_info)
 LGWR_RUN_DELAY = "database_inst:dbhost_lgwr_run_delay_per_dispatch:rate5m"
 FOREGROUND_RUN_DELAY = "database_inst:dbhost_foreground_run_delay_per_dispatch:rate5m"
+# the SGAs of the Oracle instances whose SID runs on a host (per dbhost target)
+SGA_ON_HOST = "instance:oracle_sga_target_bytes:sum"
 
 # ---------------------------------------------------------------- LUNs
 LUN_HOST_QUEUE = "instance_device:dbhost_lun_host_queue:avg5m"
@@ -118,6 +120,27 @@ def by_database_instance(cfg: Config, host_expr: str) -> str:
             f"  or\n"
             f"  ({info} and on (sid) {shared})\n"
             f"    * on (sid, host) group_left () max by (sid, host) ({host})\n"
+            f")")
+
+
+def by_host(cfg: Config, oracle_expr: str) -> str:
+    """An Oracle per-(database, inst_id) measure summed over the instances whose SID has
+    processes on a dbhost-exporter target (labelled as that target). The reverse of
+    by_database_instance, with the same rule: the sid decides where one Oracle instance has
+    it, the short host name too where several do (a Data Guard pair on two hosts)."""
+    info = ('label_replace(label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)"), '
+            '"host", "$1", "host_name", "([^.]+).*")')
+    shared = f"(count by (sid) ({info}) > 1)"
+    ora = (f"({oracle_expr}) * on ({cfg.by('database', 'inst_id')}) group_left (sid, host) "
+           f"max by ({cfg.by('database', 'inst_id', 'sid', 'host')}) ({info})")
+    sids = f"group by ({cfg.by('instance', 'sid')}) (dbhost_process_context_switches_total)"
+    sids_host = f'label_replace({sids}, "host", "$1", "instance", "([^.:]+).*")'
+    return (f"sum by ({cfg.by('instance')}) (\n"
+            f"  ({sids} unless on (sid) {shared})\n"
+            f"    * on (sid) group_left () max by (sid) ({ora})\n"
+            f"  or\n"
+            f"  ({sids_host} and on (sid) {shared})\n"
+            f"    * on (sid, host) group_left () max by (sid, host) ({ora})\n"
             f")")
 
 
@@ -188,6 +211,7 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
                                           "(rate(dbhost_process_timeslices_total[5m])) > 0)"),
             (LGWR_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + "{" + LGWR_ROLES + "}")),
             (FOREGROUND_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + '{role="foreground"}')),
+            (SGA_ON_HOST, by_host(cfg, f"max by ({cfg.by('database', 'inst_id')}) (oracle_sga_target_bytes)")),
         ]),
         ("host_storage.rules", [
             (LUN_HOST_QUEUE, f"sum by ({dev}) (avg_over_time(dbhost_lun_inflight_requests{{queue=\"host\"}}[5m]))"),

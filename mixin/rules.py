@@ -470,6 +470,29 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.3g\" }} pages/s swapped in and out on {{ $labels.instance }} "
                          "(M3: a swapping host needs more memory; noise floor ${M3.floor.rate} pages/s)."),
 
+        # ------------------------------------------------------------ shared memory, huge pages (M5, M1)
+        dict(alert="HostShmallBelowSga", ids=["M5"], layer="host", dashboard="oracle-memory",
+             expr=R.SGA_ON_HOST + "\n"
+                  "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (dbhost_kernel_shmall_bytes) > 0)\n"
+                  "> ${M5}",
+             summary="The SGAs on {{ $labels.instance }} do not fit kernel.shmall",
+             description="The sga_target of the Oracle instances running on {{ $labels.instance }} add up to "
+                         "{{ $value | humanizePercentage }} of kernel.shmall (M5): the next instance that restarts "
+                         "fails with ORA-27102 (out of memory). Raise kernel.shmall (pages) above the SGAs."),
+        dict(alert="HostHugePagesBelowSga", ids=["M5_hugepages"], layer="host", dashboard="oracle-memory",
+             expr=R.SGA_ON_HOST + "\n"
+                  "  / on (" + cfg.join("instance") + ") group_left () (\n"
+                  "    max by (" + cfg.by("instance") + ") (dbhost_memory_hugepages{state=\"total\"})\n"
+                  "    * on (" + cfg.join("instance") + ") max by (" + cfg.by("instance") + ") (dbhost_memory_hugepage_size_bytes)\n"
+                  "    > 0\n"
+                  "  )\n"
+                  "> ${M5_hugepages}",
+             summary="The SGAs on {{ $labels.instance }} do not fit its huge pages",
+             description="The sga_target of the Oracle instances running on {{ $labels.instance }} add up to "
+                         "{{ $value | humanizePercentage }} of the huge pages configured there (M5, M1): an SGA that "
+                         "does not fit falls back to small pages (use_large_pages=TRUE; the TLB misses of M1) or does "
+                         "not start (ONLY). Raise vm.nr_hugepages above the SGAs."),
+
         # ------------------------------------------------------------ LUNs
         dict(alert="LunHostQueueBacklog", ids=["Q2"], layer="storage", dashboard="host-storage",
              labels={"cause": "host_queue"},

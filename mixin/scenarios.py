@@ -100,6 +100,8 @@ def source_kind(expr: str) -> str:
     for name in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", expr):
         if name.count(":") == 2 and name.startswith("database"):
             return "oracle"      # recorded per Oracle database (host measures joined to it too)
+        if name.count(":") == 2 and name.startswith("instance:oracle_"):
+            return "dbhost"      # Oracle measures summed per host (by_host)
         metric = name.split(":")[1] if name.count(":") == 2 else name
         for kind in ("oracle", "dbhost", "node"):
             if metric.startswith(kind + "_"):
@@ -618,6 +620,64 @@ def host_tests(pack) -> list:
                 tl.counter("node_vmstat_pswpout", node, [(0, 0), (H, pout * 60)])]
     tests.append(scenario(pack, "HostSwapping: 50 pages/s fires", alert, 0, swap(30, 20), hl, 50))
     tests.append(quiet("HostSwapping: 8 pages/s does not fire", alert, swap(5, 3), n))
+    return tests + shm_tests(pack)
+
+
+def shm_tests(pack) -> list:
+    """M5: the SGAs of the instances on a host against kernel.shmall and the huge pages. Failure
+    first: a Data Guard pair sharing the SID ODS1 on two hosts must not add the other host's
+    SGA here; shmmax below the SGA is not a finding; no huge pages at all is a choice."""
+    tests = []
+    gib = float(1 << 30)
+    alert = "HostShmallBelowSga"
+    n = _length(pack, alert)
+    tl = Timeline(n)
+    hl = {"instance": HOST}
+
+    def instance(database, sid, host, sga):
+        lab = {**ORA, "database": database, "inst_id": "1"}
+        return [tl.gauge("oracle_instance_info", {**lab, "instance_name": sid, "host_name": f"{host}.example.com",
+                                                  "version": "19.0.0.0.0"}, [(0, 1)]),
+                tl.gauge("oracle_sga_target_bytes", lab, [(0, sga)])]
+
+    def procs(sid, host=HOST):
+        return [tl.counter("dbhost_process_context_switches_total",
+                           {"job": "dbhost", "instance": host, "sid": sid, "role": "pmon", "kind": "voluntary"},
+                           [(0, 60)])]
+
+    def kernel(shmall, host=HOST, huge_total=0, huge_size=2 << 20):
+        lab = {"job": "dbhost", "instance": host}
+        # the settings a change at minute H (sysctl -p) left behind; ample before
+        return [tl.gauge("dbhost_kernel_shmall_bytes", lab, [(0, 256 * gib), (H, shmall)]),
+                tl.gauge("dbhost_kernel_shmmax_bytes", lab, [(0, 4 * gib)]),
+                tl.gauge("dbhost_memory_hugepages", {**lab, "state": "total"},
+                         [(0, 65536 if huge_total else 0), (H, huge_total)]),
+                tl.gauge("dbhost_memory_hugepage_size_bytes", lab, [(0, huge_size)])]
+    pair = (instance("ODS", "ODS1", HOST, 10 * gib) + instance("ODSSB", "ODS1", "dbhost2", 20 * gib)
+            + procs("ODS1") + procs("ODS1", host="dbhost2"))
+    tests.append(quiet("HostShmallBelowSga: a Data Guard pair sharing SID ODS1: the standby host's 20 GiB SGA "
+                       "does not count on the primary's host (10 GiB SGA, 16 GiB shmall)", alert,
+                       pair + kernel(16 * gib) + kernel(32 * gib, host="dbhost2"), n))
+    tests.append(quiet("HostShmallBelowSga: a 10 GiB SGA with shmmax 4 GiB (split into segments) and shmall "
+                       "16 GiB does not fire", alert,
+                       instance("ODS", "ODS1", HOST, 10 * gib) + procs("ODS1") + kernel(16 * gib), n))
+    tests.append(quiet("HostShmallBelowSga: an instance whose SID runs on no monitored host is nobody's", alert,
+                       instance("ODS", "ODS1", HOST, 10 * gib) + kernel(8 * gib), n))
+    tests.append(scenario(pack, "HostShmallBelowSga: a 10 GiB SGA, shmall 8 GiB: the next start fails (ORA-27102)",
+                          alert, 0, instance("ODS", "ODS1", HOST, 10 * gib) + procs("ODS1") + kernel(8 * gib),
+                          hl, 1.25, window=0))
+    tests.append(scenario(pack, "HostShmallBelowSga: two instances of 6 GiB on one host, shmall 10 GiB fires", alert, 0,
+                          instance("ODS", "ODS1", HOST, 6 * gib) + instance("DW", "DW1", HOST, 6 * gib)
+                          + procs("ODS1") + procs("DW1") + kernel(10 * gib), hl, 1.2, window=0))
+
+    alert = "HostHugePagesBelowSga"
+    ods = instance("ODS", "ODS1", HOST, 10 * gib) + procs("ODS1")
+    tests.append(quiet("HostHugePagesBelowSga: no huge pages configured at all (a choice) does not fire", alert,
+                       ods + kernel(64 * gib, huge_total=0), n))
+    tests.append(quiet("HostHugePagesBelowSga: 5632 huge pages of 2 MiB (11 GiB) hold a 10 GiB SGA", alert,
+                       ods + kernel(64 * gib, huge_total=5632), n))
+    tests.append(scenario(pack, "HostHugePagesBelowSga: 2048 huge pages of 2 MiB (4 GiB) under a 10 GiB SGA fires",
+                          alert, 0, ods + kernel(64 * gib, huge_total=2048), hl, 2.5, window=0))
     return tests
 
 

@@ -236,6 +236,7 @@ def waits(cfg: Config):
 
 def memory(cfg: Config):
     m2, m3, m4 = cfg.th("M2"), cfg.th("M3"), cfg.th("M4")
+    m5 = cfg.th("M5")
     panels = [
         db.Row("PGA"),
         timeseries_panel("PGA allocated, in use, maximum vs target", "[M4] GV$PGASTAT: allocated and in-use "
@@ -276,6 +277,29 @@ def memory(cfg: Config):
                           q(f"node_memory_MemFree_bytes{{{HOST}}}", "{{instance}} free", "B"),
                           q(f"node_memory_SwapTotal_bytes{{{HOST}}} - node_memory_SwapFree_bytes{{{HOST}}}",
                             "{{instance}} swap used", "C")], w=24),
+        timeseries_panel("SGAs against kernel.shmall and the huge pages", "[M5, M1] The sga_target of the "
+                         "Oracle instances running on the host (joined by SID) against kernel.shmall and the huge "
+                         f"pages configured: above {m5.colour_at:.0%} of shmall the next instance start fails "
+                         "(ORA-27102, HostShmallBelowSga); above the huge pages an SGA runs on small pages "
+                         "(HostHugePagesBelowSga). No huge pages configured: no huge-page line.", "percentunit",
+                         [q(f"{R.SGA_ON_HOST}{{{HOST}}} / on (instance) group_left () "
+                            f"(max by (instance) (dbhost_kernel_shmall_bytes{{{HOST}}}) > 0)",
+                            "{{instance}} SGAs / shmall", "A"),
+                          q(f"{R.SGA_ON_HOST}{{{HOST}}} / on (instance) group_left () "
+                            f"(max by (instance) (dbhost_memory_hugepages{{{HOST}, state=\"total\"}}) "
+                            f"* on (instance) max by (instance) (dbhost_memory_hugepage_size_bytes{{{HOST}}}) > 0)",
+                            "{{instance}} SGAs / huge pages", "B")], w=12, th=m5),
+        timeseries_panel("Shared memory and huge pages", "[M5, M1] kernel.shmall and kernel.shmmax (Oracle "
+                         "splits an SGA into segments of at most shmmax, so only shmall is a limit), the System V "
+                         "segments in use (/proc/sysvipc/shm) and the SGAs of the host's instances; huge pages "
+                         "configured and free, in bytes.", "bytes",
+                         [q(f"dbhost_kernel_shmall_bytes{{{HOST}}}", "{{instance}} shmall", "A"),
+                          q(f"dbhost_kernel_shmmax_bytes{{{HOST}}}", "{{instance}} shmmax", "B"),
+                          q(f"dbhost_shm_bytes{{{HOST}}}", "{{instance}} segments in use", "C"),
+                          q(f"{R.SGA_ON_HOST}{{{HOST}}}", "{{instance}} SGAs (sga_target)", "D"),
+                          q(f"dbhost_memory_hugepages{{{HOST}}} * on (instance) group_left () "
+                            f"dbhost_memory_hugepage_size_bytes{{{HOST}}}", "{{instance}} huge pages {{state}}", "E")],
+                         w=12),
     ]
     d = new_dashboard("oracle-memory", "PGA and host memory deep dive (field notes M2-M5).",
                       [v_datasource(), v_database(), v_host(cfg)])

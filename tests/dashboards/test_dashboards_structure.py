@@ -100,6 +100,7 @@ EXPECTED = {
     ("oracle-wallboard", "$host", "F"): ["O6_paths"],
     ("host-storage", "Paths lost per multipath LUN", "defaults"): ["O6_paths"],
     ("host-storage", "Multipath maps", "suspended"): ["O6_suspended"],
+    ("oracle-memory", "SGAs against kernel.shmall and the huge pages", "defaults"): ["M5"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
 }

@@ -37,6 +37,9 @@ HOST_SIGNALS = {
     "multipath redundancy": ({"dbhost_multipath_paths", "dbhost_multipath_paths_active"}, True),
     "multipath suspended": ({"dbhost_multipath_suspended"}, False),
     "nvme controller state": ({"dbhost_nvme_controller_state"}, False),
+    "shm limits vs SGA (M5)": ({"dbhost_kernel_shmall_bytes", "oracle_sga_target_bytes"}, False),
+    "huge pages vs SGA (M5, M1)": ({"dbhost_memory_hugepages", "dbhost_memory_hugepage_size_bytes",
+                                    "oracle_sga_target_bytes"}, False),
 }
 
 
