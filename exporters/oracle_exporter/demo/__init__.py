@@ -20,6 +20,7 @@ Every recording carries the sessions and instance-health views (demo/health.py).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 DEMO_DIR = Path(__file__).resolve().parent
@@ -33,6 +34,30 @@ SHIPPED: dict[str, dict[str, object]] = {
 }
 
 
-def path(name: str = "demo-before.jsonl") -> Path:
-    """Path of a shipped recording (default: the one ``make run`` replays)."""
-    return DEMO_DIR / name
+def path(name: str = "demo-before.jsonl", cache_dir: Path | None = None) -> Path:
+    """Path of a demo recording (default: the one ``make run`` replays).
+
+    In a checkout the recordings sit next to this module. An installed package does not
+    carry them (15 MB): the recording is then generated, with the same seed and arguments,
+    into ``cache_dir`` (default ``$XDG_CACHE_HOME/oracle-exporter/demo``, else
+    ``~/.cache/oracle-exporter/demo``) once and reused."""
+    if name not in SHIPPED:
+        raise ValueError(f"unknown demo recording {name!r}; known: {', '.join(SHIPPED)}")
+    here = DEMO_DIR / name
+    if here.exists():
+        return here
+    if cache_dir is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        cache_dir = Path(base) / "oracle-exporter" / "demo"
+    target = Path(cache_dir) / name
+    if not target.exists():
+        from .generate import write  # noqa: PLC0415 (only when a recording is missing)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                write(out=fh, **SHIPPED[name])
+            os.replace(tmp, target)     # atomic: a concurrent reader never sees half a recording
+        finally:
+            tmp.unlink(missing_ok=True)
+    return target

@@ -1,0 +1,59 @@
+"""Issue 9: the 15 MB of demo recordings are not in the installed package; an installation
+generates the one it needs on demand, byte for byte the recording of the repository."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from oracle_exporter import demo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_missing_recording_is_generated_once_byte_identical(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "DEMO_DIR", tmp_path / "installed")      # an installed package: no .jsonl
+    cache = tmp_path / "cache"
+    got = demo.path("demo-standby.jsonl", cache_dir=cache)
+    assert got == cache / "demo-standby.jsonl"
+    assert got.read_bytes() == (ROOT / "exporters/oracle_exporter/demo/demo-standby.jsonl").read_bytes()
+    mtime = got.stat().st_mtime_ns
+    assert demo.path("demo-standby.jsonl", cache_dir=cache).stat().st_mtime_ns == mtime   # reused, not rewritten
+    assert [p.name for p in cache.iterdir()] == ["demo-standby.jsonl"]                    # no temporary left
+
+
+def test_the_cache_follows_xdg_cache_home(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "DEMO_DIR", tmp_path / "installed")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert demo.path("demo-standby.jsonl") == tmp_path / "xdg/oracle-exporter/demo/demo-standby.jsonl"
+
+
+def test_unknown_recording_names_the_known_ones():
+    with pytest.raises(ValueError, match="unknown demo recording 'demo-x.jsonl'; known: demo-before.jsonl"):
+        demo.path("demo-x.jsonl")
+
+
+def test_in_a_checkout_the_repository_file_is_used():
+    assert demo.path() == ROOT / "exporters/oracle_exporter/demo/demo-before.jsonl"
+
+
+def test_the_wheel_carries_no_recording_but_every_module(tmp_path):
+    src = tmp_path / "src"                 # build from a copy: setuptools writes build/ into the source tree
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "exporters", src / "exporters",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
+                          str(src)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert not [n for n in names if n.endswith(".jsonl")]
+    modules = {str(p.relative_to(ROOT / "exporters")) for p in (ROOT / "exporters").rglob("*.py")
+               if "egg-info" not in str(p)}
+    assert modules <= names, sorted(modules - names)[:5]
