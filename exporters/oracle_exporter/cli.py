@@ -70,16 +70,19 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         for src in replay_sources(args.replay, loop=args.replay_loop):
             db = by_name.get(src.name)
             targets.append(Target(src.name, src, dict(db.labels) if db else {},
-                                  db.timeout_seconds if db else default_timeout))
+                                  db.timeout_seconds if db else default_timeout,
+                                  min_interval=config.min_interval_seconds if config else 0.0))
         mode = "replay" + (" (loop)" if args.replay_loop else "") + f" of {args.replay}"
     else:
         assert config is not None
-        from .sources.live import LiveSource
+        from .sources.live import LiveSource, init_driver
+        driver = init_driver(config.thick_mode, config.lib_dir, config.config_dir)
         for db in config.databases:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
                              connect_timeout=config.connect_timeout_seconds)
-            targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds))
-        mode = f"live ({args.config_file})"
+            targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds,
+                                  min_interval=config.min_interval_seconds))
+        mode = f"live ({args.config_file}, {driver} mode)"
     if recorder:
         for t in targets:
             t.source = RecordingSource(t.source, recorder)
@@ -140,8 +143,13 @@ def _main(argv: list[str] | None) -> int:
     exporter, mode = build_exporter(args)
     try:
         if args.once:
-            sys.stdout.buffer.write(encode_text(exporter.registry().collect()))
+            families = exporter.scrape()
+            sys.stdout.buffer.write(encode_text(families))
             sys.stdout.flush()
+            down = [s.labels["database"] for f in families if f.name == "oracle_up" for s in f.samples if not s.value]
+            if down:
+                print(f"oracle-exporter: database(s) down: {', '.join(down)}", file=sys.stderr)
+                return 1
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
         return serve(args.listen_address, args.web_config_file,

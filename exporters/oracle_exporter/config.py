@@ -2,8 +2,11 @@
 
 ::
 
-    timeout_seconds: 10            # call timeout and per-database scrape deadline
+    timeout_seconds: 10            # time budget of one fetch (connect + every statement) and scrape deadline
     connect_timeout_seconds: 5     # TCP connect timeout of a (re)connect
+    min_interval_seconds: 0        # at most one query set per database per interval, however many scrapers
+    config_dir: /etc/oracle        # tnsnames.ora (dsn may be an alias); thick mode: sqlnet.ora too
+    thick_mode: {lib_dir: /opt/oracle/instantclient_23_7}   # or true: Oracle Client libraries (see docs)
     histogram_events: [...]        # events exposed as latency histograms
     latches: [...]                 # latches exposed one by one (all latches are also summed)
     collectors: {latch: false}     # switch collectors off by NAME (all are on by default)
@@ -18,6 +21,11 @@
         password_file: /etc/oracle-exporter/prod1.pw   # or password_env: PROD1_PASSWORD
         labels: {env: prod}        # extra labels on every sample of this database
         timeout_seconds: 5         # overrides the global timeout for this database
+        mode: sysdg                # logon as SYSDG (or sysbackup): V$ views of a mounted standby
+        wallet_location: /etc/oracle-exporter/wallet     # thin mode TCPS: directory of ewallet.pem
+        wallet_password_file: /etc/oracle-exporter/wallet.pw   # or wallet_password_env
+        external_auth: true        # thick mode: credentials from a Secure External Password Store
+                                   # wallet (sqlnet.ora in config_dir); no user / password then
 
 A bad file raises ConfigError("file", "field.path", "what is wrong"), which the
 CLI turns into exit status 2. The password is never part of any repr/str.
@@ -38,6 +46,7 @@ DEFAULT_LATCHES: tuple[str, ...] = tuple(_DEFAULT_LATCHES)
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 5.0
+LOGON_MODES = ("default", "sysdg", "sysbackup")
 
 # Labels the exporter or the collectors set themselves; an extra label with one
 # of these names would clash with (or silently replace) a real dimension.
@@ -74,10 +83,16 @@ class DatabaseConfig:
     password: str = field(default="", repr=False, compare=False)
     labels: dict[str, str] = field(default_factory=dict)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    mode: str = "default"                 # LOGON_MODES
+    config_dir: str | None = None         # tnsnames.ora for thin mode (thick: init_oracle_client's)
+    wallet_location: str | None = None    # thin TCPS wallet directory (ewallet.pem)
+    wallet_password: str | None = field(default=None, repr=False, compare=False)
+    external_auth: bool = False           # thick: Secure External Password Store, no user/password
 
     def __repr__(self) -> str:  # explicit, so a later field change cannot leak the password
         return (f"DatabaseConfig(name={self.name!r}, dsn={self.dsn!r}, user={self.user!r}, "
-                f"password='***', labels={self.labels!r}, timeout_seconds={self.timeout_seconds!r})")
+                f"password='***', labels={self.labels!r}, timeout_seconds={self.timeout_seconds!r}, "
+                f"mode={self.mode!r}, external_auth={self.external_auth!r})")
 
     __str__ = __repr__
 
@@ -89,6 +104,10 @@ class Config:
     settings: Settings = field(default_factory=Settings)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    min_interval_seconds: float = 0.0
+    config_dir: str | None = None
+    thick_mode: bool = False
+    lib_dir: str | None = None            # thick mode: Oracle Client libraries (None: system search path)
 
 
 def _labels(db: Fields) -> dict[str, str]:
@@ -162,6 +181,46 @@ def _looks_like_recording(path: str) -> bool:
     return first.startswith("{") and '"database"' in first and '"views"' in first
 
 
+def _thick_mode(root: Fields) -> tuple[bool, str | None]:
+    value = root.data.get("thick_mode") if isinstance(root.data, dict) else None
+    if value is None or isinstance(value, bool):
+        return root.bool("thick_mode", False), None
+    sub = root.sub("thick_mode")
+    lib_dir = sub.file_path("lib_dir")
+    sub.reject_unknown()
+    return True, lib_dir
+
+
+def _external_auth(db: Fields, thick: bool) -> bool:
+    external = db.bool("external_auth", False)
+    if external and not thick:
+        raise db.error("external_auth", "needs thick_mode: a Secure External Password Store wallet is read by the "
+                                        "Oracle Client libraries only")
+    if external:
+        for key in ("user", "password_file", "password_env"):
+            if key in db.data:
+                raise db.error(key, "not with external_auth: the wallet holds the credentials")
+    return external
+
+
+def _logon_mode(db: Fields) -> str:
+    mode = db.str("mode", "default")
+    if mode not in LOGON_MODES:
+        raise db.error("mode", f"must be one of {', '.join(LOGON_MODES)}, got {mode!r}")
+    return mode
+
+
+def _wallet(db: Fields, thick: bool) -> tuple[str | None, str | None]:
+    wallet = db.file_path("wallet_location")
+    password = None
+    if "wallet_password_file" in db.data or "wallet_password_env" in db.data:
+        password = secret_from(db, "wallet_password_file", "wallet_password_env", "wallet password")
+    if thick and (wallet or password):
+        raise db.error("wallet_location" if wallet else "wallet_password_file",
+                       "thin mode only: in thick mode the wallet is named in sqlnet.ora (WALLET_LOCATION) in config_dir")
+    return wallet, password
+
+
 def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Config:
     """Read and validate the YAML file; every problem is a ConfigError naming file and field,
     all problems of the file at once (ConfigErrors)."""
@@ -175,11 +234,14 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     errs = ErrorList()
     # keys of parts that may fail before reaching them: known, not "unknown field"
     root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
-                 "custom_metrics", "custom_metric_files")
+                 "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds")
     timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
                                DEFAULT_TIMEOUT_SECONDS))
     connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,
                                                            minimum=0.1), DEFAULT_CONNECT_TIMEOUT_SECONDS))
+    min_interval = float(errs.value(lambda: root.number("min_interval_seconds", 0.0, minimum=0.0), 0.0))
+    config_dir = errs.value(lambda: root.file_path("config_dir"))
+    thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
     databases: list[DatabaseConfig] = []
     seen: dict[str, str] = {}
@@ -197,14 +259,23 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         elif name is not None:
             seen[name] = db.path
         dsn = errs.value(lambda: _dsn(db))
-        user = errs.value(lambda: db.str("user", required=True))
-        password = errs.value(lambda: secret_from(db, "password_file", "password_env", "password"))
+        external = errs.value(lambda: _external_auth(db, thick), False)
+        if external:
+            user, password = "", ""
+        else:
+            user = errs.value(lambda: db.str("user", required=True))
+            password = errs.value(lambda: secret_from(db, "password_file", "password_env", "password"))
+        mode = errs.value(lambda: _logon_mode(db), "default")
+        wallet, wallet_password = errs.value(lambda: _wallet(db, thick), (None, None))
         labels = errs.value(lambda: _labels(db), {})
         db_timeout = errs.value(lambda: float(db.number("timeout_seconds", timeout, minimum=0.1)), timeout)
+        db.declare("external_auth", "mode", "wallet_location", "wallet_password_file", "wallet_password_env")
         with errs.part():
             db.reject_unknown()
         databases.append(DatabaseConfig(name=name or "", dsn=dsn or "", user=user or "", password=password or "",
-                                        labels=labels, timeout_seconds=db_timeout))
+                                        labels=labels, timeout_seconds=db_timeout, mode=mode,
+                                        config_dir=config_dir, wallet_location=wallet,
+                                        wallet_password=wallet_password, external_auth=external))
     with errs.part():
         from .custom import parse_custom   # custom SQL metrics (and Oracle's exporter's metric files)
         settings.custom_queries = tuple(parse_custom(root, {k for d in databases for k in d.labels}))
@@ -212,4 +283,5 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         root.reject_unknown()
     errs.check()
     return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
-                  connect_timeout_seconds=connect_timeout)
+                  connect_timeout_seconds=connect_timeout, min_interval_seconds=min_interval,
+                  config_dir=config_dir, thick_mode=thick, lib_dir=lib_dir)

@@ -37,11 +37,12 @@ from . import __version__
 from .config import Settings
 from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
-from .sources import Source, failed_snapshot, is_failed
+from .sources import FAILED, Source, failed_snapshot, failure_reason, is_failed
 
 log = logging.getLogger(__name__)
 
 FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
+FETCH_GRACE = 0.25  # seconds a scrape waits beyond the fetch budget (timeout_seconds) for the fetch's own answer
 
 
 # ORA-00942 (table or view does not exist) and ORA-01031 (insufficient privileges) on a
@@ -96,8 +97,19 @@ class Target:
     labels: dict[str, str] = field(default_factory=dict)
     timeout: float = 10.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    min_interval: float = 0.0       # seconds: a fetch started less long ago is reused, not repeated
     inflight: Future | None = field(default=None, repr=False)
     fetches: int = 0
+    last: "Fetched | None" = field(default=None, repr=False)   # the last completed fetch
+    noted: "Fetched | None" = field(default=None, repr=False)  # the last fetch counted in the self metrics
+    last_reason: str = ""           # failure_reason of the most recent failed fetch ("" : none yet)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A completed fetch: its snapshot and when (time.monotonic) it started."""
+    snapshot: Snapshot
+    started: float
 
 
 class _Families:
@@ -150,33 +162,48 @@ class OracleExporter:
 
     # -- fetching ------------------------------------------------------------
     def _fetch_future(self, target: Target) -> Future:
-        """The in-flight fetch of this database, starting one if there is none."""
+        """The fetch a scrape of this database waits for: the one in flight, else the last
+        completed one when it started less than min_interval ago, else a new one."""
         with target.lock:
             if target.inflight is not None:
                 return target.inflight
+            last = target.last
+            if last is not None and time.monotonic() - last.started < target.min_interval:
+                done: Future = Future()
+                done.set_result(last)
+                return done
             fut: Future = Future()
             target.inflight = fut
             target.fetches += 1
 
         def run() -> None:
+            started = time.monotonic()
             try:
                 snap = target.source.fetch()
             except Exception as exc:  # a source bug must not take the exporter down
                 log.exception("database %s: fetch raised", target.name)
                 snap = failed_snapshot(target.name, f"fetch raised {type(exc).__name__}: {exc}")
+            result = Fetched(snap, started)
             with target.lock:
                 target.inflight = None
-            fut.set_result(snap)
+                target.last = result
+            fut.set_result(result)
 
         self._pool.submit(run)
         return fut
 
-    def _wait(self, target: Target, fut: Future, deadline: float, started: float) -> Snapshot:
+    def _wait(self, target: Target, fut: Future, deadline: float, started: float) -> Fetched:
+        """The fetch's result by the deadline; if it is still running then, the last completed
+        fetch (its age is exported), else a failed snapshot."""
         try:
             return fut.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
+            with target.lock:
+                last = target.last
+            if last is not None:
+                return last
             waited = max(0.0, deadline - started)
-            return failed_snapshot(target.name, f"no snapshot within {waited:.3g} s (timeout)")
+            return Fetched(failed_snapshot(target.name, f"timeout: no snapshot within {waited:.3g} s"), started)
 
     # -- collecting ----------------------------------------------------------
     def _run_collectors(self, target: Target, snap: Snapshot, base: dict[str, str]) -> tuple[list, list]:
@@ -195,7 +222,8 @@ class OracleExporter:
                 out.append(fam)
         return outcomes, out
 
-    def _collect(self, target: Target, snap: Snapshot, started: float) -> list[Metric]:
+    def _collect(self, target: Target, fetched: Fetched, started: float) -> list[Metric]:
+        snap = fetched.snapshot
         base = {"database": target.name, **target.labels}
         up = _family("oracle_up", "1 if the last fetch of the database succeeded, else 0.", "gauge")
         duration = _family("oracle_collector_duration_seconds",
@@ -205,9 +233,16 @@ class OracleExporter:
         failed = is_failed(snap)
         blind = not failed and is_blind(snap)
         up.add_sample("oracle_up", dict(base), 0.0 if failed or blind else 1.0)
-        reason = snap.errors.get("*") if failed else (
+        reason = snap.errors.get(FAILED) if failed else (
             f"connected but blind: every view failed ({'; '.join(view_error_lines(snap))})" if blind else None)
-        self.runner.note(FETCH, reason, target.name)
+        with target.lock:   # count and log each fetch once, however many scrapes serve it
+            new, target.noted = fetched is not target.noted, fetched
+        if new:
+            self.runner.note(FETCH, reason, target.name)
+            if failed or blind:
+                target.last_reason = (failure_reason(snap.errors.get(FAILED, "")) if failed
+                                      else "connected but blind")
+        state = self._fetch_state(base, fetched, failed or blind, target.last_reason)
         failed = failed or blind
         view_errors = _family("oracle_view_errors", "1 for each view that failed in the last fetch (absent "
                                                     "otherwise); oracle_view_error_info names the error and grant.",
@@ -215,7 +250,7 @@ class OracleExporter:
         error_info = _family("oracle_view_error_info", "The ORA- code of a view that failed in the last fetch and "
                                                        "the grant that would allow it, value 1.", "gauge")
         for view, text in sorted(snap.errors.items()):
-            if view == "*" or view.startswith("CUSTOM:"):
+            if view == FAILED or view.startswith("CUSTOM:"):
                 continue
             view_errors.add_sample("oracle_view_errors", {**base, "view": view}, 1.0)
             code = error_code(text)
@@ -242,7 +277,27 @@ class OracleExporter:
                          "gauge", "seconds")
         scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
         extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
-        return [up, scrape, duration, success, errors, *extra, *out]
+        return [up, scrape, duration, success, errors, *extra, *state, *out]
+
+    def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str) -> list[Metric]:
+        """Why a database is (or last was) down, how old the served snapshot is, what each view cost."""
+        snap = fetched.snapshot
+        reason = _family("oracle_last_error", "Why the most recent failed fetch of the database failed, value 1 "
+                                              "(reason: a fixed set of causes; empty while no fetch has failed). "
+                                              "Down now: oracle_up == 0.", "info")
+        reason.add_sample("oracle_last_error_info", {**base, "reason": last_reason}, 1.0)
+        age = _family("oracle_snapshot_age_seconds", "Age of the served snapshot (since its fetch started), in "
+                                                     "seconds: above the scrape interval when a fetch is reused "
+                                                     "(min_interval_seconds) or still running.", "gauge", "seconds")
+        views = _family("oracle_view_query_duration_seconds", "Time the statement of each view took in the fetch "
+                                                              "of the served snapshot, in seconds (live only).",
+                        "gauge", "seconds")
+        if failed:
+            return [reason]
+        age.add_sample("oracle_snapshot_age_seconds", dict(base), max(0.0, time.monotonic() - fetched.started))
+        for view, seconds in snap.durations.items():
+            views.add_sample("oracle_view_query_duration_seconds", {**base, "view": view}, seconds)
+        return [reason, age, views]
 
     def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
         """Scrape the named databases (all when None) concurrently; merged families.
@@ -251,12 +306,13 @@ class OracleExporter:
         started = time.monotonic()
         futures = []
         for t in targets:
-            limit = t.timeout if timeout is None else min(t.timeout, timeout)
+            # a live fetch stops itself at t.timeout and says why; wait a little longer for its answer
+            limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
             futures.append((t, self._fetch_future(t), started + limit))
         families: list[Metric] = []
         for t, fut, deadline in futures:
-            snap = self._wait(t, fut, deadline, started)
-            families.extend(self._collect(t, snap, started))
+            fetched = self._wait(t, fut, deadline, started)
+            families.extend(self._collect(t, fetched, started))
         info = _family("oracle_exporter_build_info", "Version of oracle-exporter; constant 1.", "gauge")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return merge([*families, info])

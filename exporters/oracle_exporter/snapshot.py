@@ -27,6 +27,8 @@ class Snapshot:
     views: dict[str, list[dict[str, Any]]]
     errors: dict[str, str] = field(default_factory=dict)
     ages: dict[str, float] = field(default_factory=dict)
+    # seconds each view's statement took in a live fetch (not recorded: a replay has none)
+    durations: dict[str, float] = field(default_factory=dict, compare=False)
     _clean: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def rows(self, view: str) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ import pytest
 
 from exporter_common.web import WebConfig, make_server
 from oracle_exporter.snapshot import Snapshot
-from oracle_sim import EPOCH, make_snapshot, unreachable  # noqa: F401  (re-exported via `core`)
+from oracle_sim import EPOCH, FakeListener, make_snapshot, unreachable  # noqa: F401  (re-exported via `core`)
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -148,29 +148,20 @@ def core():
 
 
 @pytest.fixture
-def blackhole_listener():
-    """A TCP listener that accepts connections and never answers (a hung database
-    listener). Returns its port; every socket is closed after the test."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    srv.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
+def fake_listener():
+    """FakeListener(mode, delay) factory (oracle_sim): every listener is closed after the test."""
+    made: list[FakeListener] = []
 
-    def accept():
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-                held.append(conn)
-            except OSError:
-                continue
+    def make(mode: str, delay: float = 1.0) -> FakeListener:
+        made.append(FakeListener(mode, delay))
+        return made[-1]
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    thread.join(2)
-    for c in held:
-        c.close()
-    srv.close()
+    yield make
+    for listener in made:
+        listener.close()
+
+
+@pytest.fixture
+def blackhole_listener(fake_listener):
+    """A listener that accepts connections and never answers (a hung database listener)."""
+    return fake_listener("hang")

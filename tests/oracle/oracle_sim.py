@@ -402,6 +402,12 @@ class FakeCursor:
             raise oracledb.DatabaseError("DPY-4011: the database or network closed the connection")
         if view in self.conn.fail:
             raise oracledb.DatabaseError(self.conn.fail[view])
+        delay = self.conn.delay.get(view, 0.0)
+        if delay:   # a slow statement, cut by the call timeout as the driver does (the session survives)
+            timeout = self.conn.call_timeout / 1000 if self.conn.call_timeout else None
+            time.sleep(delay if timeout is None else min(delay, timeout))
+            if timeout is not None and delay > timeout:
+                raise oracledb.DatabaseError(f"DPY-4024: call timeout of {self.conn.call_timeout} ms exceeded")
         cols = [c.strip() for c in sql[len("SELECT "):sql.index(" FROM ")].split(",")]
         self.description = [(c, None, None, None, None, None, None) for c in cols]
         self._rows = self.conn.rows.get(view, [])
@@ -415,15 +421,30 @@ class FakeCursor:
 
 
 class FakeConnection:
-    def __init__(self, fail=None, rows=None):
+    """``fail``: view -> error text raised by its statement; ``rows``: view -> row tuples;
+    ``delay``: view -> seconds its statement takes; ``timeouts`` records every call timeout
+    (milliseconds) the source set, in order."""
+
+    def __init__(self, fail=None, rows=None, delay=None):
         self.fail = dict(fail or {})
         self.rows = rows or {}
+        self.delay = dict(delay or {})
+        self.timeouts: list[int] = []
         self.executed: list[str] = []
         self.binds: dict[str, dict] = {}
         self.dead = False
         self.closed = False
         self.module = self.action = self.client_identifier = None
-        self.call_timeout = 0
+        self._call_timeout = 0
+
+    @property
+    def call_timeout(self):
+        return self._call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, value):
+        self._call_timeout = value
+        self.timeouts.append(value)
 
     def cursor(self):
         return FakeCursor(self)
@@ -433,3 +454,82 @@ class FakeConnection:
 
     def close(self):
         self.closed = True
+
+
+# --- fake database listeners (the real driver connects to them) --------------------------
+
+def refuse_packet(error: int = 12514) -> bytes:
+    """A TNS REFUSE packet as a listener sends it (python-oracledb reads the ERR= code)."""
+    text = (f"(DESCRIPTION=(TMP=)(VSNNUM=318767104)(ERR={error})"
+            f"(ERROR_STACK=(ERROR=(CODE={error})(EMFI=4))))").encode()
+    body = bytes([1, 0]) + len(text).to_bytes(2, "big") + text     # user/system reason, length, data
+    return (8 + len(body)).to_bytes(2, "big") + b"\0\0" + bytes([4, 0]) + b"\0\0" + body
+
+
+class FakeListener:
+    """A TCP listener on 127.0.0.1 that misbehaves like a database listener can:
+
+    * ``hang``: accepts and never answers (a hung listener, a half-dead RAC VIP);
+    * ``close``: accepts and closes at once;
+    * ``slow``: accepts, reads the connect packet, answers after ``delay`` seconds with a
+      REFUSE ("service not registered", ORA-12514): a real, slow answer.
+
+    ``accepted`` counts connections; ``open`` is how many are still open on this side."""
+
+    def __init__(self, mode: str, delay: float = 1.0):
+        import socket
+        import threading
+        assert mode in ("hang", "close", "slow")
+        self.mode, self.delay = mode, delay
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.srv.settimeout(0.05)
+        self.port = self.srv.getsockname()[1]
+        self.accepted = 0
+        self._held: list = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"fake-listener-{mode}", daemon=True)
+        self._thread.start()
+
+    @property
+    def open(self) -> int:
+        return sum(1 for s in self._held if s.fileno() != -1)
+
+    def _serve(self) -> None:
+        import threading
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.srv.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            if self.mode == "close":
+                conn.close()
+                continue
+            self._held.append(conn)
+            if self.mode == "slow":
+                threading.Thread(target=self._answer_late, args=(conn,), daemon=True).start()
+
+    def _answer_late(self, conn) -> None:
+        try:
+            conn.settimeout(5)
+            conn.recv(65536)                      # the connect packet
+            if self._stop.wait(self.delay):
+                return
+            conn.sendall(refuse_packet())
+            time.sleep(0.05)                          # let the client read it, then hang up as a listener does
+        except OSError:
+            pass
+        conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        for conn in self._held:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        self.srv.close()

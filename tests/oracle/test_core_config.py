@@ -164,7 +164,7 @@ def test_password_never_in_output_or_logs(tmp_path, pwfile, core):
             password_file: {pwfile}
     """)
     res = core.run_cli("--config.file", path, "--once", "--log.level", "debug")
-    assert res.returncode == 0
+    assert res.returncode == 1                  # --once: a database is down
     assert core.sample(res.stdout, "oracle_up", database="down") == 0.0
     assert PASSWORD not in res.stdout and PASSWORD not in res.stderr
     assert "DPY-6005" in res.stderr and "Connection refused" in res.stderr

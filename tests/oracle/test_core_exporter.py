@@ -215,7 +215,8 @@ def test_once_exposition_passes_promtool(recording, core):
     promtool = shutil.which("promtool")
     assert promtool, "promtool is installed on this machine"
     res = core.run_cli("--replay", str(recording), "--once")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1, res.stderr                      # db2 is down: --once says so
+    assert res.stderr.strip().endswith("oracle-exporter: database(s) down: db2")
     assert core.sample(res.stdout, "oracle_up", database="db1") == 1.0
     assert core.sample(res.stdout, "oracle_up", database="db2") == 0.0
     chk = subprocess.run([promtool, "check", "metrics"], input=res.stdout, capture_output=True, text=True)
@@ -227,7 +228,7 @@ def test_once_exposition_passes_promtool(recording, core):
 
 
 def test_hung_database_listener_does_not_hold_up_the_others(blackhole_listener, core):
-    hung = LiveSource(DatabaseConfig("hung", dsn=f"127.0.0.1:{blackhole_listener}/ORCL", user="u", password="p",
+    hung = LiveSource(DatabaseConfig("hung", dsn=f"127.0.0.1:{blackhole_listener.port}/ORCL", user="u", password="p",
                                      timeout_seconds=0.6), Settings(), connect_timeout=0.3)
     ok = ReplaySource("ok", [core.make_snapshot("ok", t) for t in (0, 15)])
     exp = OracleExporter([Target("hung", hung, timeout=0.6), Target("ok", ok, timeout=0.6)], Settings(),

@@ -40,7 +40,12 @@ def test_one_session_reused_and_tagged_for_gv_session():
         assert not is_failed(snap) and snap.errors == {}
     assert attempts == [2.5]  # one logon for three fetches, with the connect timeout
     assert (conn.module, conn.action, conn.client_identifier) == (MODULE, "scrape", "oracle-exporter:prod1")
-    assert conn.call_timeout == 4000  # milliseconds
+    # one budget per fetch (timeout_seconds 4): every statement gets the time left, in ms
+    # (the first call timeout is the container query's, at connect)
+    assert len(conn.timeouts) == len(conn.executed)
+    per_fetch = len(build_queries(Settings()))
+    first = conn.timeouts[1:1 + per_fetch]
+    assert 3_900 <= first[0] <= 4_000 and first == sorted(first, reverse=True)
     queries = build_queries(Settings())
     # the container once per session, then every statement; views with a minimum interval
     # (oracle_exporter.intervals: tablespaces, asm ...) only once within it (the clock stands still)
@@ -162,13 +167,31 @@ def test_real_driver_connection_refused_gives_failed_snapshot_fast(core):
     src.close()
 
 
-def test_call_timeout_stops_the_fetch_and_backs_off():
+def test_fetch_budget_is_shared_by_the_statements_and_a_healthy_session_survives_it():
+    """timeout_seconds is the budget of the whole fetch, not of each statement: statements of
+    0.4 s with a 1 s budget stop at the third; the session is kept (no new logon, no backoff)."""
+    conn = FakeConnection(delay={"GV$SYSTEM_EVENT": 0.4, "GV$EVENT_HISTOGRAM_MICRO": 0.4, "GV$SYSSTAT": 0.4})
+    src, attempts = make([conn])
+    src.budget = 1.0
+    t0 = time.monotonic()
+    snap = src.fetch()
+    assert time.monotonic() - t0 < 1.2
+    assert snap.views == {}
+    assert snap.errors["*"].startswith("timeout: reading GV$SYSSTAT exceeded the fetch budget of 1 s (DPY-4024")
+    assert 150 <= conn.timeouts[3] <= 200                     # GV$SYSSTAT got what was left (after the
+                                                              # container query and two views)
+    assert not conn.closed and src.backoff.failures == 0
+    conn.delay.clear()
+    assert not is_failed(src.fetch()) and len(attempts) == 1  # same session, at once
+
+
+def test_call_timeout_on_a_broken_session_drops_it_and_backs_off():
     clock = FakeClock()
     conn = FakeConnection(fail={"GV$SYSSTAT": "DPY-4024: call timeout of 4000 ms exceeded"})
+    conn.is_healthy = lambda: False
     src, attempts = make([conn, FakeConnection()], clock=clock)
     snap = src.fetch()
-    assert snap.views == {}
-    assert snap.errors == {"*": "call timeout (4 s) reading GV$SYSSTAT: DPY-4024: call timeout of 4000 ms exceeded"}
+    assert snap.views == {} and snap.errors["*"].startswith("timeout: reading GV$SYSSTAT")
     # the views after GV$SYSSTAT were not tried: one timeout, not one per view
     assert conn.executed[-1].startswith("SELECT INST_ID, NAME, VALUE FROM GV$SYSSTAT")
     assert conn.closed and len(attempts) == 1
@@ -176,17 +199,22 @@ def test_call_timeout_stops_the_fetch_and_backs_off():
     assert not is_failed(src.fetch()) and len(attempts) == 2
 
 
-def test_real_driver_hung_listener_gives_up_within_budget(blackhole_listener):
+def test_real_driver_hung_listener_costs_one_connect_attempt_however_many_fetches(blackhole_listener):
     """python-oracledb's connect() waits for ever on a listener that accepts and never
-    answers; the live source abandons the attempt after connect + call timeout."""
-    db = DatabaseConfig("hung", dsn=f"127.0.0.1:{blackhole_listener}/ORCL", user="mon", password="pw",
+    answers; the fetch gives up at its budget, and later fetches wait for the same attempt
+    instead of starting another (one thread, one socket per database)."""
+    db = DatabaseConfig("hung", dsn=f"127.0.0.1:{blackhole_listener.port}/ORCL", user="mon", password="pw",
                         timeout_seconds=0.5)
-    src = LiveSource(db, Settings(), connect_timeout=0.3)
+    src = LiveSource(db, Settings(), connect_timeout=0.3, backoff_initial=0.01, backoff_cap=0.01)
     t0 = time.monotonic()
     snap = src.fetch()
     elapsed = time.monotonic() - t0
-    assert 0.7 <= elapsed < 1.5, elapsed
-    assert snap.errors == {"*": "connect failed: no answer from the database within 0.8 s (listener accepted "
-                                "the connection but the logon did not complete)"}
-    assert src.backoff.failures == 1
+    assert 0.45 <= elapsed < 1.0, elapsed
+    assert snap.errors["*"].startswith("connect failed: no answer from the database (the listener accepted "
+                                       "the connection but the logon did not complete; attempt in flight since ")
+    attempt = src._attempt
+    for _ in range(3):
+        time.sleep(0.02)
+        assert is_failed(src.fetch())
+    assert src._attempt is attempt and blackhole_listener.accepted == 1
     src.close()

@@ -29,7 +29,7 @@ class Cursor(FakeCursor):
             return
         if sql in conn.custom:
             conn.executed.append(sql)
-            conn.timeouts.append(conn.call_timeout)
+            conn.custom_timeouts.append(conn.call_timeout)
             result = conn.custom[sql]
             if isinstance(result, Exception):
                 raise result
@@ -45,7 +45,7 @@ class Conn(FakeConnection):
         super().__init__(**kw)
         self.container = container
         self.custom = custom or {}
-        self.timeouts: list[int] = []
+        self.custom_timeouts: list[int] = []
 
     def cursor(self):
         return Cursor(self)
@@ -150,7 +150,7 @@ def test_custom_statements_own_timeout_isolation_scope_and_interval():
     assert not is_failed(snap)                                          # the timeout cost only its statement
     assert snap.views["CUSTOM:APP_ORDERS"] == [{"STATUS": "NEW", "N": 4}]
     assert snap.errors["CUSTOM:SLOW"].startswith("call timeout (0.5 s)")
-    assert conn.timeouts == [2000, 500] and conn.call_timeout == 4000   # restored after each statement
+    assert conn.custom_timeouts == [2000, 500]       # their own timeouts (within the fetch budget of 4 s)
     assert "CUSTOM:PDB_ONLY" not in snap.views and "CUSTOM:ELSEWHERE" not in snap.views   # CDB root, prod1
     assert "GV$SESSION" in snap.views and not [e for e in snap.errors if not e.startswith("CUSTOM:")]
     clock.now += 30

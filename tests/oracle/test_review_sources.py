@@ -98,9 +98,10 @@ def test_recording_of_only_unreachable_snapshots_reports_down(tmp_path, core):
     path = tmp_path / "down.jsonl"
     path.write_text("".join(core.unreachable(db, t).to_json() + "\n" for db, t in [("a", 0), ("b", 0), ("a", 15)]))
     res = core.run_cli("--replay", str(path), "--once")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1, res.stderr                      # every database down: exit 1, exposition still printed
     assert core.sample(res.stdout, "oracle_up", database="a") == 0.0
     assert core.sample(res.stdout, "oracle_up", database="b") == 0.0
+    assert core.sample(res.stdout, "oracle_last_error_info", database="a", reason="connect timeout") == 1.0
     assert "oracle_wait_event" not in res.stdout
     if shutil.which("promtool"):
         out = subprocess.run(["promtool", "check", "metrics"], input=res.stdout.encode(), capture_output=True)

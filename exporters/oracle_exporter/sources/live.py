@@ -1,13 +1,22 @@
-"""Live source: python-oracledb in thin mode (no Oracle Client libraries).
+"""Live source: python-oracledb, thin mode by default (no Oracle Client libraries),
+thick mode on request (``thick_mode`` in the config; see ``init_driver``).
 
+* The driver mode is settled once at start (``init_driver``: enable_thin_mode() or
+  init_oracle_client()). Otherwise python-oracledb settles it at the first
+  *successful* connect, and until then every connect() in the process waits for the
+  one in progress: one hung listener would stall every other database.
 * One session per database, opened once and reused by every scrape (guarded by
   a lock; the exporter's single-flight already serialises fetches of one
   database). Never a logon per scrape.
-* ``call_timeout`` bounds every round trip; ``tcp_connect_timeout`` bounds a
-  connect.
+* One time budget per fetch (``timeout_seconds``): the connect and every statement
+  share it; each statement's call timeout is the time left; ``tcp_connect_timeout``
+  (``connect_timeout_seconds``) bounds the TCP connect. A connect that hangs after
+  the TCP connect is waited for by the next fetches, never started twice
+  (ConnectAttempt): at most one connect thread and socket per database.
 * After a failure the session is dropped and reconnects are spaced with
   exponential backoff (1 s, 2 s, 4 s ... capped at 60 s); during backoff a
   fetch returns a failed snapshot at once instead of hammering the listener.
+  A fetch that runs out of time on a healthy session keeps the session.
 * module "oracle-exporter", action "scrape", client identifier
   "oracle-exporter:<database>" and program "oracle-exporter" are set, so a DBA
   finds the session in GV$SESSION (MODULE, ACTION, CLIENT_IDENTIFIER, PROGRAM).
@@ -25,9 +34,10 @@
   in between the rows read last are served again and ``snapshot.ages[view]``
   says how old they are. A failed read is not cached (tried again next fetch).
 * Custom SQL statements (oracle_exporter.custom) run after the views, each with
-  its own call timeout and interval, only on the databases and containers
-  (scope) they are for; a failure or a timeout of one costs only its rows
-  (``snapshot.errors["CUSTOM:NAME"]``), unless the session itself is lost.
+  its own call timeout (never beyond the fetch budget) and interval, only on the
+  databases and containers (scope) they are for; a failure or a timeout of one
+  costs only its rows (``snapshot.errors["CUSTOM:NAME"]``), unless the session
+  itself is lost.
 * At connect the container is read once (SYS_CONTEXT('USERENV', 'CON_ID') and
   'CON_NAME'; before 12.1 that fails and the database is a non-CDB, CON_ID 0).
 """
@@ -40,6 +50,8 @@ import threading
 import time
 from decimal import Decimal
 from typing import Any, Callable, Mapping
+
+from exporter_common.config import ConfigError
 
 from ..config import DatabaseConfig, Settings
 from ..intervals import view_intervals
@@ -63,14 +75,52 @@ def _oracledb():
     return oracledb
 
 
-def default_connect(db: DatabaseConfig, connect_timeout: float) -> Any:
-    """Open one thin-mode session. Parameters per python-oracledb's connect():
-    tcp_connect_timeout (seconds, float), retry_count=0 (the exporter has its own
-    backoff), expire_time (minutes between keepalive probes on an idle session)."""
+def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str | None = None) -> str:
+    """Settle python-oracledb's mode once, at start, before any connect (see the module doc).
+    Thick mode loads the Oracle Client libraries (lib_dir, else the system search path) and
+    reads sqlnet.ora / tnsnames.ora from config_dir. Returns "thin" or "thick"; a failure is
+    a ConfigError (one line, exit 2)."""
     oracledb = _oracledb()
-    return oracledb.connect(user=db.user, password=db.password, dsn=db.dsn,
-                            tcp_connect_timeout=connect_timeout, retry_count=0,
-                            expire_time=1, program=PROGRAM)
+    if not thick:
+        oracledb.enable_thin_mode()
+        return "thin"
+    try:
+        oracledb.init_oracle_client(lib_dir=lib_dir, config_dir=config_dir)
+    except oracledb.Error as exc:
+        raise ConfigError("thick_mode", None, f"cannot load the Oracle Client libraries: {error_text(exc)}") from None
+    return "thick"
+
+
+_MODES = {"default": "AUTH_MODE_DEFAULT", "sysdg": "AUTH_MODE_SYSDGD", "sysbackup": "AUTH_MODE_SYSBKP"}
+
+
+def connect_args(db: DatabaseConfig, connect_timeout: float, thin: bool = True) -> dict[str, Any]:
+    """Keyword arguments of python-oracledb's connect() for one database: tcp_connect_timeout
+    (seconds, float), retry_count=0 (the exporter has its own backoff), expire_time (minutes
+    between keepalive probes on an idle session), the logon mode, and the thin-mode
+    config_dir (tnsnames.ora) and TCPS wallet; external authentication (a Secure External
+    Password Store wallet) in thick mode."""
+    oracledb = _oracledb()
+    args: dict[str, Any] = dict(dsn=db.dsn, tcp_connect_timeout=connect_timeout, retry_count=0, expire_time=1,
+                                program=PROGRAM, mode=getattr(oracledb, _MODES[db.mode]))
+    if db.external_auth:
+        args["externalauth"] = True
+    else:
+        args.update(user=db.user, password=db.password)
+    if thin:
+        if db.config_dir:
+            args["config_dir"] = db.config_dir
+        if db.wallet_location:
+            args["wallet_location"] = db.wallet_location
+        if db.wallet_password is not None:
+            args["wallet_password"] = db.wallet_password
+    return args
+
+
+def default_connect(db: DatabaseConfig, connect_timeout: float) -> Any:
+    """Open one session (thin or thick, whichever init_driver chose)."""
+    oracledb = _oracledb()
+    return oracledb.connect(**connect_args(db, connect_timeout, oracledb.is_thin_mode()))
 
 
 _CONNECTION_ID = re.compile(r"\s*\(CONNECTION_ID=[^)]*\)")
@@ -99,7 +149,12 @@ def normalize(value: Any) -> Any:
 
 
 class _Abort(Exception):
-    """The fetch cannot go on (session lost, call timeout): the message is the reason."""
+    """The fetch cannot go on. ``drop``: the session is unusable (closed, then reconnect
+    after backoff); otherwise it is kept (a call timeout on a healthy session)."""
+
+    def __init__(self, message: str, drop: bool = True):
+        super().__init__(message)
+        self.drop = drop
 
 
 class Backoff:
@@ -127,7 +182,70 @@ class Backoff:
         self.retry_at = 0.0
 
 
+class ConnectAttempt:
+    """One connect() running in its own thread, waited for by as many fetches as it takes.
+
+    python-oracledb's synchronous connect() has no timeout once the TCP connection is up
+    (tcp_connect_timeout covers only that, python-oracledb issue #451): a listener that
+    accepts and never answers keeps it waiting for ever, and nothing can interrupt it.
+    So the attempt is not abandoned at the fetch deadline: it stays the database's one
+    attempt in flight, the next fetch waits for the same attempt instead of starting
+    another, and when it finally returns the session is used (or, if the source was
+    closed meanwhile, closed). At most one connect thread and one socket per database,
+    however long the listener hangs."""
+
+    def __init__(self, name: str, connect: Callable[[], Any]):
+        self.started = time.monotonic()
+        self.started_wall = time.time()
+        self._done = threading.Event()
+        self._guard = threading.Lock()
+        self._orphaned = False
+        self.conn: Any = None
+        self.exc: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(connect,), name=f"connect-{name}", daemon=True)
+        self.thread.start()
+
+    def _run(self, connect: Callable[[], Any]) -> None:
+        try:
+            conn = connect()
+        except BaseException as exc:  # handed to the fetch that waits
+            self.exc = exc
+            self._done.set()
+            return
+        with self._guard:
+            self.conn = conn
+            orphaned = self._orphaned
+            self._done.set()
+        if orphaned:
+            _close_quietly(conn)
+
+    def wait(self, seconds: float) -> bool:
+        return self._done.wait(max(0.0, seconds))
+
+    def orphan(self) -> None:
+        """Nobody will take the session: close it when (if) it arrives."""
+        with self._guard:
+            self._orphaned = True
+            conn = self.conn if self._done.is_set() else None
+        if conn is not None:
+            _close_quietly(conn)
+
+
+def _close_quietly(conn: Any) -> None:
+    try:
+        conn.close()
+    except Exception:  # a broken session may refuse a clean close
+        pass
+
+
 class LiveSource:
+    """One database. ``fetch()`` reads every planned view within one time budget
+    (``timeout_seconds``): the connect (when there is no session) and every statement
+    share it, each statement's call timeout is the time left, and a fetch that runs out
+    of time stops there. The session survives a call timeout when the driver reports it
+    healthy (python-oracledb breaks and resets the call), so a slow scrape does not cost
+    a fresh logon on a database under stress."""
+
     def __init__(self, db: DatabaseConfig, settings: Settings, *, call_timeout: float | None = None,
                  connect_timeout: float = 5.0,
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
@@ -137,7 +255,7 @@ class LiveSource:
         self.name = db.name
         self.db = db
         self.settings = settings
-        self.call_timeout = call_timeout if call_timeout is not None else db.timeout_seconds
+        self.budget = call_timeout if call_timeout is not None else db.timeout_seconds
         self.connect_timeout = connect_timeout
         self._connect = connect or default_connect
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
@@ -149,6 +267,7 @@ class LiveSource:
         self.custom = [q for q in getattr(settings, "custom_queries", ()) or () if q.runs_on(db.name)]
         self.container: tuple[int, str] = (0, "")   # (CON_ID, CON_NAME) of this session's container
         self._conn: Any = None
+        self._attempt: ConnectAttempt | None = None
         self._lock = threading.Lock()
         self._last_error: str | None = None
 
@@ -158,7 +277,8 @@ class LiveSource:
         conn.module = MODULE
         conn.action = ACTION
         conn.client_identifier = f"{MODULE}:{self.name}"
-        log.info("database %s: connected (thin mode) as %s to %s", self.name, self.db.user, self.db.dsn)
+        log.info("database %s: connected as %s to %s", self.name, self.db.user or "(external)", self.db.dsn)
+        conn.call_timeout = max(1, int(self.budget * 1000))
         self.container = self._read_container(conn)
         return conn
 
@@ -184,24 +304,27 @@ class LiveSource:
         con_id = self.container[0]
         return scope == "any" or (scope == "cdb_root" and con_id == 1) or (scope == "pdb" and con_id > 2)
 
-    def _cached(self, key: str, interval: float, now: float, views: dict[str, list[dict[str, Any]]],
-                ages: dict[str, float]) -> bool:
+    def _cached(self, key: str, interval: float, now: float, snap: Snapshot) -> bool:
         """Serve the rows of ``key`` from the cache if they are younger than ``interval``."""
         hit = self._cache.get(key)
         if interval <= 0 or hit is None or now - hit[0] >= interval:
             return False
-        views[hit[1]] = hit[2]
-        ages[hit[1]] = round(now - hit[0], 3)
+        snap.views[hit[1]] = hit[2]
+        snap.ages[hit[1]] = round(now - hit[0], 3)
         return True
 
-    def _read_custom(self, conn: Any, now: float, views: dict[str, list[dict[str, Any]]],
-                     errors: dict[str, str], ages: dict[str, float]) -> None:
+    def _read_custom(self, conn: Any, now: float, deadline: float, snap: Snapshot) -> None:
         for q in self.custom:
-            if not self._in_scope(q.scope) or self._cached(q.key, q.interval, now, views, ages):
+            if not self._in_scope(q.scope) or self._cached(q.key, q.interval, now, snap):
                 continue
-            timeout = q.timeout if q.timeout is not None else self.call_timeout
+            left = deadline - time.monotonic()
+            if left < 0.001:
+                raise _Abort(f"timeout: fetch budget of {self.budget:g} s used up before custom statement {q.name}",
+                             drop=False)
+            timeout = min(q.timeout, left) if q.timeout is not None else left
+            t0 = time.monotonic()
             try:
-                conn.call_timeout = int(timeout * 1000)
+                conn.call_timeout = max(1, int(timeout * 1000))
                 rows = self._run(conn, q.sql, {})
             except Exception as exc:
                 text = error_text(exc)
@@ -209,83 +332,44 @@ class LiveSource:
                     raise _Abort(f"session lost while running custom statement {q.name}: {text}")
                 if text.startswith(_TIMEOUT_CODES):
                     text = f"call timeout ({timeout:g} s): {text}"
-                errors[q.key] = text
+                snap.errors[q.key] = text
                 self._cache.pop(q.key, None)
                 continue
             finally:
-                try:
-                    conn.call_timeout = int(self.call_timeout * 1000)
-                except Exception:
-                    pass
-            views[q.key] = rows
+                snap.durations[q.key] = time.monotonic() - t0
+            snap.views[q.key] = rows
             if q.interval > 0:
                 self._cache[q.key] = (now, q.key, rows)
 
-    def _open_bounded(self) -> Any:
-        """Connect, giving up after connect_timeout + call_timeout.
-
-        python-oracledb's tcp_connect_timeout covers only the TCP connect: a
-        listener that accepts and then never answers keeps connect() waiting
-        for ever (python-oracledb issue #451; reproduced by
-        tests/oracle/test_core_live.py). The connect therefore runs in its
-        own daemon thread; when it overruns, it is abandoned (a session it
-        opens later is closed at once) and the attempt counts as failed."""
-        budget = self.connect_timeout + self.call_timeout
-        done = threading.Event()
-        abandoned = threading.Event()
-        result: dict[str, Any] = {}
-        guard = threading.Lock()
-
-        def run() -> None:
-            try:
-                conn = self._open()
-            except BaseException as exc:  # handed to the waiting fetch
-                with guard:
-                    result["exc"] = exc
-                    done.set()
-                return
-            with guard:
-                result["conn"] = conn
-                done.set()
-                late = abandoned.is_set()
-            if late:
-                log.info("database %s: closing a session that connected after the attempt was abandoned",
-                         self.name)
-                try:
-                    conn.close()
-                except Exception:
-                    pass
-
-        threading.Thread(target=run, name=f"connect-{self.name}", daemon=True).start()
-        done.wait(budget)
-        with guard:
-            if not done.is_set():
-                abandoned.set()
-                raise TimeoutError(f"no answer from the database within {budget:g} s "
-                                   f"(listener accepted the connection but the logon did not complete)")
-        if "exc" in result:
-            raise result["exc"]
-        return result["conn"]
+    def _session(self, deadline: float) -> Any:
+        """The session, connecting within the fetch budget if there is none (see ConnectAttempt)."""
+        if self._conn is not None:
+            return self._conn
+        if self._attempt is None:
+            self._attempt = ConnectAttempt(self.name, self._open)
+        attempt = self._attempt
+        if not attempt.wait(deadline - time.monotonic()):
+            since = time.strftime("%H:%M:%S", time.gmtime(attempt.started_wall))
+            raise _Abort(f"connect failed: no answer from the database (the listener accepted the connection "
+                         f"but the logon did not complete; attempt in flight since {since} UTC)")
+        self._attempt = None
+        if attempt.exc is not None:
+            raise _Abort(f"connect failed: {error_text(attempt.exc)}")
+        self._conn = attempt.conn
+        self._variants = {}   # a new session (maybe an upgraded database): primary views first
+        return self._conn
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
-                conn.close()
-            except Exception:  # a broken session may refuse a clean close
-                pass
-
-    def _fail(self, reason: str) -> Snapshot:
-        self._drop()
-        delay = self.backoff.failed()
-        if reason != self._last_error:
-            log.warning("database %s: %s (next attempt in %.0f s)", self.name, reason, delay)
-        self._last_error = reason
-        return failed_snapshot(self.name, reason)
+            _close_quietly(conn)
 
     def close(self) -> None:
         with self._lock:
             self._drop()
+            if self._attempt is not None:
+                self._attempt.orphan()
+                self._attempt = None
 
     # -- fetching ----------------------------------------------------------
     def _healthy(self, conn: Any) -> bool:
@@ -314,28 +398,43 @@ class LiveSource:
                 return self._variants.get(view, v)
         return None
 
-    def _read_view(self, conn: Any, view: View, views: dict[str, list[dict[str, Any]]],
-                   errors: dict[str, str]) -> None:
-        """Read one planned view into ``views`` (or its error into ``errors``), through the
-        view's fallbacks: an error starting with a fallback's code (ORA-00942 on a release
-        without the view, ORA-00904 without a column) switches to the fallback for the rest
-        of the session and reads it at once. Raises _Abort when the fetch cannot go on."""
+    def _statement_timeout(self, conn: Any, deadline: float, view: str) -> None:
+        """Give the next statement the time left in the fetch budget (whole milliseconds)."""
+        left = deadline - time.monotonic()
+        if left < 0.001:
+            raise _Abort(f"timeout: fetch budget of {self.budget:g} s used up before reading {view}", drop=False)
+        try:
+            conn.call_timeout = max(1, int(left * 1000))
+        except Exception as exc:
+            raise _Abort(f"session unusable: {error_text(exc)}") from None
+
+    def _read_view(self, conn: Any, view: View, deadline: float, snap: Snapshot) -> None:
+        """Read one planned view into the snapshot (rows, or its error), through the view's
+        fallbacks: an error starting with a fallback's code (ORA-00942 on a release without
+        the view, ORA-00904 without a column) switches to the fallback for the rest of the
+        session and reads it at once. Raises _Abort when the fetch cannot go on."""
         current = self._variants.get(view.name, view)
         while True:
             query = self.plan.statement(current)
+            self._statement_timeout(conn, deadline, current.name)
+            t0 = time.monotonic()
             try:
-                views[current.name] = self._run(conn, query.sql, query.binds)
+                snap.views[current.name] = self._run(conn, query.sql, query.binds)
+                snap.durations[current.name] = time.monotonic() - t0
                 return
             except Exception as exc:
                 text = error_text(exc)
+            snap.durations[current.name] = time.monotonic() - t0
+            if text.startswith(_TIMEOUT_CODES):
+                healthy = self._healthy(conn)
+                raise _Abort(f"timeout: reading {current.name} exceeded the fetch budget of {self.budget:g} s "
+                             f"({text})", drop=not healthy)
             if not self._healthy(conn):
                 raise _Abort(f"session lost while reading {current.name}: {text}")
-            if text.startswith(_TIMEOUT_CODES):
-                raise _Abort(f"call timeout ({self.call_timeout:g} s) reading {current.name}: {text}")
             fallback = next((fb for fb in current.fallbacks if text.startswith(fb.codes)), None)
             if fallback is None:
                 log.debug("database %s: view %s failed: %s", self.name, current.name, text)
-                errors[current.name] = text
+                snap.errors[current.name] = text
                 return
             log.info("database %s: %s failed (%s): reading %s%s for the rest of this session", self.name,
                      current.name, text, fallback.use.name,
@@ -344,44 +443,47 @@ class LiveSource:
 
     def fetch(self) -> Snapshot:
         with self._lock:
+            deadline = time.monotonic() + self.budget
             if not self.backoff.ready():
                 return failed_snapshot(
                     self.name, f"{self._last_error} (reconnect backoff, next attempt in "
                                f"{self.backoff.remaining():.1f} s)")
-            if self._conn is None:
+            snap = Snapshot(database=self.name, time=now_rfc3339(), views={})
+            try:
+                conn = self._session(deadline)
                 try:
-                    self._conn = self._open_bounded()
+                    conn.action = ACTION
                 except Exception as exc:
-                    return self._fail(f"connect failed: {error_text(exc)}")
-                self._variants = {}   # a new session (maybe an upgraded database): primary views first
-            conn = self._conn
-            try:
-                conn.call_timeout = int(self.call_timeout * 1000)  # milliseconds, per round trip
-                conn.action = ACTION
-            except Exception as exc:
-                return self._fail(f"session unusable: {error_text(exc)}")
-            started = now_rfc3339()
-            views: dict[str, list[dict[str, Any]]] = {}
-            errors: dict[str, str] = {}
-            ages: dict[str, float] = {}
-            now = self.clock()
-            try:
+                    raise _Abort(f"session unusable: {error_text(exc)}") from None
+                now = self.clock()
                 for view in self.plan.views:
                     interval = self.intervals.get(view.name, 0.0)
-                    if self._cached(view.name, interval, now, views, ages):
+                    if self._cached(view.name, interval, now, snap):
                         continue
-                    before = set(views)
-                    self._read_view(conn, view, views, errors)
-                    read = [k for k in views if k not in before]
+                    before = set(snap.views)
+                    self._read_view(conn, view, deadline, snap)
+                    read = [k for k in snap.views if k not in before]
                     if interval > 0 and read:
-                        self._cache[view.name] = (now, read[0], views[read[0]])
+                        self._cache[view.name] = (now, read[0], snap.views[read[0]])
                     elif interval > 0:
                         self._cache.pop(view.name, None)
-                self._read_custom(conn, now, views, errors, ages)
+                self._read_custom(conn, now, deadline, snap)
             except _Abort as exc:
-                return self._fail(str(exc))
+                return self._fail(str(exc), exc.drop)
             if self._last_error is not None:
                 log.info("database %s: fetching again", self.name)
             self._last_error = None
             self.backoff.succeeded()
-            return Snapshot(database=self.name, time=started, views=views, errors=errors, ages=ages)
+            return snap
+
+    def _fail(self, reason: str, drop: bool) -> Snapshot:
+        """A failed fetch. A lost or never-opened session is dropped and reconnects back off;
+        a fetch that ran out of time on a healthy session keeps it and does not back off."""
+        if drop:   # (the exporter logs the failure itself, once per change of cause)
+            self._drop()
+            delay = self.backoff.failed()
+            log.debug("database %s: %s (next attempt in %.1f s)", self.name, reason, delay)
+        else:
+            log.debug("database %s: %s (session kept)", self.name, reason)
+        self._last_error = reason
+        return failed_snapshot(self.name, reason)
