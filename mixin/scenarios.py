@@ -717,6 +717,9 @@ def storage_tests(pack) -> list:
                           alert, 1, full(3, 0), {"instance": HOST, "device": "sdb"}, 0.75))
     tests.append(scenario(pack, "LunHostQueueBacklog: LUN queue full in every sample, visibility unknown fires",
                           alert, 1, full(4, None), {"instance": HOST, "device": "sdb"}, 1))
+    tests.append(scenario(pack, "LunHostQueueBacklog: an NVMe namespace with every hardware queue full (in flight >= "
+                          "queue tags) in 3 of 4 samples fires (issue 14.3)",
+                          alert, 1, full(3, 0, device="nvme0n1"), {"instance": HOST, "device": "nvme0n1"}, 0.75))
     tests.append(quiet(f"LunHostQueueBacklog: LUN queue full in 1 of 4 samples (under {q2f:g}) does not fire", alert,
                        full(1, 0), n))
     tests.append(quiet("LunHostQueueBacklog: LUN queue always full but host queue visible (6.10+) and 0: the host-queue "

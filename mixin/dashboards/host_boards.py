@@ -35,9 +35,12 @@ def storage(cfg: Config):
                          w=24, h=9),
         timeseries_panel("Configured LUN queue depth", f"[Q3] device/queue_depth: {q3.colour_at:.0f} or less "
                          "is a throttle ('ridiculously low'); the driver default and maximum is 256. "
-                         "nr_requests is the block layer's limit above it.", "short",
+                         "nr_requests is the block layer's limit above it. NVMe has no queue_depth: its limit is "
+                         "the requests its hardware queues hold (queue tags), against which its queue-full share "
+                         "is judged.", "short",
                          [q(f"dbhost_lun_queue_depth{{{HD}}}", leg + " queue_depth", "A"),
-                          q(f"dbhost_lun_nr_requests{{{HD}}}", leg + " nr_requests", "B")], w=8, th=q3),
+                          q(f"dbhost_lun_nr_requests{{{HD}}}", leg + " nr_requests", "B"),
+                          q(f"dbhost_lun_queue_tags{{{HD}}}", leg + " NVMe queue tags", "C")], w=8, th=q3),
         timeseries_panel("LUN queue (dispatched, iostat actv)", "[Q1] Requests dispatched to the device and "
                          "being serviced, 5 m average.", "short",
                          [q(f"{R.LUN_LUN_QUEUE}{{{HD}}}", leg)], w=8),
