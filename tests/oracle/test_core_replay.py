@@ -2,6 +2,7 @@
 the counter table, malformed recordings, and record -> replay round trips."""
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 
@@ -9,7 +10,7 @@ import pytest
 
 from exporter_common.config import ConfigError
 from oracle_exporter.snapshot import Snapshot
-from oracle_exporter.sources import is_failed
+from oracle_exporter.sources import failure_reason, is_failed
 from oracle_exporter.sources.recorder import Recorder, RecordingSource
 from oracle_exporter.sources.replay import (COUNTERS, ReplaySource, counter_values, loop_deltas,
                                             read_recording, replay_sources)
@@ -286,3 +287,51 @@ def test_loop_keeps_every_exposed_counter_monotonic(core):
                 previous[key] = s.value
     assert checked > 1000
     assert core.sample(text, "oracle_up", database=targets[0].name) == 1.0
+
+
+def test_deeply_nested_json_is_one_line_exit_2(tmp_path, core):
+    """Issue 10.4: a line of 100,000 nested brackets used to end in a RecursionError traceback."""
+    path = tmp_path / "deep.jsonl"
+    path.write_text(core.make_snapshot().to_json() + "\n" + '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    res = core.run_cli("--replay", str(path), "--once")
+    assert (res.returncode, res.stderr.strip()) == (2, f"error: {path}: line 2: invalid JSON: nested too deeply")
+
+
+def test_a_recording_changed_under_the_replay_fails_the_fetch_with_one_reason(tmp_path, core):
+    """Issue 10.5: rewriting or removing the recording under a running --replay used to log a
+    traceback on every scrape; now the database is down with the reason, and the replay says
+    what to do."""
+    path = tmp_path / "r.jsonl"
+    snaps = [core.make_snapshot() for _ in range(3)]
+    path.write_text("".join(s.to_json() + "\n" for s in snaps))
+    (src,) = replay_sources(str(path))
+    assert not is_failed(src.fetch())
+    path.write_text('{"x": 1}\n' * 40)                          # rewritten by something else
+    snap = src.fetch()
+    assert is_failed(snap)
+    assert "the recording changed under the replay" in snap.errors["*"]
+    assert "restart the exporter" in snap.errors["*"]
+    assert failure_reason(snap.errors["*"]) == "recording changed"
+    path.unlink()                                              # removed
+    snap = src.fetch()
+    assert is_failed(snap) and snap.errors["*"] == f"replay: {path}: recording not found"
+    assert failure_reason(snap.errors["*"]) == "recording unreadable"
+
+
+def test_a_counter_that_is_not_a_number_is_named_not_dropped(tmp_path, core):
+    """Issue 10.5: a non-numeric counter in a recording used to vanish from the exposition
+    with every collector reporting success; now the recording is refused, naming it.
+    Numeric strings (as some recorders write Oracle NUMBERs) and NULL stay accepted."""
+    good = core.make_snapshot()
+    obj = json.loads(good.to_json())
+    obj["views"]["GV$SYSSTAT"][1]["VALUE"] = "12345"           # a numeric string: fine
+    obj["views"]["GV$SYSSTAT"][2]["VALUE"] = None               # NULL: fine
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text(json.dumps(obj) + "\n")
+    assert len(read_recording(str(ok))[good.database]) == 1
+    obj["views"]["GV$SYSTEM_EVENT"][0]["TOTAL_WAITS"] = "n/a"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.to_json() + "\n" + json.dumps(obj) + "\n")
+    res = core.run_cli("--replay", str(bad), "--once")
+    assert (res.returncode, res.stderr.strip()) == (
+        2, f"error: {bad}: line 2: GV$SYSTEM_EVENT row 1: TOTAL_WAITS is not a number: 'n/a'")

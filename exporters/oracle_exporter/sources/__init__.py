@@ -34,6 +34,8 @@ def is_failed(snapshot: Snapshot) -> bool:
 # (reason label, patterns in the failure text): first match wins. The label set is
 # fixed, so oracle_last_error_info stays bounded whatever the driver says.
 _REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("recording changed", ("the recording changed under the replay",)),
+    ("recording unreadable", ("replay: ",)),
     ("connection refused", ("Connection refused", "[Errno 111]", "ORA-12541")),
     ("name not resolved", ("Name or service not known", "nodename nor servname", "[Errno -2]", "[Errno -3]",
                            "[Errno -5]", "Temporary failure in name resolution", "ORA-12545", "DPY-6006")),

@@ -23,6 +23,7 @@ from exporter_common.config import ConfigError
 
 from .. import views
 from ..snapshot import Snapshot
+from . import failed_snapshot
 from ..views import View
 
 log = logging.getLogger(__name__)
@@ -305,14 +306,36 @@ def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
         raise ConfigError(path, f"line {lineno}", f"not UTF-8 text ({exc.reason})") from None
     if not line.strip():
         return None
-    obj = json.loads(line)
+    try:
+        obj = json.loads(line)
+    except RecursionError:     # hundreds of nested brackets: no recorder writes that
+        raise ConfigError(path, f"line {lineno}", "invalid JSON: nested too deeply") from None
     try:
         snap = Snapshot.from_obj(obj)
     except ValueError as exc:
         raise ConfigError(path, f"line {lineno}", f"not a snapshot: {exc}") from None
     if not snap.database.strip():
         raise ConfigError(path, f"line {lineno}", 'field "database" is empty')
+    bad = _not_a_number(snap)
+    if bad:
+        raise ConfigError(path, f"line {lineno}", bad)
     return snap
+
+
+def _not_a_number(snap: Snapshot) -> str | None:
+    """The first counter value (a cumulative column of the view registry) that is neither
+    NULL, a number nor a numeric string, described; None when every one is a number. A
+    recording is rejected for it rather than the value silently dropped at a scrape."""
+    for view, rows in snap.views.items():
+        spec = COUNTERS.get(view)
+        if spec is None:
+            continue
+        for i, row in enumerate(rows, 1):
+            for col in spec.counters:
+                value = row.get(col)
+                if value is not None and _as_number(value) is None:
+                    return f"{view} row {i}: {col} is not a number: {str(value)[:40]!r}"
+    return None
 
 
 def _scan(path: str, keep: bool, loops: dict[str, LoopState] | None = None) -> dict[str, list]:
@@ -369,6 +392,12 @@ def read_recording(path: str) -> dict[str, list[Snapshot]]:
     return _scan(path, keep=True)
 
 
+class RecordingChanged(RuntimeError):
+    """The recording was rewritten or cut under a running replay: the indexed line is not
+    the snapshot it was. The replay then serves failed snapshots saying so (oracle_up 0, one
+    log line per state change) until the exporter is restarted on the new file."""
+
+
 class RecordedSnapshots(Sequence):
     """The snapshots of one database in a recording, read from the file on access.
 
@@ -392,9 +421,13 @@ class RecordedSnapshots(Sequence):
         try:
             snap = _parse_line(self.path, 0, raw)
         except (json.JSONDecodeError, ConfigError) as exc:
-            raise RuntimeError(f"{self.path}: the line at byte {offset} changed since it was read: {exc}") from None
+            raise RecordingChanged(f"{self.path}: the recording changed under the replay (the line at byte {offset} "
+                                   f"is no longer the snapshot it was: {exc}); restart the exporter to replay "
+                                   f"the new file") from None
         if snap is None or snap.database != self.database:
-            raise RuntimeError(f"{self.path}: the line at byte {offset} changed since it was read")
+            raise RecordingChanged(f"{self.path}: the recording changed under the replay (the line at byte {offset} "
+                                   f"is no longer a snapshot of {self.database}); restart the exporter to replay "
+                                   f"the new file")
         return snap
 
 
@@ -428,7 +461,11 @@ class ReplaySource:
 
     def fetch(self) -> Snapshot:
         with self._lock:
-            snap = shifted(self.snapshots[self.position], self.deltas, self.passes, self.position, self.series)
+            try:
+                recorded = self.snapshots[self.position]
+            except (RecordingChanged, ConfigError, OSError) as exc:   # rewritten, cut or removed under the replay
+                return failed_snapshot(self.name, f"replay: {exc}")
+            snap = shifted(recorded, self.deltas, self.passes, self.position, self.series)
             if self.position + 1 < len(self.snapshots):
                 self.position += 1
             elif self.loop:
