@@ -377,16 +377,14 @@ def alerts(cfg: Config) -> list[dict]:
              summary="Standby {{ $labels.database }} is {{ $labels.kind }}-lagging",
              description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is {{ $value | humanizeDuration }} "
                          "(threshold ${O5_lag|dur}, O5): transport lag is redo lost on failover, apply lag is time to apply first."),
-        dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
+        dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_not_computed"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "not_computed"},
-             doc="A standby's transport or apply lag row is there but its value is NULL (not computed).",
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == 0",
+             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == ${O5_lag_not_computed}",
              summary="Standby {{ $labels.database }} no longer computes its {{ $labels.kind }} lag",
              description="Standby {{ $labels.database }} reports no {{ $labels.kind }} lag value (lag_computed = {{ $value }}, "
                          "O5): it lost contact with the primary or apply stopped; a missing lag is not a zero lag."),
         dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "stale"},
-             doc="A standby's lag is computed from data older than ${O5_lag_stale|dur} (DATUM_TIME stopped moving).",
              expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_datum_age_seconds) > ${O5_lag_stale}",
              summary="Standby {{ $labels.database }} computes its {{ $labels.kind }} lag from stale data",
              description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is computed from data "
