@@ -173,8 +173,8 @@ def build(cfg: Config):
     firing = table_panel(
         "Firing alerts",
         "Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}, the Watchdog "
-        "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M2..M4, "
-        "C1, C2, Q2..Q4, Z4, O1..O5). Empty when all is well.",
+        "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M1..M5, "
+        "C1, C2, Q2..Q4, Z3, Z4, O1..O6). Empty when all is well.",
         "none",
         [q('sort_desc(max by (alertname, severity, database, instance) '
            '(ALERTS{alertstate="firing", alertname!="Watchdog"}))',
