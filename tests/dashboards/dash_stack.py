@@ -46,6 +46,7 @@ VENV_BIN = REPO / ".venv" / "bin"
 PROMETHEUS = Path("/usr/bin/prometheus")
 NODE_EXPORTER = Path("/usr/bin/prometheus-node-exporter")
 DEMO = REPO / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"
+STANDBY = REPO / "exporters" / "oracle_exporter" / "demo" / "demo-standby.jsonl"
 DEMO_GENERATOR = REPO / "exporters" / "oracle_exporter" / "demo" / "generate.py"
 RECORDING_RULES = REPO / "alerts" / "recording.rules.yml"
 ALERT_RULES = REPO / "alerts" / "alerts.rules.yml"
@@ -255,6 +256,12 @@ class Stack:
         p_rac = free_port()
         self._start("oracle-exporter-rac", [str(_exe("oracle-exporter")), "--replay", str(self.rac),
                                             "--replay-loop", f"--web.listen-address=127.0.0.1:{p_rac}"])
+        # A third: the demo Data Guard standby (DEMOSB, demo/health.py: its transport breaks in the
+        # middle of the recording), so the standby panels have a standby to show.
+        self.standby = STANDBY
+        p_sb = free_port()
+        self._start("oracle-exporter-standby", [str(_exe("oracle-exporter")), "--replay", str(STANDBY),
+                                                "--replay-loop", f"--web.listen-address=127.0.0.1:{p_sb}"])
 
         # dbhost-exporter on the fixture tree, as host 127.0.0.2
         import make_fixtures  # noqa: PLC0415  (tests/dbhost, on pytest's pythonpath)
@@ -317,7 +324,8 @@ class Stack:
                        "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
             "rule_files": rule_files,
             "scrape_configs": [
-                {"job_name": "oracle", "static_configs": [{"targets": [f"127.0.0.1:{p_ora}", f"127.0.0.1:{p_rac}"]}]},
+                {"job_name": "oracle", "static_configs": [{"targets": [f"127.0.0.1:{p_ora}", f"127.0.0.1:{p_rac}",
+                                                                      f"127.0.0.1:{p_sb}"]}]},
                 {"job_name": "dbhost", "static_configs": [{"targets": [f"127.0.0.2:{p_fx}", f"127.0.0.1:{p_real}"]}],
                  "relabel_configs": host_relabel},
                 {"job_name": "node", "static_configs": [{"targets": [f"127.0.0.1:{p_node}", f"127.0.0.2:{p_node_fx}"]}],
