@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import configs
 from . import demo as demo_mod
+from . import webhook as webhook_mod
 from .procs import Proc, StackError, Supervisor, check_ports, http_json, wait_until
 
 ROOT = configs.ROOT
@@ -147,6 +148,10 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
         rules_dir = st / "demo" / "rules"
         opts.demo_rules = demo_mod.demo_rules(opts.rules_dir, rules_dir, opts.demo_for)
         extra_targets = {"dbhost": [opts.demo_addr("dbhost")], "node": [opts.demo_addr("node")]}
+    # runbook links follow the webhook receiver (it serves docs/) when it is not on its default port
+    if webhook_mod.local_runbook_rules(rules_dir, st / "prometheus" / "rules-local", opts.url("webhook"),
+                                      configs.RULE_FILES):
+        rules_dir = st / "prometheus" / "rules-local"
     prom_dir = st / "prometheus"
     prom_dir.mkdir(parents=True, exist_ok=True)
     rules_link = prom_dir / "rules"

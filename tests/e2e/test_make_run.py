@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -89,7 +90,13 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         # all state under the one state directory
         state = tmp_path / "state"
         assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs", "lock"}
-        assert (state / "prometheus" / "rules").resolve() == ALERTS.resolve()
+        # the webhook is not on its default port: the rules' runbook links follow it (it serves docs/)
+        rules = state / "prometheus" / "rules"
+        assert rules.resolve() == (state / "prometheus" / "rules-local").resolve()
+        runbook = f"http://127.0.0.1:{ports['webhook']}/docs/runbooks/OracleDown.md"
+        assert f"runbook_url: {runbook}" in (rules / "alerts.rules.yml").read_text()
+        page = urllib.request.urlopen(runbook, timeout=5)
+        assert page.status == 200 and b"<h1>OracleDown</h1>" in page.read()
         rest = stack.stop(sig)
         assert [l.split()[-1] for l in rest.splitlines() if l.startswith("[stack] stopped ")] == [
             "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]

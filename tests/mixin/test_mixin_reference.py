@@ -116,3 +116,27 @@ def test_only_docs_are_served(webhook):
         assert requests.get(webhook + path, timeout=5).status_code == 404, path
     listing = requests.get(webhook + "/docs/runbooks/", timeout=5)
     assert listing.status_code == 200 and 'href="OracleDown.md"' in listing.text
+
+
+def test_runbook_links_follow_a_webhook_on_another_port(tmp_path, webhook):
+    """`make run --webhook-port N`: the rules Prometheus loads link to the receiver that runs."""
+    from stack.webhook import local_runbook_rules
+    names = ("recording.rules.yml", "alerts.rules.yml")
+    assert local_runbook_rules(ROOT / "alerts", tmp_path / "same", "http://127.0.0.1:19199", names) is False
+    assert not (tmp_path / "same").exists()
+    assert local_runbook_rules(ROOT / "alerts", tmp_path / "moved", webhook, names) is True
+    moved = yaml.safe_load((tmp_path / "moved" / "alerts.rules.yml").read_text())
+    rules = [r for g in moved["groups"] for r in g["rules"]]
+    assert [r["expr"] for r in rules] == [r["expr"] for r in RULES]          # nothing else changed
+    for r in rules:
+        url = r["annotations"]["runbook_url"]
+        assert url == f"{webhook}/docs/runbooks/{r['alert']}.md"
+    assert requests.get(rules[0]["annotations"]["runbook_url"], timeout=5).status_code == 200
+    # a site pack's own runbook base is left alone
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in names:
+        (site / n).write_text((ROOT / "alerts" / n).read_text().replace(
+            "http://127.0.0.1:19199/docs/runbooks/", "https://git.example.com/runbooks/"))
+    local_runbook_rules(site, tmp_path / "site-moved", webhook, names)
+    assert (tmp_path / "site-moved" / "alerts.rules.yml").read_text() == (site / "alerts.rules.yml").read_text()
