@@ -24,6 +24,10 @@ def _cited_ids() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for r in RULES:
         out.setdefault("field_note labels", set()).update(r["labels"]["field_note"].split(","))
+        out.setdefault("rule annotations", set()).update(
+            notes.ID.findall(r["annotations"]["summary"] + " " + r["annotations"]["description"]))
+    for p in (ROOT / "alerts").glob("*.yml"):
+        out.setdefault("alerts/*.yml (comments included)", set()).update(notes.ID.findall(p.read_text()))
     for p in (ROOT / "docs" / "runbooks").glob("*.md"):
         out.setdefault("runbooks", set()).update(notes.ID.findall(p.read_text()))
     for p in (ROOT / "dashboards" / "json").glob("*.json"):
