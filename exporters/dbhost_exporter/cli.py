@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry, "Metrics")]),
             telemetry: lambda q, h: exposition(registry, h, args.enable_openmetrics),
         }
-        return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter")
+        return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter", args.max_requests)
 
     return run_main(body)
 

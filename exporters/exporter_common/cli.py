@@ -14,7 +14,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from .config import ConfigError
 from .exposition import choose_text_encoder
-from .web import Handler, Response, load_web_config, make_server
+from .web import DEFAULT_MAX_REQUESTS, Handler, Response, load_web_config, make_server
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +46,25 @@ def setup_logging(level: str, fmt: str) -> None:
     root.setLevel(getattr(logging, level.upper()))
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more, got {value}")
+    return value
+
+
 def base_parser(prog: str, description: str, default_port: int) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--web.listen-address", dest="listen_address", default=f":{default_port}",
                    help=f"address to listen on for HTTP (default :{default_port})")
     p.add_argument("--web.config.file", dest="web_config_file", default=None,
                    help="exporter-toolkit web config file (TLS, basic auth)")
+    p.add_argument("--web.max-requests", dest="max_requests", type=_non_negative_int, default=DEFAULT_MAX_REQUESTS,
+                   help=f"requests served at once; more are answered 503 at once (0: no limit, "
+                        f"default {DEFAULT_MAX_REQUESTS}, as node_exporter)")
     p.add_argument("--web.telemetry-path", dest="telemetry_path", default="/metrics",
                    help="path under which to expose metrics (default /metrics)")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -81,9 +94,10 @@ def exposition(registry: CollectorRegistry, headers: dict[str, str] | None = Non
     return Response(200, encoder(registry), content_type)
 
 
-def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], name: str) -> int:
+def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], name: str,
+          max_requests: int = DEFAULT_MAX_REQUESTS) -> int:
     web = load_web_config(web_config_file)
-    server = make_server(listen, routes, web)
+    server = make_server(listen, routes, web, max_requests)
     scheme = "https" if web.ssl_context else "http"
     log.info("%s listening on %s://%s (TLS %s, basic auth %s)", name, scheme, listen,
              "on" if web.ssl_context else "off", "on" if web.users else "off")

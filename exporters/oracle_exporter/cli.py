@@ -153,7 +153,8 @@ def _main(argv: list[str] | None) -> int:
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
         return serve(args.listen_address, args.web_config_file,
-                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics), "oracle-exporter")
+                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics), "oracle-exporter",
+                     args.max_requests)
     finally:
         exporter.close()
 
