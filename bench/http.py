@@ -1,0 +1,292 @@
+"""HTTP layer benchmark (issue 15): the exporters' HTTP server against node_exporter and
+well-kept Python HTTP servers, serving the same exposition.
+
+    .venv/bin/python -m bench.http [--servers today,cheroot,waitress,node] [--requests N]
+                                   [--results bench/RESULTS.md]
+
+Servers (each its own process, on 127.0.0.1, measured one after the other):
+
+* ``before``: the same at commit 89a2876 (before issue 15: backlog 5, no header limit,
+  no NODELAY), run from a ``git archive`` of that commit;
+* ``today``: dbhost-exporter (exporter_common/web.py) on the fixture tree of
+  dbhost_exporter.demo.tree (the same ~40 KB exposition every scrape);
+* ``cheroot`` / ``waitress``: the same registry and exposition served as a WSGI app
+  by cheroot or waitress (bench/http_candidates.py; installed from the ``bench``
+  extra), with their own header limits, timeouts and thread pools;
+* ``node``: /usr/bin/prometheus-node-exporter (Go, exporter-toolkit) on the same
+  fixture tree, diskstats only: the reference for the HTTP layer.
+
+Measures, per server: latency p50/p99 of GET /metrics with 1 and 50 concurrent clients,
+over one kept-alive connection per client and with a new connection per request;
+accept-queue overflows (TcpExtListenOverflows delta) during the 50-client runs; resident
+memory (VmRSS, VmHWM) while 100 clients each send 5 MiB of headers at full speed and
+never finish, and the time a normal scrape takes meanwhile.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import BenchError, machine, progress
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = "/usr/bin/prometheus-node-exporter"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> tuple[int, int]:
+    vals = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                k, v = line.split(":", 1)
+                vals[k] = int(v.split()[0])
+    return vals.get("VmRSS", 0), vals.get("VmHWM", 0)
+
+
+def listen_overflows() -> int:
+    """TcpExtListenOverflows (accept queue full) from /proc/net/netstat."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for head, vals in zip(lines[::2], lines[1::2]):
+        if head.startswith("TcpExt:"):
+            return int(dict(zip(head.split()[1:], vals.split()[1:]))["ListenOverflows"])
+    return 0
+
+
+@dataclass
+class Server:
+    name: str
+    proc: subprocess.Popen
+    port: int
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+BEFORE = "89a2876"   # main before issue 15: the hand-written server as the issue measured it
+
+
+def checkout(commit: str, dest: Path) -> Path:
+    """The exporters' sources at commit (git archive), to run the server as it was."""
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "exporters"], check=True,
+                         capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest / "exporters"
+
+
+def start(name: str, tree, before_src: Path | None = None) -> Server:
+    port = free_port()
+    env = None
+    if name == "before":
+        env = {**os.environ, "PYTHONPATH": str(before_src)}
+        argv = [sys.executable, "-c", "import sys; from dbhost_exporter.cli import main; sys.exit(main())",
+                f"--path.procfs={tree.procfs}", f"--path.sysfs={tree.sysfs}", f"--config.file={tree.config}",
+                f"--web.listen-address=127.0.0.1:{port}", "--log.level=error"]
+    elif name == "today":
+        argv = [str(Path(sys.executable).parent / "dbhost-exporter"), f"--path.procfs={tree.procfs}",
+                f"--path.sysfs={tree.sysfs}", f"--config.file={tree.config}",
+                f"--web.listen-address=127.0.0.1:{port}", "--log.level=error"]
+    elif name == "node":
+        argv = [NODE, f"--web.listen-address=127.0.0.1:{port}", f"--path.procfs={tree.procfs}",
+                f"--path.sysfs={tree.sysfs}", "--collector.disable-defaults", "--collector.diskstats"]
+    else:
+        argv = [sys.executable, "-m", "bench.http_candidates", name, str(tree.procfs), str(tree.sysfs),
+                str(tree.config), str(port)]
+    proc = subprocess.Popen(argv, cwd=ROOT if env is None else before_src, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            if proc.poll() is not None:
+                raise BenchError(f"{name} exited with {proc.returncode}: {' '.join(argv)}")
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise BenchError(f"{name} did not listen on {port}")
+    return Server(name, proc, port)
+
+
+def _client(port: int, n: int, keepalive: bool, out: list[float], errors: list[str]) -> None:
+    conn = None
+    for _ in range(n):
+        t0 = time.perf_counter()
+        try:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", "/metrics", headers={} if keepalive else {"Connection": "close"})
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200 or not body:
+                errors.append(f"status {resp.status}")
+                if not keepalive or resp.will_close:
+                    conn.close()
+                    conn = None
+                continue
+            if not keepalive or resp.will_close:
+                conn.close()
+                conn = None
+        except (OSError, http.client.HTTPException) as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            if conn is not None:
+                conn.close()
+            conn = None
+            continue
+        out.append(time.perf_counter() - t0)
+    if conn is not None:
+        conn.close()
+
+
+def latency(port: int, clients: int, keepalive: bool, requests: int) -> dict:
+    per = max(1, requests // clients)
+    outs: list[list[float]] = [[] for _ in range(clients)]
+    errors: list[str] = []
+    _client(port, 3, keepalive, [], [])   # warm-up
+    over0 = listen_overflows()
+    threads = [threading.Thread(target=_client, args=(port, per, keepalive, outs[i], errors)) for i in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    lat = sorted(x for o in outs for x in o)
+    if not lat:
+        raise BenchError(f"no successful request: {errors[:3]}")
+    q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [lat[0]] * 99
+    return {"p50": q[49] * 1000, "p99": q[98] * 1000, "max": lat[-1] * 1000, "n": len(lat),
+            "errors": len(errors), "overflows": listen_overflows() - over0, "rps": len(lat) / wall}
+
+
+def header_flood(server: Server, clients: int = 100) -> dict:
+    """clients connections each send 95 header lines of 60,000 bytes (5.7 MB: under the
+    per-line limit of 64 KiB and the count limit of 100 of Python's http.client) as fast as
+    the server takes them and never finish the request; RSS during, and a normal scrape's
+    time meanwhile."""
+    line = b"X-Flood: " + b"a" * 59989 + b"\r\n"
+    total = 95 * len(line)
+    socks: list[socket.socket] = []
+    sent = [0]
+    stop = threading.Event()
+
+    def flood() -> None:
+        try:
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        except OSError:
+            return
+        socks.append(s)
+        try:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            n = 0
+            while n < total and not stop.is_set():
+                s.sendall(line)
+                n += len(line)
+                sent[0] += len(line)
+        except OSError:
+            pass       # the server answered 431 / closed: what we want
+        while not stop.is_set():
+            time.sleep(0.1)
+
+    rss0 = rss_kib(server.proc.pid)[0]
+    threads = [threading.Thread(target=flood, daemon=True) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(8)
+    rss_during, hwm = rss_kib(server.proc.pid)
+    t0 = time.perf_counter()
+    ok = False
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        c.request("GET", "/metrics")
+        ok = c.getresponse().status == 200
+        c.close()
+    except (OSError, http.client.HTTPException):
+        pass
+    scrape = time.perf_counter() - t0
+    stop.set()
+    for s in socks:
+        s.close()
+    time.sleep(3)
+    rss_after = rss_kib(server.proc.pid)[0]
+    return {"rss0": rss0 / 1024, "rss_during": rss_during / 1024, "hwm": hwm / 1024, "rss_after": rss_after / 1024,
+            "scrape_s": scrape, "scrape_ok": ok, "sent_mib": sent[0] / 1048576}
+
+
+def run(servers: list[str], requests: int, before: str = BEFORE) -> tuple[list[str], dict]:
+    from dbhost_exporter.demo import tree
+    tmp = Path(tempfile.mkdtemp(prefix="bench-http-"))
+    fx = tree.build_tree(tmp / "tree")
+    before_src = checkout(before, tmp / "before") if "before" in servers else None
+    rows = {}
+    for name in servers:
+        progress(f"{name}: starting")
+        srv = start(name, fx, before_src)
+        try:
+            r = {}
+            for clients in (1, 50):
+                for keepalive in (True, False):
+                    progress(f"{name}: {clients} client(s), keep-alive {keepalive}")
+                    r[(clients, keepalive)] = latency(srv.port, clients, keepalive, requests if clients == 1 else 10 * requests)
+            progress(f"{name}: header flood")
+            r["flood"] = header_flood(srv)
+            rows[name] = r
+        finally:
+            srv.stop()
+    return table(rows), rows
+
+
+def table(rows: dict) -> list[str]:
+    out = ["| server | 1 client keep-alive p50 / p99 | 1 client new conn p50 / p99 | 50 clients keep-alive p50 / p99 "
+           "| 50 clients new conn p50 / p99 (max) | accept-queue overflows | RSS idle -> under header flood (peak) "
+           "| scrape during flood |",
+           "|---|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        def cell(k):
+            x = r[k]
+            return f"{x['p50']:.1f} / {x['p99']:.1f} ms" + (f" ({x['errors']} refused)" if x["errors"] else "")
+        f = r["flood"]
+        new50 = r[(50, False)]
+        out.append(f"| {name} | {cell((1, True))} | {cell((1, False))} | {cell((50, True))} | {cell((50, False))} "
+                   f"({new50['max']:.0f} ms) | {r[(50, False)]['overflows'] + r[(50, True)]['overflows']} "
+                   f"| {f['rss0']:.0f} -> {f['rss_during']:.0f} MiB ({f['hwm']:.0f}) "
+                   f"| {f['scrape_s']:.2f} s{'' if f['scrape_ok'] else ' FAILED'} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.http", description=__doc__.split("\n\n")[0])
+    p.add_argument("--servers", default="before,today,cheroot,waitress,node")
+    p.add_argument("--before", default=BEFORE, help=f"commit of the 'before' server (default {BEFORE})")
+    p.add_argument("--requests", type=int, default=200, help="requests per 1-client run (x10 for 50 clients)")
+    args = p.parse_args(argv)
+    lines, _ = run(args.servers.split(","), args.requests, args.before)
+    print(machine())
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,462 @@
+"""The shared HTTP server (exporter_common/web.py) against the failures of issue 15 and
+10.3, each measured the way the issue found it: keep-alive latency, user-name timing,
+header floods, slow clients, TLS settings, client resets, the accept queue and the
+request limit. Servers run in this process on 127.0.0.1:0 unless the exporter's own
+process is needed (exit codes, stderr, RSS)."""
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import bcrypt
+import pytest
+
+from exporter_common import web
+from exporter_common.config import ConfigError
+from exporter_common.web import Response, WebConfig, load_web_config, make_server
+
+BIN = Path(sys.executable).parent
+BODY = b"".join(b"node_test_metric{device=\"sd%03d\",kind=\"read\"} %d\n" % (i, i * 7) for i in range(800))
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(routes=None, cfg: WebConfig | None = None, **kw):
+        routes = routes or {"/metrics": lambda q, h: Response(200, BODY)}
+        server = make_server("127.0.0.1:0", routes, cfg or WebConfig(), **kw)
+        t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        t.start()
+        started.append(server)
+        return server.server_address[1]
+
+    yield start
+    for s in started:
+        s.shutdown()
+        s.server_close()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem"), "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return d / "cert.pem", d / "key.pem"
+
+
+def web_cfg(tmp_path, text: str) -> WebConfig:
+    p = tmp_path / "web.yml"
+    p.write_text(text)
+    return load_web_config(str(p))
+
+
+def read_response(sock: socket.socket, timeout: float = 10) -> bytes:
+    """Everything the server sends until it closes or timeout."""
+    sock.settimeout(timeout)
+    out = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return out
+
+
+# 1. keep-alive --------------------------------------------------------------------------
+
+def _scrape_times(port: int, n: int, keepalive: bool) -> list[float]:
+    times = []
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(n):
+        if not keepalive:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        t0 = time.perf_counter()
+        conn.request("GET", "/metrics")
+        r = conn.getresponse()
+        assert r.status == 200 and r.read() == BODY
+        times.append(time.perf_counter() - t0)
+        if not keepalive:
+            conn.close()
+    conn.close()
+    return times
+
+
+def test_keepalive_scrapes_are_not_slower_than_new_connections(serve):
+    """Issue 15.1: headers and body in separate writes met Nagle + delayed ACK: 44 ms per
+    scrape over one connection against 2 ms on a new one. Prometheus keeps connections."""
+    port = serve()
+    _scrape_times(port, 3, True)   # warm-up
+    kept = statistics.median(_scrape_times(port, 15, True))
+    fresh = statistics.median(_scrape_times(port, 15, False))
+    assert kept < 3 * fresh + 0.005, f"kept-alive {kept * 1000:.1f} ms vs new connection {fresh * 1000:.1f} ms"
+
+
+# 2. user names by timing ----------------------------------------------------------------
+
+def test_unknown_user_is_checked_against_a_hash_of_the_configured_cost(tmp_path, serve, monkeypatch):
+    """Issue 15.2: an unknown user was checked against a cost-4 dummy, a known one against its
+    cost-10 hash: the answer time told which names exist. The costs must be the same."""
+    hashed = bcrypt.hashpw(b"right", bcrypt.gensalt(rounds=7)).decode()
+    port = serve(cfg=web_cfg(tmp_path, f"basic_auth_users:\n  prometheus: '{hashed}'\n"))
+    used: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def spy(password, hashed_pw):
+        used.append(hashed_pw)
+        return real(password, hashed_pw)
+
+    monkeypatch.setattr(web.bcrypt, "checkpw", spy)
+    statuses = []
+    for user, pw in (("prometheus", "wrong"), ("nobody", "wrong")):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        token = base64.b64encode(f"{user}:{pw}".encode()).decode()
+        c.request("GET", "/metrics", headers={"Authorization": f"Basic {token}"})
+        statuses.append(c.getresponse().status)
+        c.close()
+    assert statuses == [401, 401]
+    costs = [int(h.split(b"$")[2]) for h in used]
+    assert costs == [7, 7], costs
+
+
+def test_basic_scheme_is_case_insensitive(tmp_path, serve):
+    """Issue 15.4: Go accepts 'basic' (RFC 7617: the scheme is case-insensitive)."""
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(rounds=4)).decode()
+    port = serve(cfg=web_cfg(tmp_path, f"basic_auth_users:\n  prometheus: '{hashed}'\n"))
+    token = base64.b64encode(b"prometheus:pw").decode()
+    for scheme, status in (("basic", 200), ("BASIC", 200), ("Basic", 200), ("Bearer", 401)):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics", headers={"Authorization": f"{scheme} {token}"})
+        assert c.getresponse().status == status, scheme
+        c.close()
+
+
+# 3. header floods, slow clients -----------------------------------------------------------
+
+def _flood(port: int, total: int, tls_ctx: ssl.SSLContext | None = None) -> tuple[bytes, int]:
+    """Send a request whose headers never end (total bytes of 8 KB lines) while reading the
+    answer; returns (answer, bytes the server took before it closed)."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock = tls_ctx.wrap_socket(raw, server_hostname="127.0.0.1") if tls_ctx else raw
+    sent = [0]
+    line = b"X-Flood: " + b"a" * 8180 + b"\r\n"
+
+    def writer():
+        try:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            while sent[0] < total:
+                sock.sendall(line)
+                sent[0] += len(line)
+        except (OSError, ValueError):
+            pass
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    answer = read_response(sock, 15)
+    t.join(15)
+    sock.close()
+    return answer, sent[0]
+
+
+def test_header_flood_gets_431_at_about_one_megabyte_before_auth(tmp_path, serve):
+    """Issue 15.3: 5.7 MB of headers per client were read into memory (35 -> 593 MB for 100
+    clients), also with basic auth on. node_exporter answers 431 at about 1 MB."""
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(rounds=4)).decode()
+    port = serve(cfg=web_cfg(tmp_path, f"basic_auth_users:\n  prometheus: '{hashed}'\n"))
+    answer, sent = _flood(port, 6 << 20)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+    assert sent < 6 << 20, "the server read all 6 MB"
+
+
+def test_header_flood_over_tls_gets_431(tls_files, tmp_path, serve):
+    cert, key = tls_files
+    port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"))
+    ctx = ssl.create_default_context(cafile=str(cert))
+    answer, sent = _flood(port, 6 << 20, ctx)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+
+
+def test_headers_below_the_limit_are_served(serve):
+    port = serve()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics", headers={f"X-H{i}": "v" * 4000 for i in range(50)})   # 200 KB
+    r = c.getresponse()
+    assert r.status == 200 and r.read() == BODY
+
+
+@pytest.fixture
+def short_timeouts(monkeypatch):
+    monkeypatch.setattr(web, "HEADER_TIMEOUT", 0.6)
+    monkeypatch.setattr(web, "IDLE_TIMEOUT", 0.6)
+
+
+def _closed_within(sock: socket.socket, limit: float) -> tuple[float, bytes]:
+    t0 = time.monotonic()
+    answer = read_response(sock, limit)
+    return time.monotonic() - t0, answer
+
+
+def test_slow_headers_on_plain_http_are_cut_off(serve, short_timeouts):
+    """Issue 15.3 / 10.3: a client that starts a request and never finishes its headers
+    held a thread (and its bytes) for ever on plain HTTP."""
+    port = serve()
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    took, answer = _closed_within(s, 10)
+    assert took < 5, "connection still open"
+    assert answer.startswith(b"HTTP/1.1 408 ") or answer == b""
+
+
+def test_slowloris_trickle_does_not_extend_the_header_deadline(serve, short_timeouts):
+    """A byte every 0.2 s: each read is quick, the request never ends."""
+    port = serve()
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\n")
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < 6:
+            s.sendall(b"X")
+            time.sleep(0.2)
+    except OSError:
+        pass
+    took = time.monotonic() - t0
+    assert took < 5, "a trickling client kept its connection"
+    s.close()
+
+
+def test_idle_keepalive_connection_is_closed(serve, short_timeouts):
+    port = serve()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    assert c.getresponse().read() == BODY
+    took, rest = _closed_within(c.sock, 10)
+    assert took < 5 and rest == b""
+
+
+def test_tls_client_that_never_handshakes_or_never_sends_is_cut_off(tls_files, tmp_path, serve, short_timeouts):
+    cert, key = tls_files
+    port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"))
+    silent = socket.create_connection(("127.0.0.1", port))        # no ClientHello
+    took, _ = _closed_within(silent, 10)
+    assert took < 5
+    ctx = ssl.create_default_context(cafile=str(cert))
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")               # headers never end
+    took, answer = _closed_within(s, 10)
+    assert took < 5
+    assert answer.startswith(b"HTTP/1.1 408 ") or answer == b""
+
+
+def test_header_flood_does_not_hold_memory(tmp_path):
+    """Issue 15.3 in the exporter's own process: 20 clients each sending 5 MB of headers
+    and never finishing (before: ~114 MB more RSS, still held after they left)."""
+    port = _free_port()
+    p = subprocess.Popen([str(BIN / "dbhost-exporter"), f"--web.listen-address=127.0.0.1:{port}",
+                          "--log.level=error"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_listening(port, p)
+        rss0 = _rss_mib(p.pid)
+        threads = [threading.Thread(target=_flood, args=(port, 5 << 20), daemon=True) for _ in range(20)]
+        for t in threads:
+            t.start()
+        peak = rss0
+        while any(t.is_alive() for t in threads):
+            peak = max(peak, _rss_mib(p.pid))
+            time.sleep(0.05)
+        assert peak - rss0 < 50, f"RSS {rss0:.0f} -> {peak:.0f} MiB"
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics")
+        assert c.getresponse().status == 200
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.1)
+    raise AssertionError("exporter did not listen")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# 4. TLS settings -----------------------------------------------------------------------
+
+def _handshake(port: int, cert, ciphers: str | None = None, curve: str | None = None) -> bool:
+    ctx = ssl.create_default_context(cafile=str(cert))
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2 if ciphers else ssl.TLSVersion.TLSv1_3
+    if ciphers:
+        ctx.set_ciphers(ciphers)
+    if curve:
+        ctx.set_ecdh_curve(curve)
+    try:
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                             server_hostname="127.0.0.1"):
+            return True
+    except (ssl.SSLError, ConnectionError):
+        return False
+
+
+def test_cipher_suites_are_applied(tls_files, tmp_path, serve):
+    """Issue 15.4: the list was type-checked and never used."""
+    cert, key = tls_files
+    port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+                                       "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"))
+    assert not _handshake(port, cert, ciphers="ECDHE-ECDSA-AES128-GCM-SHA256")
+    assert _handshake(port, cert, ciphers="ECDHE-ECDSA-AES256-GCM-SHA384")
+
+
+def test_curve_preferences_are_applied(tls_files, tmp_path, serve):
+    cert, key = tls_files
+    port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+                                       "  curve_preferences: [CurveP384]\n"))
+    assert not _handshake(port, cert, curve="prime256v1")
+    assert _handshake(port, cert, curve="secp384r1")
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("  cipher_suites: [TLS_NOT_A_CIPHER]\n",
+     "tls_server_config.cipher_suites: unknown cipher suite 'TLS_NOT_A_CIPHER'"),
+    ("  curve_preferences: [CurveP999]\n", "tls_server_config.curve_preferences: unknown curve 'CurveP999'"),
+    ("  curve_preferences: [X25519, CurveP256]\n", "tls_server_config.curve_preferences: this exporter can apply "
+                                                   "one curve only"),
+    ("  min_version: TLS13\n  max_version: TLS12\n", "tls_server_config.min_version: TLS13 is above max_version TLS12"),
+])
+def test_bad_tls_settings_exit_2_with_one_line(tls_files, tmp_path, extra, message):
+    cert, key = tls_files
+    cfg = tmp_path / "web.yml"
+    cfg.write_text(f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n{extra}")
+    with pytest.raises(ConfigError):
+        load_web_config(str(cfg))
+    for exe in ("dbhost-exporter", "oracle-exporter"):
+        res = subprocess.run([str(BIN / exe), "--web.config.file", str(cfg),
+                              "--web.listen-address", f"127.0.0.1:{_free_port()}"],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2, (exe, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (exe, lines)
+
+
+def test_tls13_suite_names_and_server_preference_are_accepted(tls_files, tmp_path, serve):
+    cert, key = tls_files
+    port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+                                       "  cipher_suites: [TLS_AES_128_GCM_SHA256, "
+                                       "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]\n"
+                                       "  prefer_server_cipher_suites: false\n"))
+    assert _handshake(port, cert)
+
+
+# 6. client resets ------------------------------------------------------------------------
+
+def test_client_reset_mid_response_prints_no_traceback(serve, capfd):
+    """Issue 15.6: Prometheus resets the connection on its scrape timeout; each reset printed
+    a multi-line socketserver traceback on stderr (300 in one load run)."""
+    big = b"x" * (8 << 20)
+    port = serve({"/metrics": lambda q, h: Response(200, big)})
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.recv(100)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
+        s.close()
+    time.sleep(1)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    assert len(c.getresponse().read()) == len(big)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err[:2000]
+
+
+# 8. accept queue and request limit -------------------------------------------------------
+
+def test_listen_backlog_holds_100_pending_connections():
+    """Issue 15.8 / 10.3: backlog 5 made 50 concurrent clients wait for SYN retransmits
+    (p99 2-28 s). With the server busy (not accepting), 100 connections still complete."""
+    server = make_server("127.0.0.1:0", {}, WebConfig())
+    port = server.server_address[1]
+    socks = []
+    try:
+        for _ in range(100):
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+    finally:
+        for s in socks:
+            s.close()
+        server.server_close()
+    assert server.request_queue_size >= 128
+
+
+def test_requests_beyond_max_requests_get_503(serve):
+    """Issue 15.8: node_exporter's --web.max-requests (default 40): beyond it 503 at once."""
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def slow(q, h):
+        entered.release()
+        release.wait(10)
+        return Response(200, b"ok\n")
+
+    port = serve({"/metrics": slow}, max_requests=2)
+    results: list[int] = []
+
+    def get():
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+        c.request("GET", "/metrics")
+        results.append(c.getresponse().status)
+
+    busy = [threading.Thread(target=get) for _ in range(2)]
+    for t in busy:
+        t.start()
+    assert entered.acquire(timeout=5) and entered.acquire(timeout=5)
+    t0 = time.monotonic()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    assert r.status == 503 and time.monotonic() - t0 < 2
+    release.set()
+    for t in busy:
+        t.join(10)
+    assert results == [200, 200]
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=15)   # slots are given back
+    c.request("GET", "/metrics")
+    assert c.getresponse().status == 200
+
+
+def test_max_requests_flag(tmp_path):
+    for exe in ("dbhost-exporter", "oracle-exporter"):
+        out = subprocess.run([str(BIN / exe), "--help"], capture_output=True, text=True, timeout=60).stdout
+        assert "--web.max-requests" in out
+        res = subprocess.run([str(BIN / exe), "--web.max-requests", "-1"], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 2 and "--web.max-requests: must be 0 (no limit) or more, got -1" in res.stderr
