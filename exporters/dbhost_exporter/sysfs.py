@@ -7,15 +7,20 @@ instead of raising, so a collector decides what a missing value means.
 from __future__ import annotations
 
 import os
+import stat
 
 
 def read_text(path: str) -> str | None:
     """The whole file as text (undecodable bytes replaced), or None if it cannot be read."""
     try:  # os.open/os.read: no buffered file object per read, ~2x cheaper for tiny sysfs files
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO (or device node) where a file is expected must not hang the scrape
+        # in open(); it is then no regular file and reads as unreadable, like node_exporter should.
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except (OSError, ValueError):
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         chunks = []
         while True:
             chunk = os.read(fd, 65536)

@@ -212,3 +212,26 @@ def test_permission_denied_files(tmp_path):
             "dbhost_lun_queue_depth", "dbhost_lun_iorequests_total") for k in got)
     finally:
         sdc_dir.chmod(0o755)
+
+
+@pytest.mark.parametrize("rel,collector", [
+    ("proc/diskstats", "lun"),
+    ("proc/spl/kstat/zfs/arcstats", "zfs"),
+    ("sys/block/sda/device/device_busy", "lun"),
+    ("proc/meminfo", "memory"),
+])
+def test_a_fifo_where_a_file_belongs_does_not_hang_the_scrape(tmp_path, rel, collector):
+    """Issue 15.7: opening a FIFO blocks until a writer comes; a FIFO at diskstats, arcstats or a
+    sysfs attribute hung a scrape thread for ever. Now it reads as unreadable: the scrape
+    completes (run_once's timeout would fail the test otherwise)."""
+    fx = mf.build_tree(tmp_path / "t", with_proc=False)
+    path = tmp_path / "t" / rel
+    path = path.resolve() if path.is_symlink() or path.parent.is_symlink() else path
+    path.unlink()
+    os.mkfifo(path)
+    proc = run_once("--path.procfs", str(fx.procfs), "--path.sysfs", str(fx.sysfs), "--config.file", str(fx.config),
+                    timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    got = samples(proc.stdout)
+    for other in {"lun", "zfs", "memory"} - {collector}:
+        assert value(got, "dbhost_collector_success", collector=other) == 1

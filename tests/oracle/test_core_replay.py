@@ -335,3 +335,15 @@ def test_a_counter_that_is_not_a_number_is_named_not_dropped(tmp_path, core):
     res = core.run_cli("--replay", str(bad), "--once")
     assert (res.returncode, res.stderr.strip()) == (
         2, f"error: {bad}: line 2: GV$SYSTEM_EVENT row 1: TOTAL_WAITS is not a number: 'n/a'")
+
+
+def test_a_list_in_an_identity_column_is_named_not_a_crash(tmp_path, core):
+    """Issue 15.7: --replay-loop crashed (TypeError: unhashable type) on an array in INST_ID."""
+    obj = json.loads(core.make_snapshot().to_json())
+    obj["views"]["GV$SYSSTAT"][0]["INST_ID"] = [1, 2]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(obj) + "\n")
+    for extra in ((), ("--replay-loop",)):
+        res = core.run_cli("--replay", str(bad), *extra, "--once")
+        assert (res.returncode, res.stderr.strip()) == (
+            2, f"error: {bad}: line 1: GV$SYSSTAT row 1: INST_ID is not a single value: [1, 2]")

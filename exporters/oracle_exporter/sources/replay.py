@@ -327,11 +327,16 @@ def _not_a_number(snap: Snapshot) -> str | None:
     NULL, a number nor a numeric string, described; None when every one is a number. A
     recording is rejected for it rather than the value silently dropped at a scrape."""
     for view, rows in snap.views.items():
-        spec = COUNTERS.get(view)
+        spec = views.get(view)
         if spec is None:
             continue
+        counters = spec.counters if view in COUNTERS else ()
+        identity = tuple(dict.fromkeys((*spec.identity, *(spec.series_identity if view in COUNTERS else ()))))
         for i, row in enumerate(rows, 1):
-            for col in spec.counters:
+            for col in identity:      # they key rows and series: a list or object there is no identity
+                if isinstance(row.get(col), (list, dict)):
+                    return f"{view} row {i}: {col} is not a single value: {json.dumps(row[col])[:40]}"
+            for col in counters:
                 value = row.get(col)
                 if value is not None and _as_number(value) is None:
                     return f"{view} row {i}: {col} is not a number: {str(value)[:40]!r}"
