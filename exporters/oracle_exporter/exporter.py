@@ -81,6 +81,10 @@ def is_blind(snap: Snapshot) -> bool:
     return bool(errors) and not read
 
 
+def _out_of_time():
+    raise TimeoutError("not run: the scrape's time limit (X-Prometheus-Scrape-Timeout-Seconds) ran out")
+
+
 def load_collectors() -> dict[str, Any]:
     """The collectors package's COLLECTORS table. A plain import: a broken collector module
     is an error at start (its traceback), never an exporter that silently serves less."""
@@ -206,23 +210,30 @@ class OracleExporter:
             return Fetched(failed_snapshot(target.name, f"timeout: no snapshot within {waited:.3g} s"), started)
 
     # -- collecting ----------------------------------------------------------
-    def _run_collectors(self, target: Target, snap: Snapshot, base: dict[str, str]) -> tuple[list, list]:
+    def _run_collectors(self, target: Target, snap: Snapshot, base: dict[str, str],
+                        deadline: float | None = None) -> tuple[list, list]:
         """[(name, Outcome)] of every enabled collector on the snapshot, and their families
-        labelled with ``base``. A collector also fails when a view it reads failed."""
+        labelled with ``base``. A collector also fails when a view it reads failed. Past
+        ``deadline`` (the scraper's time limit) the remaining collectors are not run: they
+        fail with the reason, so the answer is not later than one collector past the limit."""
         outcomes, out = [], []
         for name, mod in self.collectors.items():
             def view_errors(mod=mod) -> str | None:
                 failed = [_view_error(v, snap.errors[v]) for v in getattr(mod, "VIEWS", ()) if v in snap.errors]
                 return "; ".join(failed) or None
-            outcome = self.runner.run(name, lambda mod=mod: mod.collect(snap, self.settings), target.name,
-                                      check=view_errors)
+            if deadline is not None and time.monotonic() >= deadline:
+                collect = _out_of_time
+            else:
+                collect = lambda mod=mod: mod.collect(snap, self.settings)  # noqa: E731
+            outcome = self.runner.run(name, collect, target.name, check=view_errors)
             outcomes.append(outcome)
             for fam in outcome.families:
                 fam.samples = [s._replace(labels={**base, **s.labels}, timestamp=None) for s in fam.samples]
                 out.append(fam)
         return outcomes, out
 
-    def _collect(self, target: Target, fetched: Fetched, started: float) -> list[Metric]:
+    def _collect(self, target: Target, fetched: Fetched, started: float,
+                 deadline: float | None = None) -> list[Metric]:
         snap = fetched.snapshot
         base = {"database": target.name, **target.labels}
         up = _family("oracle_up", "1 if the last fetch of the database succeeded, else 0.", "gauge")
@@ -256,7 +267,7 @@ class OracleExporter:
             code = error_code(text)
             error_info.add_sample("oracle_view_error_info",
                                   {**base, "view": view, "code": code, "grant": missing_grant(view, code)}, 1.0)
-        outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base)
+        outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base, deadline)
         age = _family("oracle_collector_cache_age_seconds",
                       "Age of the rows a collector with a minimum interval used (0: read in this fetch), seconds.",
                       "gauge", "seconds")
@@ -310,9 +321,11 @@ class OracleExporter:
             limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
             futures.append((t, self._fetch_future(t), started + limit))
         families: list[Metric] = []
+        # the scraper's own limit also bounds the collectors (none is started past it)
+        collect_deadline = None if timeout is None else started + timeout
         for t, fut, deadline in futures:
             fetched = self._wait(t, fut, deadline, started)
-            families.extend(self._collect(t, fetched, started))
+            families.extend(self._collect(t, fetched, started, collect_deadline))
         info = _family("oracle_exporter_build_info", "Version of oracle-exporter; constant 1.", "gauge")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return merge([*families, info])

@@ -213,3 +213,30 @@ def test_failure_reasons_are_a_fixed_set():
     }
     assert {text: failure_reason(text) for text in cases} == cases
     assert failure_reason("ORA-01017: x (reconnect backoff, next attempt in 3.0 s)") == "logon denied"
+
+
+def test_the_scrapers_time_limit_also_bounds_the_collectors():
+    """Issue 15.7: with a very large snapshot the collectors ran 10 s past Prometheus' 5 s
+    limit. Past the limit no further collector starts: they fail with the reason, and the
+    answer comes at most one collector after the limit."""
+    from types import SimpleNamespace
+
+    from oracle_exporter.sources.replay import ReplaySource
+
+    def slow(seconds: float):
+        return SimpleNamespace(VIEWS=(), collect=lambda snap, settings: time.sleep(seconds) or [])
+
+    exp = OracleExporter([Target("db", ReplaySource("db", [make_snapshot(database="db")]), timeout=5.0)], Settings())
+    exp.collectors = {f"c{i}": slow(0.15) for i in range(8)}        # 1.2 s of collectors in all
+    t0 = time.monotonic()
+    fams = {f.name: f for f in exp.scrape(timeout=0.4)}
+    took = time.monotonic() - t0
+    assert took < 0.4 + 0.15 + 0.15, took                          # the limit, one collector, some slack
+    ok = {s.labels["collector"]: s.value for s in fams["oracle_collector_success"].samples}
+    assert ok["c0"] == 1.0 and ok["c7"] == 0.0
+    ran = sum(ok.values())
+    assert 2 <= ran <= 4, ok
+    assert fams["oracle_up"].samples[0].value == 1.0                 # the database is fine: only time ran out
+    full = {f.name: f for f in exp.scrape()}                         # no limit given: every collector runs
+    assert all(s.value == 1.0 for s in full["oracle_collector_success"].samples)
+    exp.close()
