@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -408,7 +409,11 @@ class FakeCursor:
             time.sleep(delay if timeout is None else min(delay, timeout))
             if timeout is not None and delay > timeout:
                 raise oracledb.DatabaseError(f"DPY-4024: call timeout of {self.conn.call_timeout} ms exceeded")
-        cols = [c.strip() for c in sql[len("SELECT "):sql.index(" FROM ")].split(",")]
+        select = sql[len("SELECT "):sql.index(" FROM ")]
+        select = re.sub(r"'[^']*'", "", select)            # string literals, then (nested) calls
+        while re.search(r"\([^()]*\)", select):
+            select = re.sub(r"\([^()]*\)", "", select)
+        cols = [c.split(" AS ")[-1].strip() for c in select.split(",")]   # the column alias, as Oracle names it
         self.description = [(c, None, None, None, None, None, None) for c in cols]
         self._rows = self.conn.rows.get(view, [])
         self.conn.binds[view] = binds

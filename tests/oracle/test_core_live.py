@@ -12,7 +12,7 @@ import oracledb
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.queries import build_queries
 from oracle_exporter.sources import is_failed
-from oracle_exporter.sources.live import MODULE, Backoff, LiveSource, error_text
+from oracle_exporter.sources.live import CLOCK_SQL, MODULE, Backoff, LiveSource, error_text
 from oracle_sim import FakeClock, FakeConnection
 
 
@@ -43,7 +43,7 @@ def test_one_session_reused_and_tagged_for_gv_session():
     # one budget per fetch (timeout_seconds 4): every statement gets the time left, in ms
     # (the first call timeout is the container query's, at connect)
     assert len(conn.timeouts) == len(conn.executed)
-    per_fetch = len(build_queries(Settings()))
+    per_fetch = 1 + len(build_queries(Settings()))       # the host clock (DUAL), then every view
     first = conn.timeouts[1:1 + per_fetch]
     assert 3_900 <= first[0] <= 4_000 and first == sorted(first, reverse=True)
     queries = build_queries(Settings())
@@ -51,9 +51,9 @@ def test_one_session_reused_and_tagged_for_gv_session():
     # (oracle_exporter.intervals: tablespaces, asm ...) only once within it (the clock stands still)
     again = [q.sql for view, q in queries.items() if src.intervals.get(view, 0.0) == 0]
     assert conn.executed[0].startswith("SELECT SYS_CONTEXT('USERENV', 'CON_ID')")
-    assert conn.executed[1:] == [q.sql for q in queries.values()] + again * 2
+    assert conn.executed[1:] == [CLOCK_SQL, *(q.sql for q in queries.values())] + [CLOCK_SQL, *again] * 2
     assert len(again) < len(queries)
-    assert set(snap.views) == set(queries)
+    assert set(snap.views) == set(queries) | {"DUAL"}
 
 
 def test_failing_view_is_isolated_and_micro_histogram_falls_back_once():
@@ -125,7 +125,7 @@ def test_lost_session_is_dropped_and_reopened_after_backoff():
     assert not is_failed(src.fetch())
     first.dead = True
     snap = src.fetch()
-    assert snap.errors == {"*": "session lost while reading GV$SYSTEM_EVENT: "
+    assert snap.errors == {"*": "session lost while reading DUAL: "          # the host clock comes first
                                 "DPY-4011: the database or network closed the connection"}
     assert first.closed
     assert is_failed(src.fetch()) and len(attempts) == 1  # backoff: no reconnect yet
@@ -178,8 +178,8 @@ def test_fetch_budget_is_shared_by_the_statements_and_a_healthy_session_survives
     assert time.monotonic() - t0 < 1.2
     assert snap.views == {}
     assert snap.errors["*"].startswith("timeout: reading GV$SYSSTAT exceeded the fetch budget of 1 s (DPY-4024")
-    assert 150 <= conn.timeouts[3] <= 200                     # GV$SYSSTAT got what was left (after the
-                                                              # container query and two views)
+    assert 150 <= conn.timeouts[4] <= 200                     # GV$SYSSTAT got what was left (after the
+                                                              # container query, the clock and two views)
     assert not conn.closed and src.backoff.failures == 0
     conn.delay.clear()
     assert not is_failed(src.fetch()) and len(attempts) == 1  # same session, at once
@@ -218,3 +218,16 @@ def test_real_driver_hung_listener_costs_one_connect_attempt_however_many_fetche
         assert is_failed(src.fetch())
     assert src._attempt is attempt and blackhole_listener.accepted == 1
     src.close()
+
+
+def test_every_fetch_reads_the_host_clock_with_its_offset():
+    """Issue 11.2: the DUAL row (SYSTIMESTAMP as text with its UTC offset: python-oracledb drops
+    the zone of a TIMESTAMP WITH TIME ZONE) is in every snapshot, as the contract names it."""
+    conn = FakeConnection(rows={"DUAL": [("2025-03-11T15:30:00.123456+05:30",)]})
+    src, _ = make([conn])
+    snap = src.fetch()
+    assert snap.views["DUAL"] == [{"SYSTIMESTAMP": "2025-03-11T15:30:00.123456+05:30"}]
+    assert "TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL" in CLOCK_SQL
+    conn.fail["DUAL"] = "ORA-00600: internal error"              # a failing clock costs only the conversion
+    snap = src.fetch()
+    assert not is_failed(snap) and snap.errors == {"DUAL": "ORA-00600: internal error"}

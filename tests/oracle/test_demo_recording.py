@@ -151,6 +151,7 @@ def selected_columns() -> dict[str, list[str]]:
         match = re.match(r"SELECT (.+?) FROM (\S+)", query.sql)
         assert match and match.group(2) == view
         out[view] = [c.strip() for c in match.group(1).split(",")]
+    out["DUAL"] = ["SYSTIMESTAMP"]       # the host clock, read by every fetch (sources.live.CLOCK_SQL)
     return out
 
 
@@ -191,7 +192,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                     # sessions and instance health (VARCHAR2 columns; V$DATAGUARD_STATS is all text)
                     "TYPE", "STATE", "BLOCKING_SESSION_STATUS", "RESOURCE_NAME", "LIMIT_VALUE", "TABLESPACE_NAME",
                     "CONTENTS", "VALUE", "TIME_COMPUTED", "DATUM_TIME", "DEST_NAME", "TARGET", "DESTINATION",
-                    "VALID_NOW", "ERROR"}
+                    "VALID_NOW", "ERROR",
+                    "SYSTIMESTAMP"}                     # TO_CHAR(SYSTIMESTAMP, ...): text with the UTC offset
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
             for view, rows in snap.views.items():

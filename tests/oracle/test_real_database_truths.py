@@ -5,6 +5,7 @@ checks the exported value against the row, never against the collector's own ari
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 
 from oracle_exporter.snapshot import Snapshot
@@ -67,3 +68,44 @@ def test_version_label_is_version_full_when_present():
 def test_pgastat_recompute_count_has_its_real_name():
     from oracle_exporter import views
     assert "recompute count (total)" in views.PGASTAT.counter_names
+
+
+# --- 11.2: the database host's time zone ---------------------------------------------------
+
+def _start_time(zone_offset: str | None, startup_local: str) -> float:
+    record = OracleSim().record()
+    for row in record["views"]["GV$INSTANCE"]:
+        row["STARTUP_TIME"] = startup_local
+    if zone_offset is None:
+        record["views"].pop("DUAL", None)
+    else:
+        record["views"]["DUAL"] = [{"SYSTIMESTAMP": f"2025-03-11T15:30:00.000000{zone_offset}"}]
+    return value(collect(snap_of(record), names=["instance"]), "oracle_instance_start_time_seconds", inst_id="1")
+
+
+def test_startup_time_is_the_host_wall_clock_converted_with_its_offset():
+    """STARTUP_TIME is a DATE: the host's wall clock, no zone. East of UTC it used to be taken as
+    UTC, putting the start in the future (negative uptime) right after a restart."""
+    truth = dt.datetime(2025, 3, 11, 10, 0, tzinfo=dt.timezone.utc).timestamp()
+    assert _start_time("+05:30", "2025-03-11T15:30:00") == truth          # India: started at 10:00 UTC
+    assert _start_time("-07:00", "2025-03-11T03:00:00") == truth          # US Pacific (DST)
+    assert _start_time("+00:00", "2025-03-11T10:00:00") == truth
+    assert _start_time(None, "2025-03-11T10:00:00") == truth              # no clock row: taken as UTC
+    # a recording that wrote the zone into the value itself is taken as it says
+    assert _start_time("+05:30", "2025-03-11T12:00:00+02:00") == truth
+
+
+def test_demo_racdb_runs_east_of_utc_and_its_start_times_are_true_unix_time():
+    from oracle_exporter import demo
+    from oracle_exporter.sources.replay import read_recording
+
+    snaps = read_recording(str(demo.path("demo-rac-outage.jsonl")))["RACDB"]
+    first = snaps[0]
+    assert first.rows("DUAL")[0]["SYSTIMESTAMP"].endswith("+05:30")
+    scrape_time = dt.datetime.fromisoformat(first.time.replace("Z", "+00:00")).timestamp()
+    fams = collect(first, names=["instance"])
+    for row in first.rows("GV$INSTANCE"):
+        local = dt.datetime.fromisoformat(row["STARTUP_TIME"])
+        want = (local - dt.timedelta(hours=5, minutes=30)).replace(tzinfo=dt.timezone.utc).timestamp()
+        got = value(fams, "oracle_instance_start_time_seconds", inst_id=str(row["INST_ID"]))
+        assert got == want and 0 < scrape_time - got < 30 * 86400      # started days ago, not in the future

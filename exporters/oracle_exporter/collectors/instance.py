@@ -9,11 +9,13 @@ per-process host metrics.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
 from ._common import emit, gauge, inst, num, parameter_gauge, parse_time, text
+from ._health import host_utc_offset, local_to_unix
 
 NAME = "instance"
 VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$SYSTEM_PARAMETER")
@@ -31,11 +33,22 @@ def _database(snapshot: Any) -> dict[str, Any]:
     return {}
 
 
+def _start_seconds(value: Any, offset) -> float | None:
+    """Unix seconds of STARTUP_TIME: a value that carries its own UTC offset (a recording that
+    wrote one) is taken as it says; a plain DATE is the host's wall clock, converted with the
+    host's offset from the DUAL row (taken as UTC when the snapshot has none)."""
+    if isinstance(value, str) and (value.strip().endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", value.strip())):
+        return parse_time(value)
+    return local_to_unix(value, offset)
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     db = _database(snapshot)
     info = gauge("oracle_instance_info", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS)
     started = gauge("oracle_instance_start_time_seconds",
-                    "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a DATE taken as UTC).", ["inst_id"])
+                    "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a host-local DATE, converted "
+                    "with the database host's UTC offset from SYSTIMESTAMP).", ["inst_id"])
+    offset = host_utc_offset(snapshot)
     for row in sorted(snapshot.rows("GV$INSTANCE"), key=lambda r: num(r.get("INST_ID")) or 0):
         i = inst(row)
         if i is None:
@@ -44,7 +57,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         version = text(row.get("VERSION_FULL")) or text(row.get("VERSION"))
         info.add_metric([i, text(row.get("INSTANCE_NAME")), text(row.get("HOST_NAME")), version,
                          text(db.get("NAME")), text(db.get("DB_UNIQUE_NAME")), text(db.get("DATABASE_ROLE"))], 1.0)
-        ts = parse_time(row.get("STARTUP_TIME"))
+        ts = _start_seconds(row.get("STARTUP_TIME"), offset)
         if ts is not None:
             started.add_metric([i], ts)
 

@@ -275,6 +275,7 @@ class Database:
     profile: Profile
     instances: tuple[Instance, ...]
     seq0: int                  # CURRENT SEQUENCE# of thread 1 at the first snapshot
+    utc_offset_minutes: int = 0    # the database host's time zone: DATEs are its wall clock (DUAL row)
 
     @property
     def rac(self) -> bool:
@@ -287,8 +288,10 @@ DEMO_AFTER_DB = replace(DEMO_DB, profile=AFTER, seq0=49877)
 # reuse the "after" shape; what it is for is V$DATAGUARD_STATS (demo/health.py: a transport break).
 DEMO_STANDBY_DB = Database("DEMOSB", 3951235186, replace(AFTER, name="standby"),
                            (Instance(1, "DEMOSB1", "dbhost02", 1),), 49877)
+# RACDB's hosts run on India Standard Time (UTC+05:30): east of UTC, with a half-hour offset.
 RAC_DB = Database("RACDB", 1387294455, RACDB, (Instance(1, "RACDB1", "racnode01", 1, 0.55),
-                                               Instance(2, "RACDB2", "racnode02", 2, 0.45, 412)), 7731)
+                                               Instance(2, "RACDB2", "racnode02", 2, 0.45, 412)), 7731,
+                  utc_offset_minutes=330)
 
 BACKGROUND = ("PMON", "PSP0", "VKTM", "DIAG", "DBW0", "LGWR", "CKPT", "LG00", "LG01", "SMON", "RECO", "MMON",
               "ARC0", "ARC1")
@@ -654,6 +657,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
                           db.seq0 + 1103 * (m.inst.thread - 1), m.stats["redo size"], dt) for m in models]
     startups = [START - _dt.timedelta(seconds=UPTIME_S - m.inst.startup_offset_s) for m in models]
     health = HealthModel(db, models, threads, n, dt, seed, START)
+    zone = _dt.timezone(_dt.timedelta(minutes=db.utc_offset_minutes))
     out = []
     for i in range(n + 1):
         views: dict[str, list[dict]] = {
@@ -671,7 +675,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
             views["GV$PGASTAT"] += m.pgastat(i)
             views["GV$LATCH"] += m.latch(i)
             views["GV$SYSMETRIC"] += m.sysmetric(i)
-            views["GV$INSTANCE"].append(m.instance(startup))
+            views["GV$INSTANCE"].append(m.instance(startup.astimezone(zone)))   # a DATE: host wall clock
             views["GV$PROCESS"] += m.process(i)
         standby = health.setup.standby
         views["V$DATABASE"] = [{"DBID": db.dbid, "NAME": "DEMO" if standby else db.name, "DB_UNIQUE_NAME": db.name,
@@ -681,6 +685,9 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         # last archived sequence per thread: the CURRENT group's sequence - 1
         archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
         views.update(health.views(i, archived))
+        # the host's clock with its offset, read once per fetch (SYSTIMESTAMP)
+        now = (START + _dt.timedelta(seconds=i * dt)).astimezone(zone)
+        views["DUAL"] = [{"SYSTIMESTAMP": now.isoformat(timespec="microseconds")}]
         out.append(Snapshot(db.name, rfc3339(START + _dt.timedelta(seconds=i * dt)), views))
     return out
 

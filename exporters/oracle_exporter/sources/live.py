@@ -91,6 +91,9 @@ def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str
     return "thick"
 
 
+# SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
+CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")
+
 _MODES = {"default": "AUTH_MODE_DEFAULT", "sysdg": "AUTH_MODE_SYSDGD", "sysbackup": "AUTH_MODE_SYSBKP"}
 
 
@@ -300,6 +303,23 @@ class LiveSource:
         log.info("database %s: container %s (CON_ID %d)", self.name, name or "-", con_id)
         return (con_id, name)
 
+    def _read_clock(self, conn: Any, deadline: float, snap: Snapshot) -> None:
+        """The database host's clock with its UTC offset, once per fetch (recording key ``DUAL``):
+        DATE columns such as GV$INSTANCE.STARTUP_TIME are host-local wall-clock times, and
+        python-oracledb drops the zone of a TIMESTAMP WITH TIME ZONE, so the offset is read as
+        text. A failure costs only the conversion (DATEs are then taken as UTC)."""
+        self._statement_timeout(conn, deadline, "DUAL")
+        try:
+            snap.views["DUAL"] = self._run(conn, CLOCK_SQL, {})
+        except Exception as exc:
+            text = error_text(exc)
+            if text.startswith(_TIMEOUT_CODES):
+                raise _Abort(f"timeout: reading DUAL exceeded the fetch budget of {self.budget:g} s ({text})",
+                             drop=not self._healthy(conn)) from None
+            if not self._healthy(conn):
+                raise _Abort(f"session lost while reading DUAL: {text}") from None
+            snap.errors["DUAL"] = text
+
     def _in_scope(self, scope: str) -> bool:
         con_id = self.container[0]
         return scope == "any" or (scope == "cdb_root" and con_id == 1) or (scope == "pdb" and con_id > 2)
@@ -456,6 +476,7 @@ class LiveSource:
                 except Exception as exc:
                     raise _Abort(f"session unusable: {error_text(exc)}") from None
                 now = self.clock()
+                self._read_clock(conn, deadline, snap)
                 for view in self.plan.views:
                     interval = self.intervals.get(view.name, 0.0)
                     if self._cached(view.name, interval, now, snap):
