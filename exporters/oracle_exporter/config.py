@@ -12,6 +12,8 @@
     collectors: {latch: false}     # switch collectors off by NAME (all are on by default)
     collector_intervals: {tablespaces: 600}   # seconds between reads of a collector's views
     session_events_max: 15         # GV$SESSION events with their own series (per instance)
+    idle_wait_events: false        # GV$SYSTEM_EVENT's Idle class (SQL*Net message from client ...) too
+    wait_events_max: 400           # per instance, most time waited first; oracle_wait_events_omitted counts the rest
     custom_metrics: [...]          # custom SQL metrics (oracle_exporter.custom)
     custom_metric_files: [...]     # Oracle exporter TOML/YAML metric files, read unchanged
     databases:
@@ -69,6 +71,8 @@ class Settings:
     collector_intervals: dict[str, float] = field(default_factory=dict)   # seconds; see oracle_exporter.intervals
     custom_queries: tuple = ()                  # oracle_exporter.custom.CustomQuery, from custom_metrics(_files)
     session_events_max: int = 15                # events with their own oracle_sessions_waiting* series
+    idle_wait_events: bool = False              # also export GV$SYSTEM_EVENT's Idle wait class
+    wait_events_max: int = 400                  # per instance, most time waited first (0: no limit)
 
     def enabled(self, name: str) -> bool:
         """Collectors are on unless switched off by name."""
@@ -155,8 +159,10 @@ def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) 
         intervals[name] = float(ivs.number(name, minimum=0.0))
     ivs.reject_unknown()
     events_max = int(root.number("session_events_max", 15, minimum=0))
+    idle = root.bool("idle_wait_events", False)
+    wait_max = int(root.number("wait_events_max", 400, minimum=0))
     return Settings(histogram_events=events, latches=latches, collectors=enabled, collector_intervals=intervals,
-                    session_events_max=events_max)
+                    session_events_max=events_max, idle_wait_events=idle, wait_events_max=wait_max)
 
 
 # user/password@connect-string: python-oracledb accepts it as a DSN, and the password then
@@ -234,7 +240,7 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     errs = ErrorList()
     # keys of parts that may fail before reaching them: known, not "unknown field"
     root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
-                 "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds")
+                 "idle_wait_events", "wait_events_max", "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds")
     timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
                                DEFAULT_TIMEOUT_SECONDS))
     connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,

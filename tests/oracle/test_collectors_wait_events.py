@@ -220,3 +220,59 @@ def test_nulls_and_missing_views():
     assert not any(n.startswith("oracle_wait_event_latency") for n, _ in samples(collect(only_events,
                                                                                          names=["wait_events"])))
     assert list(collect(Snapshot.from_obj({"time": "t", "database": "d", "views": {}}), names=["wait_events"])) == []
+
+
+# --- 11.6: cardinality -------------------------------------------------------------------
+
+def _event_rows():
+    rows = [{"INST_ID": 1, "EVENT": "SQL*Net message from client", "WAIT_CLASS": "Idle", "TOTAL_WAITS": 9e8,
+             "TOTAL_TIMEOUTS": 0, "TIME_WAITED_MICRO": 9e13},
+            {"INST_ID": 1, "EVENT": "rdbms ipc message", "WAIT_CLASS": "Idle", "TOTAL_WAITS": 4e7,
+             "TOTAL_TIMEOUTS": 1e6, "TIME_WAITED_MICRO": 3e12}]
+    for k, (event, klass) in enumerate([("log file sync", "Commit"), ("db file sequential read", "User I/O"),
+                                        ("log file parallel write", "System I/O"), ("latch free", "Other")]):
+        rows.append({"INST_ID": 1, "EVENT": event, "WAIT_CLASS": klass, "TOTAL_WAITS": 1000 * (k + 1),
+                     "TOTAL_TIMEOUTS": 0, "TIME_WAITED_MICRO": 10_000 * (k + 1)})
+    return rows
+
+
+def _events(settings=None) -> dict[str, float]:
+    snap = Snapshot("db", "2025-03-11T09:00:00Z", {"GV$SYSTEM_EVENT": _event_rows()})
+    fams = collect(snap, settings, names=["wait_events"])
+    return {dict(labels)["event"]: v for (name, labels), v in samples(fams).items()
+            if name == "oracle_wait_event_waits_total"}
+
+
+def test_idle_events_are_left_out_by_default_and_can_be_asked_for():
+    """Idle waits (sessions waiting for their client, background processes sleeping) are
+    hundreds of series per instance on a real 19c that say nothing about the database."""
+    assert set(_events()) == {"log file sync", "db file sequential read", "log file parallel write", "latch free"}
+    with_idle = _events(SimpleNamespace(idle_wait_events=True, wait_events_max=0))
+    assert {"SQL*Net message from client", "rdbms ipc message"} <= set(with_idle)
+
+
+def test_the_event_set_is_bounded_per_instance_most_time_waited_first():
+    snap = Snapshot("db", "2025-03-11T09:00:00Z", {"GV$SYSTEM_EVENT": _event_rows()})
+    fams = collect(snap, SimpleNamespace(idle_wait_events=False, wait_events_max=2), names=["wait_events"])
+    got = {dict(labels)["event"] for (name, labels), _ in samples(fams).items()
+           if name == "oracle_wait_event_time_seconds_total"}
+    assert got == {"latch free", "log file parallel write"}          # the two with the most time waited
+    assert value(fams, "oracle_wait_events_omitted", inst_id="1") == 2
+
+
+def test_wait_event_settings_are_read_and_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("PW", "x")
+    from exporter_common.config import ConfigError
+    from oracle_exporter.config import load_config
+
+    cfg = tmp_path / "c.yml"
+    base = "databases: [{name: a, dsn: 'h:1/s', user: u, password_env: PW}]\n"
+    cfg.write_text("idle_wait_events: true\nwait_events_max: 50\n" + base)
+    settings = load_config(str(cfg)).settings
+    assert (settings.idle_wait_events, settings.wait_events_max) == (True, 50)
+    cfg.write_text(base)
+    settings = load_config(str(cfg)).settings
+    assert (settings.idle_wait_events, settings.wait_events_max) == (False, 400)
+    cfg.write_text("wait_events_max: -1\n" + base)
+    with pytest.raises(ConfigError, match="wait_events_max"):
+        load_config(str(cfg))

@@ -26,7 +26,7 @@ from prometheus_client.core import HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
 from . import defaults
-from ._common import counter, emit, inst, num, text
+from ._common import counter, emit, gauge, inst, num, text
 
 NAME = "wait_events"
 VIEWS = ("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM")
@@ -64,6 +64,29 @@ def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, .
     return out
 
 
+DEFAULT_MAX_EVENTS = 400   # per instance; a 19c instance has about 150-250 non-idle events that ever waited
+
+
+def bound_events(agg: dict[tuple[str, str, str], list[float | None]],
+                 limit: int) -> tuple[list[tuple[str, str, str]], dict[str, int]]:
+    """The (inst, event, class) keys to export, at most ``limit`` per instance (0: no limit),
+    the events with the most time waited first; and per instance how many were left out."""
+    by_inst: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for key in agg:
+        by_inst[key[0]].append(key)
+    kept: list[tuple[str, str, str]] = []
+    omitted: dict[str, int] = {}
+    for i, keys in by_inst.items():
+        if limit and len(keys) > limit:
+            keys = sorted(keys, key=lambda k: (-(agg[k][1] or 0.0), k))
+            omitted[i] = len(keys) - limit
+            keys = keys[:limit]
+        else:
+            omitted[i] = 0
+        kept += keys
+    return kept, omitted
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     labels = ["inst_id", "event", "wait_class"]
     waits = counter("oracle_wait_event_waits_total",
@@ -75,6 +98,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
                        "Wait timeouts per event since instance start (GV$SYSTEM_EVENT.TOTAL_TIMEOUTS).", labels)
 
     # Sum duplicate (inst, event, class) rows so no series is emitted twice.
+    include_idle = bool(getattr(settings, "idle_wait_events", False))
     agg: dict[tuple[str, str, str], list[float | None]] = {}
     time_by_event: dict[tuple[str, str], float] = defaultdict(float)
     for row in snapshot.rows("GV$SYSTEM_EVENT"):
@@ -82,6 +106,8 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         event = row.get("EVENT")
         if i is None or event is None:
             continue
+        if not include_idle and text(row.get("WAIT_CLASS")) == "Idle":
+            continue    # sessions waiting for work: hundreds of series that say nothing about the database
         key = (i, str(event), text(row.get("WAIT_CLASS")))
         slot = agg.setdefault(key, [None, None, None])
         for n, col in enumerate(("TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS")):
@@ -91,7 +117,14 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         micro = num(row.get("TIME_WAITED_MICRO"))
         if micro is not None and micro >= 0:
             time_by_event[(i, str(event))] += micro
-    for key in sorted(agg):
+    kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
+    omitted = gauge("oracle_wait_events_omitted",
+                    "Events of GV$SYSTEM_EVENT left out of the per-event series of an instance because it has more "
+                    "than wait_events_max (those with the least time waited go first); absent when none was.", ["inst_id"])
+    for i, n in sorted(omitted_count.items()):
+        if n:
+            omitted.add_metric([i], n)
+    for key in sorted(kept):
         total_waits, micro, total_timeouts = agg[key]
         if total_waits is not None:
             waits.add_metric(list(key), total_waits)
@@ -132,4 +165,4 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         buckets = cumulative_buckets(per_event[(i, event)], ladder, scale)
         hist.add_metric([i, event], buckets, time_by_event[(i, event)] / 1e6)
 
-    yield from emit([waits, times, timeouts, hist])
+    yield from emit([waits, times, timeouts, hist, omitted])
