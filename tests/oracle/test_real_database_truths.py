@@ -109,3 +109,31 @@ def test_demo_racdb_runs_east_of_utc_and_its_start_times_are_true_unix_time():
         want = (local - dt.timedelta(hours=5, minutes=30)).replace(tzinfo=dt.timezone.utc).timestamp()
         got = value(fams, "oracle_instance_start_time_seconds", inst_id=str(row["INST_ID"]))
         assert got == want and 0 < scrape_time - got < 30 * 86400      # started days ago, not in the future
+
+
+# --- 11.6: short-lived slaves --------------------------------------------------------------
+
+def test_slaves_are_counted_by_family_not_one_series_per_spid():
+    """Jnnn, Pnnn, PZnn (also this exporter's own GV$ parallel slaves), Wnnn ... come and go with a
+    new SPID each time: as oracle_background_process_info series they churned without end."""
+    from oracle_exporter.collectors.instance import slave_kind
+
+    def snap_with(procs):
+        return Snapshot.from_obj({"time": "2025-03-11T09:00:00Z", "database": "db", "views": {"GV$PROCESS": [
+            {"INST_ID": inst_id, "PID": n, "SPID": str(1000 + n), "PNAME": pname, "PGA_USED_MEM": 1,
+             "PGA_ALLOC_MEM": 1, "PGA_MAX_MEM": 1} for n, (inst_id, pname) in enumerate(procs)]}})
+
+    first = snap_with([(1, "LGWR"), (1, "PMON"), (1, "PSP0"), (1, "J000"), (1, "J001"), (1, "PZ99"), (2, "P00A"),
+                       (2, "W003"), (2, "MMON"), (2, "M000"), (2, "QMNC"), (2, "Q002")])
+    fams = collect(first, names=["instance"])
+    info = {(dict(k)["inst_id"], dict(k)["pname"]) for (n, k), _ in samples(fams).items()
+            if n == "oracle_background_process_info"}
+    assert info == {("1", "LGWR"), ("1", "PMON"), ("1", "PSP0"), ("2", "MMON"), ("2", "QMNC")}
+    counts = {(dict(k)["inst_id"], dict(k)["kind"]): v for (n, k), v in samples(fams).items()
+              if n == "oracle_background_slaves"}
+    assert counts == {("1", "J"): 2, ("1", "PZ"): 1, ("2", "P"): 1, ("2", "W"): 1, ("2", "M"): 1, ("2", "Q"): 1}
+    # the next scrape: other slaves with other SPIDs -- the same series
+    later = snap_with([(1, "LGWR"), (1, "PMON"), (1, "PSP0"), (1, "J007"), (1, "PZ98"), (1, "PZ97")])
+    keys = {k for k in samples(collect(later, names=["instance"])) if k[0] == "oracle_background_slaves"}
+    assert keys <= {k for k in samples(fams) if k[0] == "oracle_background_slaves"}
+    assert [slave_kind(p) for p in ("CJQ0", "PXMN", "LG00", "DBW0", "ARC0", "LMS0")] == [None] * 6

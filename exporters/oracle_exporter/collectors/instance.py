@@ -33,6 +33,25 @@ def _database(snapshot: Any) -> dict[str, Any]:
     return {}
 
 
+# Slave families that Oracle starts and ends on demand (their PNAME carries a number).
+_SLAVE = re.compile(r"^(J|PZ|P|W|M|Q)[0-9A-Z]{2,3}$")
+_PERSISTENT = {"PMON", "PSP0", "MMON", "MMNL", "MMAN", "QMNC", "PXMN"}
+
+
+def slave_kind(pname: str) -> str | None:
+    """The slave family of a process name (J000 -> "J", PZ99 -> "PZ", P00A -> "P"), None for a
+    background process that lives as long as the instance (PMON, MMON, QMNC, PXMN ...)."""
+    name = pname.strip().upper()
+    if name in _PERSISTENT:
+        return None
+    m = _SLAVE.match(name)
+    if not m:
+        return None
+    kind = m.group(1)
+    rest = name[len(kind):]
+    return kind if any(c.isdigit() for c in rest) else None
+
+
 def _start_seconds(value: Any, offset) -> float | None:
     """Unix seconds of STARTUP_TIME: a value that carries its own UTC offset (a recording that
     wrote one) is taken as it says; a plain DATE is the host's wall clock, converted with the
@@ -68,20 +87,32 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
                              text(db.get("DATABASE_ROLE")), text(db.get("LOG_MODE")), text(db.get("OPEN_MODE"))], 1.0)
 
     procs = gauge("oracle_background_process_info",
-                  "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set).",
+                  "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set; "
+                  "short-lived slaves are counted in oracle_background_slaves instead).",
                   ["inst_id", "pname", "spid"])
+    slaves = gauge("oracle_background_slaves",
+                   "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
+                   "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
+                   ["inst_id", "kind"])
     seen: set[tuple[str, str, str]] = set()
+    slave_count: dict[tuple[str, str], int] = {}
     for row in snapshot.rows("GV$PROCESS"):
         i, pname = inst(row), row.get("PNAME")
         if i is None or not pname:
+            continue
+        kind = slave_kind(str(pname))
+        if kind is not None:     # a new spid with every slave: one series each would churn without end
+            slave_count[(i, kind)] = slave_count.get((i, kind), 0) + 1
             continue
         key = (i, str(pname), text(row.get("SPID")))
         if key not in seen:
             seen.add(key)
     for key in sorted(seen, key=lambda k: (len(k[0]), k)):
         procs.add_metric(list(key), 1.0)
+    for (i, kind), n in sorted(slave_count.items()):
+        slaves.add_metric([i, kind], n)
 
-    families = [info, started, database, procs,
+    families = [info, started, database, procs, slaves,
                 parameter_gauge(snapshot, "sga_target", "oracle_sga_target_bytes",
                                 "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually)."),
                 parameter_gauge(snapshot, "db_block_size", "oracle_db_block_size_bytes",
