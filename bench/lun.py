@@ -223,7 +223,7 @@ def section(res: dict, scrapes: int) -> list[str]:
         "device) plus `arcstats` as untyped gauges; dbhost-exporter does not repeat diskstats and instead "
         "reads per SCSI path `device_busy`, `iorequest_cnt`, `iodone_cnt`, `ioerr_cnt`, per dm map `inflight`, "
         "per HBA `host_busy` (about 4,600 small sysfs files a scrape on this tree; identity and configured "
-        "limits are cached and refreshed now and then, see tests/dbhost/test_review_perf.py), and types "
+        "limits are cached and refreshed now and then, see tests/dbhost/test_lun_scrape_cost.py), and types "
         "arcstats. The ratio is the price of the extra per-LUN files, next to the peer that a host "
         "runs anyway.",
         "- dbhost-exporter's first scrape also resolves every device's identity (symlinks, vendor, model, "

@@ -1,4 +1,4 @@
-"""Review of the collectors against recordings shaped like other releases and set-ups.
+"""The collectors against recordings shaped like other releases and set-ups.
 
 Every variant is produced from the OracleSim generator (test_collectors_gen.py) by a
 transformation that imitates what a real release or recorder returns: multitenant

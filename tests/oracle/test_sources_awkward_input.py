@@ -1,4 +1,4 @@
-"""Review of the replay and live sources: awkward recordings and an old V$PROCESS.
+"""The replay and live sources: awkward recordings and an old V$PROCESS.
 
 Recordings are written by the project's own snapshot generator (conftest.make_snapshot,
 one line per snapshot exactly as the recorder writes them); each test changes only

@@ -1,4 +1,4 @@
-"""Review of the ZFS collector: kstat integer types, negative and 2^64-1 values, field sets it does not
+"""The ZFS collector: kstat integer types, negative and 2^64-1 values, field sets it does not
 know (a newer OpenZFS, a Solaris/illumos build without some rows), kstat -p text with CRLF, class,
 crtime/snaptime. Inputs come from the make_fixtures generators (SPL row format "%-31s %-4u %llu")."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Review of the LUN collector against device shapes the golden tree lacks (make_fixtures.build_variant_tree):
+"""The LUN collector against device shapes the golden tree lacks (make_fixtures.build_variant_tree):
 sr0, native NVMe multipath with hidden paths, kpartx/LVM/crypt dm maps, paths without device/wwid,
 t10./eui. WWIDs, virtio/Xen/cciss disks, partitions, and the 14/18/20-field /proc/diskstats layouts.
 Every expectation is computed from the generator's spec constants."""

@@ -1,4 +1,4 @@
-"""Review of value parsing on the generated tree: uint64 counters at their maximum, negative and
+"""Value parsing on the generated tree: uint64 counters at their maximum, negative and
 garbage values, empty attribute files. Expectations from the generator's spec (make_fixtures.SCSI)."""
 from __future__ import annotations
 
