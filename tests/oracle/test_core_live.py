@@ -231,3 +231,31 @@ def test_every_fetch_reads_the_host_clock_with_its_offset():
     conn.fail["DUAL"] = "ORA-00600: internal error"              # a failing clock costs only the conversion
     snap = src.fetch()
     assert not is_failed(snap) and snap.errors == {"DUAL": "ORA-00600: internal error"}
+
+
+def test_in_a_pdb_the_instance_wide_statistics_are_refused_by_name():
+    """Issue 11.1: a monitoring user local to a PDB got the PDB's share of GV$SYSSTAT and
+    GV$SYSTEM_EVENT mixed with instance-wide latches, PGA and logs, and an empty GV$SYSMETRIC,
+    with every collector reporting success. Now those views are not read and the collectors
+    that need them fail naming the reason; the others still export."""
+    from oracle_exporter.exporter import OracleExporter, Target
+    from oracle_exporter.sources.live import PDB_REFUSED
+
+    conn = FakeConnection(rows={"DUAL": [(3, "SALES")]})     # SYS_CONTEXT('USERENV', 'CON_ID'/'CON_NAME')
+    src, _ = make([conn])
+    snap = src.fetch()
+    assert src.container == (3, "SALES")
+    assert not is_failed(snap)
+    planned = {v.name for v in src.plan.views} & set(PDB_REFUSED)
+    assert {"GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$SYSMETRIC"} <= planned
+    for view in planned:
+        assert "connected to the pluggable database SALES (CON_ID 3)" in snap.errors[view]
+    assert not any(f" FROM {v}" in sql for sql in conn.executed for v in ("GV$SYSSTAT", "GV$SYSTEM_EVENT"))
+    assert "GV$LATCH" in snap.views                        # instance-wide even from a PDB: still read
+    exp = OracleExporter([Target("prod1", src)], Settings())
+    fams = {f.name: f for f in exp.scrape()}
+    ok = {s.labels["collector"]: s.value for s in fams["oracle_collector_success"].samples}
+    assert ok["wait_events"] == 0 and ok["host_load"] == 0 and ok["load_profile"] == 0
+    assert ok["latches"] == 1
+    assert fams["oracle_up"].samples[0].value == 1.0
+    exp.close()

@@ -91,6 +91,9 @@ def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str
     return "thick"
 
 
+# Views whose rows inside a PDB are the PDB's share (or none) rather than the instance's.
+PDB_REFUSED = ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM", "GV$SYSMETRIC")
+
 # SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
 CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")
 
@@ -301,6 +304,10 @@ class LiveSource:
             con_id = 0
         name = str(row.get("CON_NAME") or "").strip()
         log.info("database %s: container %s (CON_ID %d)", self.name, name or "-", con_id)
+        if con_id > 2:
+            log.warning("database %s: connected to the pluggable database %s: %s are not read (they would "
+                        "show this PDB's share as the instance's); connect to CDB$ROOT or a non-CDB for them",
+                        self.name, name or "?", ", ".join(PDB_REFUSED))
         return (con_id, name)
 
     def _read_clock(self, conn: Any, deadline: float, snap: Snapshot) -> None:
@@ -319,6 +326,19 @@ class LiveSource:
             if not self._healthy(conn):
                 raise _Abort(f"session lost while reading DUAL: {text}") from None
             snap.errors["DUAL"] = text
+
+    def _refused_in_pdb(self) -> dict[str, str]:
+        """Connected to a PDB (CON_ID > 2), the instance-wide statistics views answer for that PDB
+        only (GV$SYSSTAT, GV$SYSTEM_EVENT, the event histograms) or not at all (GV$SYSMETRIC),
+        while latches, PGA, logs and processes stay instance-wide: mixed, they would mislead.
+        Those views are not read; the collectors that need them fail naming the reason."""
+        con_id, name = self.container
+        if con_id <= 2:
+            return {}
+        why = (f"not read: connected to the pluggable database {name or '?'} (CON_ID {con_id}), where this "
+               f"view holds that PDB's share or nothing; instance-wide statistics need a connection to "
+               f"CDB$ROOT (a common user with CONTAINER_DATA=ALL) or to a non-CDB")
+        return {v: why for v in PDB_REFUSED}
 
     def _in_scope(self, scope: str) -> bool:
         con_id = self.container[0]
@@ -477,7 +497,11 @@ class LiveSource:
                     raise _Abort(f"session unusable: {error_text(exc)}") from None
                 now = self.clock()
                 self._read_clock(conn, deadline, snap)
+                refused = self._refused_in_pdb()
                 for view in self.plan.views:
+                    if view.name in refused:
+                        snap.errors[view.name] = refused[view.name]
+                        continue
                     interval = self.intervals.get(view.name, 0.0)
                     if self._cached(view.name, interval, now, snap):
                         continue
