@@ -46,16 +46,6 @@ def serve():
         s.server_close()
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem"), "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    return d / "cert.pem", d / "key.pem"
-
-
 def web_cfg(tmp_path, text: str) -> WebConfig:
     p = tmp_path / "web.yml"
     p.write_text(text)

@@ -2,7 +2,6 @@
 /probe, the landing page, basic auth and TLS from --web.config.file."""
 from __future__ import annotations
 
-import subprocess
 
 import bcrypt
 import pytest
@@ -74,16 +73,6 @@ def test_replay_loop_over_http_keeps_counters_monotonic(tmp_path, exporter_proce
     lbl = dict(database="db1", inst_id="1", event="log file sync", wait_class="Commit")
     waits = [core.sample(t, "oracle_wait_event_waits_total", **lbl) for t in texts]
     assert waits == sorted(waits) and waits[-1] > waits[0]
-
-
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem"), "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    return d / "cert.pem", d / "key.pem"
 
 
 def _exporter(core):
