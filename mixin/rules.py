@@ -25,7 +25,8 @@ from mixin.config import Config
 _DB = "{{ $labels.database }} instance {{ $labels.inst_id }}"
 
 
-def alerts(cfg: Config) -> list[dict]:
+def _shared(cfg: Config) -> tuple[str, ...]:
+    """Selectors and expression parts several sections use."""
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
     every_job = cfg.selector("oracle", "dbhost", "node")
     target = cfg.by("job", "instance")        # one scrape target
@@ -47,8 +48,18 @@ def alerts(cfg: Config) -> list[dict]:
            R.WAITS + "{event=\"log file sync\"} >= ${R13.floor.waits}\n"
            "and on (" + cfg.by("database", "inst_id") + ")\n" +
            R.WAITS + "{event=\"log file parallel write\"} >= ${R13.floor.waits}")
+    return oracle, hosts, every_job, target, limited, paths_had, paths_active, r13
+
+
+def alerts(cfg: Config) -> list[dict]:
+    """Every alert rule entry, section by section (the order of the generated rule file)."""
+    return [rule for section in SECTIONS for rule in section(cfg)]
+
+
+def _monitoring(cfg: Config) -> list[dict]:
+    """Monitoring."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
-        # ------------------------------------------------------------ monitoring
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
              expr="oracle_up == ${ops_oracle_down}",
              summary="Oracle database {{ $labels.database }} is down or unreachable",
@@ -171,7 +182,13 @@ def alerts(cfg: Config) -> list[dict]:
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
 
-        # ------------------------------------------------------------ hangs (GV$SESSION: the age of the current wait)
+    ]
+
+
+def _hangs(cfg: Config) -> list[dict]:
+    """Hangs (GV$SESSION: the age of the current wait)."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="OracleCommitsStuck", ids=["O2_commit"], layer="oracle", dashboard="oracle-redo",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
                   "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
@@ -195,7 +212,13 @@ def alerts(cfg: Config) -> list[dict]:
              description="A session on " + _DB + " has been blocked by another session for {{ $value | humanizeDuration }} "
                          "(threshold ${O2_blocked|dur}, O2): a row lock or enqueue holder is not committing."),
 
-        # ------------------------------------------------------------ redo / LGWR
+    ]
+
+
+def _redo(cfg: Config) -> list[dict]:
+    """Redo / LGWR."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="OracleLogFileParallelWriteSlow", ids=["R1"], layer="oracle", dashboard="oracle-redo",
              expr=R.WAIT_AVG + "{event=\"log file parallel write\"} > ${R1}\n"
                   "and on (" + cfg.by("database", "inst_id", "event") + ")\n" +
@@ -314,7 +337,13 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.3g\" }} 'log file switch (archiving needed)' waits/s on " + _DB +
                          " (R15; noise floor ${R15_archiving_needed.floor.rate}/s): every log group is full and unarchived."),
 
-        # ------------------------------------------------------------ space, limits, standby (O4, O5)
+    ]
+
+
+def _space(cfg: Config) -> list[dict]:
+    """Space, limits, standby (O4, O5)."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="OracleResourceLimitNear", ids=["O4_resource"], layer="oracle", dashboard="oracle-capacity",
              expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource}",
              summary="{{ $labels.resource }} near its limit on " + _DB,
@@ -401,7 +430,13 @@ def alerts(cfg: Config) -> list[dict]:
                          "(oracle_archive_dest_error = {{ $value }}; O5, R15): redo is not archived there; "
                          "see oracle_archive_dest_info for the status and ORA- error."),
 
-        # ------------------------------------------------------------ instance efficiency
+    ]
+
+
+def _efficiency(cfg: Config) -> list[dict]:
+    """Instance efficiency."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="OracleLatchHitRatioLow", ids=["I1"], layer="oracle", dashboard="oracle-waits",
              expr=R.LATCH_HIT_RATIO + " < ${I1}\n"
                   "and on (" + cfg.by("database", "inst_id") + ")\n" +
@@ -438,7 +473,13 @@ def alerts(cfg: Config) -> list[dict]:
              description="The PGA 'over allocation count' grew by {{ $value | printf \"%.0f\" }} in 15 minutes on " + _DB +
                          " (M4: the target is too small for the work areas; ORA-4030 follows)."),
 
-        # ------------------------------------------------------------ host CPU and memory
+    ]
+
+
+def _host(cfg: Config) -> list[dict]:
+    """Host CPU and memory."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="HostRunQueueSaturated", ids=["C1"], layer="host", dashboard="host-cpu",
              expr=R.RUN_QUEUE_PER_CPU + " >= ${C1}\n"
                   "and on (" + cfg.join("instance") + ")\n" +
@@ -468,7 +509,13 @@ def alerts(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.3g\" }} pages/s swapped in and out on {{ $labels.instance }} "
                          "(M3: a swapping host needs more memory; noise floor ${M3.floor.rate} pages/s)."),
 
-        # ------------------------------------------------------------ shared memory, huge pages (M5, M1)
+    ]
+
+
+def _shm(cfg: Config) -> list[dict]:
+    """Shared memory, huge pages (M5, M1)."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="HostShmallBelowSga", ids=["M5"], layer="host", dashboard="oracle-memory",
              expr=R.SGA_ON_HOST + "\n"
                   "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (dbhost_kernel_shmall_bytes) > 0)\n"
@@ -491,7 +538,13 @@ def alerts(cfg: Config) -> list[dict]:
                          "does not fit falls back to small pages (use_large_pages=TRUE; the TLB misses of M1) or does "
                          "not start (ONLY). Raise vm.nr_hugepages above the SGAs."),
 
-        # ------------------------------------------------------------ LUNs
+    ]
+
+
+def _luns(cfg: Config) -> list[dict]:
+    """LUNs."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="LunHostQueueBacklog", ids=["Q2"], layer="storage", dashboard="host-storage",
              labels={"cause": "host_queue"},
              expr=R.LUN_HOST_QUEUE + " > ${Q2}",
@@ -574,7 +627,13 @@ def alerts(cfg: Config) -> list[dict]:
                          "in the last 15 minutes (device/ioerr_cnt; Q4: a queue depth too high for the array shows up as "
                          "errors and resets; so do failing paths and HBAs)."),
 
-        # ------------------------------------------------------------ paths: dm-multipath, NVMe (O6)
+    ]
+
+
+def _paths(cfg: Config) -> list[dict]:
+    """Paths: dm-multipath, NVMe (O6)."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         # `had`: the paths a map had in the last day, so a path multipathd removed from the map
         # (dev_loss_tmo expired: it is no longer in slaves/, and paths drops with it) still counts
         dict(alert="LunPathRedundancyLost", ids=["O6_paths"], layer="storage", dashboard="host-storage",
@@ -613,7 +672,13 @@ def alerts(cfg: Config) -> list[dict]:
                          "${O6_nvme.for} (state series = {{ $value }}; not live, O6): its namespaces carry no I/O through it; with native multipath "
                          "the namespace runs on its other paths (LunPathRedundancyLost), without it the disk is gone."),
 
-        # ------------------------------------------------------------ ZFS
+    ]
+
+
+def _zfs(cfg: Config) -> list[dict]:
+    """ZFS."""
+    oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    return [
         dict(alert="ZfsL2arcErrors", ids=["Z4"], layer="zfs", dashboard="host-zfs",
              expr="sum by (" + cfg.by("instance", "kind") + ") (increase(dbhost_zfs_l2arc_errors_total[15m])) > ${Z4}",
              summary="L2ARC {{ $labels.kind }} errors on {{ $labels.instance }}",
@@ -629,3 +694,6 @@ def alerts(cfg: Config) -> list[dict]:
              description="The L2ARC hit ratio on {{ $labels.instance }} is {{ $value | humanizePercentage }} after ${Z3.for} "
                          "of at least ${Z3.floor.lookups} lookups/s (threshold ${Z3|pct}; Z3: L2ARC warms over hours, Z2: warm it served most reads)."),
     ]
+
+
+SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs)
