@@ -10,12 +10,8 @@ import os
 import pathlib
 import sys
 
-_TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "dbhost"
-if str(_TESTS) not in sys.path:
-    sys.path.insert(0, str(_TESTS))
-
-from fixtures_proc import (make_proc, sched_bytes, schedstat_bytes, stat_bytes, status_bytes,  # noqa: E402
-                           write_process)
+from dbhost_exporter.demo.procs import (make_proc, sched_bytes, schedstat_bytes, stat_bytes, status_bytes,
+                                        write_process)
 
 PROCESSES = 3808
 ORACLE_PROCESSES = 3467

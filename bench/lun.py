@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import pathlib
 import shutil
-import sys
 import tempfile
 import time
 
 from .common import (BenchError, Exporter, ScrapeRun, count_series, free_port, mib, progress,
                      python_cmd, ratio, samples, scrape_run)
 
-_TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "dbhost"
-if str(_TESTS) not in sys.path:
-    sys.path.insert(0, str(_TESTS))
-
-import make_fixtures as mf  # noqa: E402  (the tests' generator: the same tree shapes as the fixtures)
+from dbhost_exporter.demo import tree as mf   # the tests' fixture generator: the same tree shapes
 
 N_PATHS = 1024
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"

@@ -15,9 +15,6 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXPORTER = [sys.executable, "-m", "dbhost_exporter.cli"]
 
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
 
 
 def run_once(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

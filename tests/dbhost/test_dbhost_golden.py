@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 from dbhost_support import run_once  # noqa: E402
 import make_fixtures  # noqa: E402
 

@@ -3,13 +3,10 @@ counters across thread/process exit and PID reuse, caching, series cap."""
 from __future__ import annotations
 
 import os
-import pathlib
-import sys
 from collections import defaultdict
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from fixtures_proc import (ProcSpec, ThreadSpec, build_proc_tree, make_proc, proc_specs,  # noqa: E402
                            remove_process, remove_thread, write_process)
 

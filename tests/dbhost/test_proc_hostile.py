@@ -4,16 +4,13 @@ valid for promtool."""
 from __future__ import annotations
 
 import os
-import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from fixtures_proc import (ProcSpec, ThreadSpec, build_proc_tree, make_proc, proc_specs,  # noqa: E402
                            write_process)
 

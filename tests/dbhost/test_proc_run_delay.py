@@ -3,12 +3,9 @@ kernels without schedstat or with sched_info off, malformed files, exits; and th
 an unchanged schedstat is what lets a scrape skip a process (and nothing else)."""
 from __future__ import annotations
 
-import pathlib
-import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from fixtures_proc import ProcSpec, ThreadSpec, make_proc, remove_thread, write_process  # noqa: E402
 
 from dbhost_exporter.collectors.process import (ProcessCollector, parse_sched,  # noqa: E402

@@ -17,9 +17,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 from stack.procs import http_json  # noqa: E402
 
 # Overridable to run the end-to-end tests against another recording / alert pack.
