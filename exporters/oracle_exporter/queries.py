@@ -52,8 +52,8 @@ class Plan:
     views: tuple[View, ...]
     names: Mapping[str, tuple[str, ...]]
 
-    def statement(self, view: View) -> Query:
-        return view.statement(self.names.get(view.name, ()))
+    def statement(self, view: View, con_id: bool = True) -> Query:
+        return view.statement(self.names.get(view.name, ()), con_id)
 
 
 def build_plan(collectors: Mapping[str, Any] | None = None, settings: Any = None) -> Plan:

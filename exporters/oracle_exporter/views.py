@@ -88,8 +88,17 @@ class View:
     since: str | None = None                    # first release that has it (documentation)
     doc: str = ""
 
-    def statement(self, names: Iterable[str] = ()) -> Query:
-        """The SELECT of this view; ``names`` fill the filter_column IN list (bind variables)."""
+    @property
+    def selects_con_id(self) -> bool:
+        """Dynamic performance views carry CON_ID from 12.1 (0 = the whole instance or a
+        non-CDB): every statement selects it, and rows.clean_rows keeps the lowest CON_ID of
+        an identity (contract "Real-database truths"). Before 12.1 the live source reads the
+        view without it (ORA-00904 naming CON_ID, once per session)."""
+        return self.name.startswith(("GV$", "V$")) and "CON_ID" not in self.columns
+
+    def statement(self, names: Iterable[str] = (), con_id: bool = True) -> Query:
+        """The SELECT of this view; ``names`` fill the filter_column IN list (bind variables);
+        ``con_id`` False leaves CON_ID out (a release before 12.1)."""
         binds: dict[str, object] = dict(self.where_binds)
         conditions = [self.where] if self.where else []
         if self.filter_column is not None:
@@ -99,7 +108,8 @@ class View:
                 binds[f"n{i}"] = value
                 marks.append(f":n{i}")
             conditions.append(f"{self.filter_column} IN ({', '.join(marks) or 'NULL'})")
-        sql = f"SELECT {', '.join(self.columns)} FROM {self.name}"
+        columns = (*self.columns, "CON_ID") if con_id and self.selects_con_id else self.columns
+        sql = f"SELECT {', '.join(columns)} FROM {self.name}"
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
         return Query(self.name, sql, binds)
@@ -166,6 +176,18 @@ def all_views() -> dict[str, View]:
 def counter_views() -> dict[str, View]:
     """Views with cumulative columns (replay loop mode)."""
     return {n: v for n, v in _loaded().items() if v.counters}
+
+
+def with_con_id(rows_by_view: dict[str, list[dict[str, Any]]], con_id: int = 0) -> dict[str, list[dict[str, Any]]]:
+    """Add CON_ID (last, as the statement selects it) to every row of the views whose statement
+    selects it, where a row lacks it (demo and test generators: 0 = the whole instance or a
+    non-CDB); in place, returned for convenience."""
+    for name, rows in rows_by_view.items():
+        v = _loaded().get(name)
+        if v is not None and v.selects_con_id:
+            for r in rows:
+                r.setdefault("CON_ID", con_id)
+    return rows_by_view
 
 
 def row(view: str | View, **values: Any) -> dict[str, Any]:

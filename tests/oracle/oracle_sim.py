@@ -237,6 +237,7 @@ class OracleSim:
         v["V$DATABASE"].append({"DBID": 1234567890, "NAME": "ODS", "DB_UNIQUE_NAME": "ODS_SITE1",
                                 "DATABASE_ROLE": self.role, "LOG_MODE": "ARCHIVELOG", "OPEN_MODE": "READ WRITE"})
         v.update(health_views(self))           # sessions and instance-health views (tests/oracle/health_sim.py)
+        views.with_con_id(v)                   # CON_ID 0, as a 12.1+ non-CDB returns it
         return {"time": self.time.isoformat(), "database": database, "views": v}
 
     def snapshot(self, database: str = "ODS") -> Snapshot:

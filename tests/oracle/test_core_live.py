@@ -193,7 +193,7 @@ def test_call_timeout_on_a_broken_session_drops_it_and_backs_off():
     snap = src.fetch()
     assert snap.views == {} and snap.errors["*"].startswith("timeout: reading GV$SYSSTAT")
     # the views after GV$SYSSTAT were not tried: one timeout, not one per view
-    assert conn.executed[-1].startswith("SELECT INST_ID, NAME, VALUE FROM GV$SYSSTAT")
+    assert conn.executed[-1].startswith("SELECT INST_ID, NAME, VALUE, CON_ID FROM GV$SYSSTAT")
     assert conn.closed and len(attempts) == 1
     clock.now += 1.0
     assert not is_failed(src.fetch()) and len(attempts) == 2
@@ -259,3 +259,36 @@ def test_in_a_pdb_the_instance_wide_statistics_are_refused_by_name():
     assert ok["latches"] == 1
     assert fams["oracle_up"].samples[0].value == 1.0
     exp.close()
+
+
+def test_every_statement_selects_con_id_and_a_release_before_12_1_is_read_without_it():
+    """Contract "Real-database truths": every statement selects CON_ID where the view has it
+    (lowest CON_ID wins in rows.clean_rows). A 11.2 database answers ORA-00904 naming CON_ID:
+    that view is read without it for the rest of the session, at once, nothing else changes."""
+    conn = FakeConnection()
+    src, _ = make([conn])
+    first = src.fetch()
+    assert not is_failed(first)
+    dynamic = [sql for sql in conn.executed if " FROM GV$" in sql or " FROM V$" in sql]
+    assert dynamic and all(", CON_ID FROM " in sql or "SELECT CON_ID" in sql for sql in dynamic), dynamic
+    old = FakeConnection(fail={"GV$SYSSTAT": 'ORA-00904: "CON_ID": invalid identifier'})
+    src, _ = make([old])
+    real_cursor = old.cursor      # the 11.2 view: fails only while the statement names CON_ID
+
+    def cursor():
+        c = real_cursor()
+        execute = c.execute
+
+        def run(sql, binds):
+            if "FROM GV$SYSSTAT" in sql and "CON_ID" not in sql:
+                old.fail.pop("GV$SYSSTAT", None)
+            return execute(sql, binds)
+        c.execute = run
+        return c
+    old.cursor = cursor
+    snap = src.fetch()
+    assert not is_failed(snap) and "GV$SYSSTAT" in snap.views and "GV$SYSSTAT" not in snap.errors
+    sysstat = [sql for sql in old.executed if "FROM GV$SYSSTAT" in sql]
+    assert len(sysstat) == 2 and ", CON_ID FROM" in sysstat[0] and "CON_ID" not in sysstat[1]
+    src.fetch()
+    assert "CON_ID" not in [sql for sql in old.executed if "FROM GV$SYSSTAT" in sql][-1]   # for the session

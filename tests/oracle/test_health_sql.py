@@ -21,7 +21,7 @@ def test_asm_never_reads_the_rescanning_view():
 def test_session_statement_selects_the_contract_columns_and_skips_idle_and_itself():
     sql = statements()["GV$SESSION"]
     assert sql.startswith("SELECT INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, "
-                          "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION FROM GV$SESSION WHERE ")
+                          "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION, CON_ID FROM GV$SESSION WHERE ")
     assert "WAIT_CLASS <> 'Idle'" in sql and "SYS_CONTEXT('USERENV', 'SID')" in sql
 
 

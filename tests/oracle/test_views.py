@@ -55,8 +55,10 @@ def test_a_fallback_is_a_registered_view_or_a_variant_of_the_same_name():
 
 def test_statement_of_a_name_filtered_view_binds_every_name_once():
     q = views.SYSMETRIC.statement(["Current OS Load", "Average Active Sessions", "Current OS Load"])
-    assert q.sql == ("SELECT INST_ID, METRIC_NAME, VALUE, METRIC_UNIT, GROUP_ID, INTSIZE_CSEC FROM GV$SYSMETRIC "
-                     "WHERE GROUP_ID = :grp AND METRIC_NAME IN (:n0, :n1)")
+    assert q.sql == ("SELECT INST_ID, METRIC_NAME, VALUE, METRIC_UNIT, GROUP_ID, INTSIZE_CSEC, CON_ID FROM "
+                     "GV$SYSMETRIC WHERE GROUP_ID = :grp AND METRIC_NAME IN (:n0, :n1)")
+    before_12_1 = views.SYSMETRIC.statement(["Current OS Load"], con_id=False)
+    assert before_12_1.sql.startswith("SELECT INST_ID, METRIC_NAME, VALUE, METRIC_UNIT, GROUP_ID, INTSIZE_CSEC FROM ")
     assert q.binds == {"grp": 2, "n0": "Current OS Load", "n1": "Average Active Sessions"}
 
 

@@ -49,6 +49,7 @@ from typing import Iterator, Sequence, TextIO
 
 from ..config import DEFAULT_HISTOGRAM_EVENTS
 from ..queries import SYSMETRIC_GROUP_ID, declared_names
+from .. import views as registry
 from ..snapshot import Snapshot
 from .health import HealthModel
 
@@ -688,6 +689,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         # the host's clock with its offset, read once per fetch (SYSTIMESTAMP)
         now = (START + _dt.timedelta(seconds=i * dt)).astimezone(zone)
         views["DUAL"] = [{"SYSTIMESTAMP": now.isoformat(timespec="microseconds")}]
+        registry.with_con_id(views)      # every dynamic view's rows carry CON_ID (0: the whole instance)
         out.append(Snapshot(db.name, rfc3339(START + _dt.timedelta(seconds=i * dt)), views))
     return out
 

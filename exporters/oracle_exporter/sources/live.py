@@ -56,7 +56,7 @@ from exporter_common.config import ConfigError
 from ..config import DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..views import View
+from ..views import MISSING_COLUMN, View
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
 
@@ -267,6 +267,7 @@ class LiveSource:
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
         self.plan = build_plan(collectors, settings)
         self._variants: dict[str, View] = {}   # planned view -> fallback in use (this session)
+        self._without_con_id: set[str] = set()  # views read without CON_ID (before 12.1; this session)
         self.clock = clock
         self.intervals = view_intervals(collectors, settings)
         self._cache: dict[str, tuple[float, str, list[dict[str, Any]]]] = {}  # key -> (read at, key used, rows)
@@ -397,6 +398,7 @@ class LiveSource:
             raise _Abort(f"connect failed: {error_text(attempt.exc)}")
         self._conn = attempt.conn
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
+        self._without_con_id = set()
         return self._conn
 
     def _drop(self) -> None:
@@ -455,7 +457,7 @@ class LiveSource:
         session and reads it at once. Raises _Abort when the fetch cannot go on."""
         current = self._variants.get(view.name, view)
         while True:
-            query = self.plan.statement(current)
+            query = self.plan.statement(current, con_id=current.name not in self._without_con_id)
             self._statement_timeout(conn, deadline, current.name)
             t0 = time.monotonic()
             try:
@@ -471,6 +473,12 @@ class LiveSource:
                              f"({text})", drop=not healthy)
             if not self._healthy(conn):
                 raise _Abort(f"session lost while reading {current.name}: {text}")
+            if (text.startswith(MISSING_COLUMN) and '"CON_ID"' in text and current.selects_con_id
+                    and current.name not in self._without_con_id):
+                log.info("database %s: %s has no CON_ID (before 12.1): reading it without for the rest of "
+                         "this session", self.name, current.name)
+                self._without_con_id.add(current.name)
+                continue
             fallback = next((fb for fb in current.fallbacks if text.startswith(fb.codes)), None)
             if fallback is None:
                 log.debug("database %s: view %s failed: %s", self.name, current.name, text)
