@@ -34,6 +34,7 @@ CLI turns into exit status 2. The password is never part of any repr/str.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -187,12 +188,21 @@ def _looks_like_recording(path: str) -> bool:
     return first.startswith("{") and '"database"' in first and '"views"' in first
 
 
+def _directory(fields: Fields, key: str, what: str) -> str | None:
+    """A directory path field (relative: to the config file): it must exist at start, so a
+    typo is one line at start rather than a connect error on every scrape."""
+    path = fields.file_path(key)
+    if path is not None and not os.path.isdir(path):
+        raise fields.error(key, f"{path}: no such directory ({what})")
+    return path
+
+
 def _thick_mode(root: Fields) -> tuple[bool, str | None]:
     value = root.data.get("thick_mode") if isinstance(root.data, dict) else None
     if value is None or isinstance(value, bool):
         return root.bool("thick_mode", False), None
     sub = root.sub("thick_mode")
-    lib_dir = sub.file_path("lib_dir")
+    lib_dir = _directory(sub, "lib_dir", "the Oracle Client libraries")
     sub.reject_unknown()
     return True, lib_dir
 
@@ -224,7 +234,30 @@ def _wallet(db: Fields, thick: bool) -> tuple[str | None, str | None]:
     if thick and (wallet or password):
         raise db.error("wallet_location" if wallet else "wallet_password_file",
                        "thin mode only: in thick mode the wallet is named in sqlnet.ora (WALLET_LOCATION) in config_dir")
+    if password is not None and wallet is None:
+        raise db.error("wallet_password_file" if "wallet_password_file" in db.data else "wallet_password_env",
+                       "needs wallet_location")
+    if wallet is not None:
+        _check_pem_wallet(db, wallet, password)
     return wallet, password
+
+
+def _check_pem_wallet(db: Fields, wallet: str, password: str | None) -> None:
+    """Thin mode reads <wallet_location>/ewallet.pem at every connect. Checked at start: a
+    missing file, and an encrypted private key without a password, which OpenSSL would
+    otherwise answer by prompting "Enter PEM pass phrase:" on the exporter's terminal."""
+    pem = os.path.join(wallet, "ewallet.pem")
+    try:
+        with open(pem, "rb") as f:
+            head = f.read(1 << 20)
+    except OSError as exc:
+        raise db.error("wallet_location", f"{pem}: {exc.strerror or exc} (thin mode reads the PEM wallet "
+                                          "ewallet.pem; convert a PKCS#12 wallet with orapki or openssl)") from None
+    if b"-----BEGIN" not in head:
+        raise db.error("wallet_location", f"{pem}: not a PEM file")
+    if password is None and (b"ENCRYPTED PRIVATE KEY" in head or b"Proc-Type: 4,ENCRYPTED" in head):
+        raise db.error("wallet_location", f"{pem} holds an encrypted private key: set wallet_password_file "
+                                          "or wallet_password_env")
 
 
 def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Config:
@@ -246,7 +279,7 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,
                                                            minimum=0.1), DEFAULT_CONNECT_TIMEOUT_SECONDS))
     min_interval = float(errs.value(lambda: root.number("min_interval_seconds", 0.0, minimum=0.0), 0.0))
-    config_dir = errs.value(lambda: root.file_path("config_dir"))
+    config_dir = errs.value(lambda: _directory(root, "config_dir", "tnsnames.ora / sqlnet.ora"))
     thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
     databases: list[DatabaseConfig] = []

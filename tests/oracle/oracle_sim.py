@@ -480,7 +480,9 @@ class FakeListener:
     * ``slow``: accepts, reads the connect packet, answers after ``delay`` seconds with a
       REFUSE ("service not registered", ORA-12514): a real, slow answer.
 
-    ``accepted`` counts connections; ``open`` is how many are still open on this side."""
+    ``accepted`` counts connections; ``open`` is how many are still open on this side;
+    ``received`` holds, in ``slow`` mode, the first bytes each connection sent (a TNS connect
+    packet and its connect descriptor, or a TLS ClientHello for TCPS)."""
 
     def __init__(self, mode: str, delay: float = 1.0):
         import socket
@@ -494,6 +496,7 @@ class FakeListener:
         self.srv.settimeout(0.05)
         self.port = self.srv.getsockname()[1]
         self.accepted = 0
+        self.received: list[bytes] = []
         self._held: list = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"fake-listener-{mode}", daemon=True)
@@ -521,7 +524,14 @@ class FakeListener:
     def _answer_late(self, conn) -> None:
         try:
             conn.settimeout(5)
-            conn.recv(65536)                      # the connect packet
+            data = conn.recv(65536)                   # the connect packet (its data may follow apart)
+            conn.settimeout(0.03)                     # the rest is sent at once, if at all
+            try:
+                while len(data) < 65536 and (more := conn.recv(65536)):
+                    data += more
+            except OSError:
+                pass
+            self.received.append(data)
             if self._stop.wait(self.delay):
                 return
             conn.sendall(refuse_packet())

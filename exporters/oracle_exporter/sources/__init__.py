@@ -49,6 +49,8 @@ _REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("listener refused", ("DPY-6000", "ORA-12516", "ORA-12518", "ORA-12519", "ORA-12520", "ORA-12528")),
     ("database not open", ("ORA-01033", "ORA-01034", "ORA-01089", "ORA-01090", "ORA-12526")),
     ("encryption required", ("Native Network Encryption", "DPY-3001")),
+    ("alias not resolved", ("DPY-4000", "DPY-4026", "DPY-4027", "ORA-12154")),   # tnsnames.ora / config_dir
+    ("tls failed", ("DPY-2018", "[SSL", "ORA-28759", "ORA-28860", "ORA-29024", "ORA-29106", "ORA-28865")),
     ("connection closed", ("cannot connect to database.; DPY-4011", "cannot connect to database.; [Errno 104]",
                            "Connection reset by peer")),   # the listener closed it during the logon
     ("timeout", ("timeout:", "no snapshot within", "DPY-4024", "DPI-1067", "ORA-03156")),
