@@ -79,7 +79,9 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         driver = init_driver(config.thick_mode, config.lib_dir, config.config_dir)
         for db in config.databases:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
-                             connect_timeout=config.connect_timeout_seconds)
+                             connect_timeout=config.connect_timeout_seconds,
+                             backoff_initial=min(1.0, config.reconnect_backoff_max_seconds),
+                             backoff_cap=config.reconnect_backoff_max_seconds)
             targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds,
                                   min_interval=config.min_interval_seconds))
         mode = f"live ({args.config_file}, {driver} mode)"

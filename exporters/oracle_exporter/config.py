@@ -5,6 +5,7 @@
     timeout_seconds: 10            # time budget of one fetch (connect + every statement) and scrape deadline
     connect_timeout_seconds: 5     # TCP connect timeout of a (re)connect
     min_interval_seconds: 0        # at most one query set per database per interval, however many scrapers
+    reconnect_backoff_max_seconds: 60   # reconnects back off 1 s, 2 s, 4 s ... up to this
     config_dir: /etc/oracle        # tnsnames.ora (dsn may be an alias); thick mode: sqlnet.ora too
     thick_mode: {lib_dir: /opt/oracle/instantclient_23_7}   # or true: Oracle Client libraries (see docs)
     histogram_events: [...]        # events exposed as latency histograms
@@ -49,6 +50,7 @@ DEFAULT_LATCHES: tuple[str, ...] = tuple(_DEFAULT_LATCHES)
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 5.0
+DEFAULT_BACKOFF_MAX_SECONDS = 60.0
 LOGON_MODES = ("default", "sysdg", "sysbackup")
 
 # Labels the exporter or the collectors set themselves; an extra label with one
@@ -110,6 +112,7 @@ class Config:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     min_interval_seconds: float = 0.0
+    reconnect_backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
     config_dir: str | None = None
     thick_mode: bool = False
     lib_dir: str | None = None            # thick mode: Oracle Client libraries (None: system search path)
@@ -273,12 +276,15 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     errs = ErrorList()
     # keys of parts that may fail before reaching them: known, not "unknown field"
     root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
-                 "idle_wait_events", "wait_events_max", "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds")
+                 "idle_wait_events", "wait_events_max", "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds",
+                 "reconnect_backoff_max_seconds")
     timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
                                DEFAULT_TIMEOUT_SECONDS))
     connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,
                                                            minimum=0.1), DEFAULT_CONNECT_TIMEOUT_SECONDS))
     min_interval = float(errs.value(lambda: root.number("min_interval_seconds", 0.0, minimum=0.0), 0.0))
+    backoff_max = float(errs.value(lambda: root.number("reconnect_backoff_max_seconds", DEFAULT_BACKOFF_MAX_SECONDS,
+                                                       minimum=0.1), DEFAULT_BACKOFF_MAX_SECONDS))
     config_dir = errs.value(lambda: _directory(root, "config_dir", "tnsnames.ora / sqlnet.ora"))
     thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
@@ -323,4 +329,5 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     errs.check()
     return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
                   connect_timeout_seconds=connect_timeout, min_interval_seconds=min_interval,
+                  reconnect_backoff_max_seconds=backoff_max,
                   config_dir=config_dir, thick_mode=thick, lib_dir=lib_dir)

@@ -11,6 +11,7 @@ here (no Oracle Client libraries on this machine): its configuration and its fai
 from __future__ import annotations
 
 import datetime
+import time
 import os
 from pathlib import Path
 
@@ -269,3 +270,30 @@ def test_thick_mode_without_oracle_client_libraries_stops_at_start_with_one_line
 ])
 def test_connectivity_failures_have_their_own_reasons(text, reason):
     assert failure_reason(text) == reason
+
+
+# -- reconnect backoff ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cap, attempts", [(0.2, (6, 40)), (None, (1, 3))])
+def test_reconnect_backoff_max_seconds_bounds_the_retry_gap(fake_listener, exporter_process, tmp_path, monkeypatch,
+                                                            cap, attempts):
+    """Scraped every 0.1 s for 2.5 s, a database whose listener closes every connection is
+    retried after 1 s, 2 s, ... by default, and every 0.2 s with the cap at 0.2 s."""
+    import requests
+    listener = fake_listener("close")
+    cfg = write_config(tmp_path, ("" if cap is None else f"reconnect_backoff_max_seconds: {cap}\n")
+                       + "connect_timeout_seconds: 0.5\n" + db_entry(f"127.0.0.1:{listener.port}/S"))
+    monkeypatch.setenv("PW", "x")
+    proc = exporter_process("--config.file", str(cfg))
+    end = time.monotonic() + 2.5
+    while time.monotonic() < end:
+        assert 'oracle_up{database="mon"} 0.0' in requests.get(proc.url + "/metrics", timeout=5).text
+        time.sleep(0.1)
+    low, high = attempts
+    assert low <= listener.accepted <= high, listener.accepted
+
+
+def test_reconnect_backoff_max_seconds_must_be_a_positive_number(tmp_path, monkeypatch):
+    message = config_error(write_config(tmp_path, "reconnect_backoff_max_seconds: 0\n" + db_entry("h:1/S")),
+                           monkeypatch)
+    assert "reconnect_backoff_max_seconds" in message
