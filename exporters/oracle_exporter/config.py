@@ -10,7 +10,11 @@
     thick_mode: {lib_dir: /opt/oracle/instantclient_23_7}   # or true: Oracle Client libraries (see docs)
     histogram_events: [...]        # events exposed as latency histograms
     latches: [...]                 # latches exposed one by one (all latches are also summed)
-    collectors: {latch: false}     # switch collectors off by NAME (all are on by default)
+    collectors: {latch: false}     # switch collectors off by NAME (all are on by default but pdb)
+    pdbs: [SALES, HR]              # pdb collector (opt-in: collectors: {pdb: true}): only these PDBs
+    pdb_series_max: 5000           # pdb collector: series per database; whole PDBs left out beyond
+    pdb_wait_events_max: 25        # pdb collector: non-Idle events per PDB, most time waited first
+    pdb_histogram_events: [log file sync, db file sequential read]   # per-PDB latency histograms
     collector_intervals: {tablespaces: 600}   # seconds between reads of a collector's views
     session_events_max: 15         # GV$SESSION events with their own series (per instance)
     idle_wait_events: false        # GV$SYSTEM_EVENT's Idle class (SQL*Net message from client ...) too
@@ -43,6 +47,7 @@ from typing import Iterable
 from exporter_common.config import ConfigError, ErrorList, Fields, load_yaml, secret_from
 
 from .collectors.defaults import DEFAULT_HISTOGRAM_EVENTS as _DEFAULT_EVENTS, DEFAULT_LATCHES as _DEFAULT_LATCHES
+from .collectors.defaults import DEFAULT_PDB_HISTOGRAM_EVENTS, OPT_IN_COLLECTORS
 
 # One list each, owned by the collectors (they also fall back to them).
 DEFAULT_HISTOGRAM_EVENTS: tuple[str, ...] = tuple(_DEFAULT_EVENTS)
@@ -76,10 +81,15 @@ class Settings:
     session_events_max: int = 15                # events with their own oracle_sessions_waiting* series
     idle_wait_events: bool = False              # also export GV$SYSTEM_EVENT's Idle wait class
     wait_events_max: int = 400                  # per instance, most time waited first (0: no limit)
+    pdbs: tuple[str, ...] = ()                  # pdb collector: only these PDBs (empty: all)
+    pdb_series_max: int = 5000                  # pdb collector: series per database (0: no limit)
+    pdb_wait_events_max: int = 25               # pdb collector: events per PDB and instance
+    pdb_histogram_events: list[str] = field(default_factory=lambda: list(DEFAULT_PDB_HISTOGRAM_EVENTS))
 
     def enabled(self, name: str) -> bool:
-        """Collectors are on unless switched off by name."""
-        return self.collectors.get(name, True)
+        """Collectors are on unless switched off by name; an opt-in collector (the pdb
+        collector) is off unless switched on."""
+        return self.collectors.get(name, name not in OPT_IN_COLLECTORS)
 
 
 @dataclass
@@ -165,8 +175,14 @@ def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) 
     events_max = int(root.number("session_events_max", 15, minimum=0))
     idle = root.bool("idle_wait_events", False)
     wait_max = int(root.number("wait_events_max", 400, minimum=0))
+    pdbs = tuple(root.str_list("pdbs"))
+    pdb_series = int(root.number("pdb_series_max", 5000, minimum=0))
+    pdb_events = int(root.number("pdb_wait_events_max", 25, minimum=0))
+    pdb_hist = _names(root, "pdb_histogram_events", DEFAULT_PDB_HISTOGRAM_EVENTS)
     return Settings(histogram_events=events, latches=latches, collectors=enabled, collector_intervals=intervals,
-                    session_events_max=events_max, idle_wait_events=idle, wait_events_max=wait_max)
+                    session_events_max=events_max, idle_wait_events=idle, wait_events_max=wait_max,
+                    pdbs=pdbs, pdb_series_max=pdb_series, pdb_wait_events_max=pdb_events,
+                    pdb_histogram_events=pdb_hist)
 
 
 # user/password@connect-string: python-oracledb accepts it as a DSN, and the password then
@@ -277,6 +293,7 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     # keys of parts that may fail before reaching them: known, not "unknown field"
     root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
                  "idle_wait_events", "wait_events_max", "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds",
+                 "pdbs", "pdb_series_max", "pdb_wait_events_max", "pdb_histogram_events",
                  "reconnect_backoff_max_seconds")
     timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
                                DEFAULT_TIMEOUT_SECONDS))

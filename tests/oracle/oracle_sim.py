@@ -198,7 +198,7 @@ class OracleSim:
         """One snapshot as a recording line object (JSON-compatible)."""
         v: dict[str, list[dict[str, Any]]] = {k: [] for k in (
             "GV$SYSTEM_EVENT", "GV$SYSSTAT", "GV$LOG", "GV$SYSTEM_PARAMETER", "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC",
-            "GV$INSTANCE", "V$DATABASE", "GV$PROCESS")}
+            "GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$SYS_TIME_MODEL")}
         hist_view = "GV$EVENT_HISTOGRAM_MICRO" if self.micro else "GV$EVENT_HISTOGRAM"
         hist_col = "WAIT_TIME_MICRO" if self.micro else "WAIT_TIME_MILLI"
         v[hist_view] = []
@@ -213,6 +213,11 @@ class OracleSim:
                     v[hist_view].append({"INST_ID": i, "EVENT": event, hist_col: bound, "WAIT_COUNT": hist[bound]})
             for name, value in ins.stats.items():
                 v["GV$SYSSTAT"].append({"INST_ID": i, "NAME": name, "VALUE": int(round(value))})
+            # time model (microseconds): DB time and DB CPU follow the centisecond statistics
+            micro = {"DB time": ins.stats.get("DB time", 0.0) * 1e4,
+                     "DB CPU": ins.stats.get("CPU used by this session", 0.0) * 1e4}
+            for name in ("DB time", "DB CPU", "background cpu time", "parse time elapsed", "hard parse elapsed time"):
+                v["GV$SYS_TIME_MODEL"].append({"INST_ID": i, "STAT_NAME": name, "VALUE": int(round(micro.get(name, 0)))})
             for thread in sorted(self.groups):                 # every instance returns every thread's groups
                 for g in self.groups[thread]:
                     v["GV$LOG"].append({"INST_ID": i, **g})
@@ -317,11 +322,17 @@ def _histogram(inst: int, event: str, waits: int, avg_s: float) -> list[dict]:
             for b in (upper // 4, upper // 2, upper, upper * 2) if b >= 1]
 
 
+# GV$SYS_TIME_MODEL: microseconds per second of wall time (6.25 average active sessions, 2.2 on CPU)
+TIME_MODEL_RATES = {"DB time": 6_250_000, "DB CPU": 2_200_000, "background cpu time": 400_000,
+                    "parse time elapsed": 90_000, "hard parse elapsed time": 20_000}
+
+
 def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: float = 1.0) -> Snapshot:
     """The snapshot of ``database`` ``t`` seconds into the recording."""
     views: dict[str, list[dict]] = {v: [] for v in (
         "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$SYSSTAT", "GV$LOG", "GV$SYSTEM_PARAMETER",
-        "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS")}
+        "GV$PGASTAT", "GV$LATCH", "GV$SYSMETRIC", "GV$INSTANCE", "V$DATABASE", "GV$PROCESS",
+        "GV$SYS_TIME_MODEL")}
     elapsed = 86_400 + t  # instance up one day when the recording starts
     for inst in inst_ids:
         for event, (wclass, rate, avg) in WAIT_RATES.items():
@@ -333,6 +344,9 @@ def make_snapshot(database: str = "db1", t: float = 0.0, inst_ids=(1,), scale: f
         for name in declared_names()["GV$SYSSTAT"]:
             value = 37 if name == "logons current" else int(SYSSTAT_RATES.get(name, 2.0) * scale * elapsed)
             views["GV$SYSSTAT"].append(_row("GV$SYSSTAT", INST_ID=inst, NAME=name, VALUE=value))
+        for name, per_second in TIME_MODEL_RATES.items():   # microseconds per second
+            views["GV$SYS_TIME_MODEL"].append(_row("GV$SYS_TIME_MODEL", INST_ID=inst, STAT_NAME=name,
+                                                   VALUE=int(per_second * scale * elapsed)))
         seq = 1000 + int(elapsed // 60)  # one log switch a minute (R15 "before")
         for group in (1, 2, 3):
             gseq = seq - ((seq - group) % 3)  # the group holding seq is CURRENT, older ones follow

@@ -2,6 +2,8 @@
 the collector tests are only as good as the rows they run on."""
 from __future__ import annotations
 
+from oracle_exporter.config import Settings
+
 import math
 from types import SimpleNamespace
 
@@ -16,7 +18,7 @@ def test_generated_rows_have_exactly_the_selected_columns():
         sim = OracleSim(micro_histogram=micro)
         sim.advance(15, events={"log file sync": (10, 0.002)})
         rec = sim.record()
-        queries = build_queries(SimpleNamespace(histogram_events=["log file sync"]),
+        queries = build_queries(Settings(histogram_events=["log file sync"]),       # pdb collector off
                                 fallen_back=[] if micro else ["GV$EVENT_HISTOGRAM_MICRO"])
         assert set(rec["views"]) == set(queries), "generator and build_queries disagree on the views"
         for view, query in queries.items():

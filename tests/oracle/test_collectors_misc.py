@@ -122,8 +122,7 @@ def test_load_profile_rates_and_units():
               "oracle_physical_reads_total": 3_000, "oracle_physical_writes_total": 800,
               "oracle_user_calls_total": 5_000, "oracle_parses_total": 1_200, "oracle_hard_parses_total": 12,
               "oracle_executions_total": 9_000, "oracle_user_rollbacks_total": 2, "oracle_logons_total": 1.5,
-              # centiseconds -> seconds: 625 cs/s of DB time = 6.25 average active sessions
-              "oracle_db_time_seconds_total": 6.25, "oracle_cpu_used_seconds_total": 2.2}
+              "oracle_cpu_used_seconds_total": 2.2}     # centiseconds -> seconds
     for metric, rate in expect.items():
         got = (value(b, metric, inst_id="1") - value(a, metric, inst_id="1")) / 60
         assert got == pytest.approx(rate), metric
@@ -134,12 +133,37 @@ def test_load_profile_rates_and_units():
     assert value(b, "oracle_sessions", inst_id="1") == 120
 
 
-def test_db_time_centiseconds():
+def test_db_time_centiseconds_from_sysstat_only_without_the_time_model():
+    """A recording made before the time model collector: DB time from GV$SYSSTAT (centiseconds)."""
     fams = collect(snap({"GV$SYSSTAT": [{"INST_ID": 3, "NAME": "DB time", "VALUE": 123456},
                                         {"INST_ID": 3, "NAME": "CPU used by this session", "VALUE": "789"}]}),
-                   names=["load_profile"])
+                   names=["load_profile", "time_model"])
     assert value(fams, "oracle_db_time_seconds_total", inst_id="3") == pytest.approx(1234.56)
     assert value(fams, "oracle_cpu_used_seconds_total", inst_id="3") == pytest.approx(7.89)
+
+
+def test_db_time_and_db_cpu_come_from_the_time_model_while_a_long_call_runs():
+    """A call running for minutes: the time model counts its CPU as it goes ('DB CPU'), while
+    'CPU used by this session' is posted only when the call ends; GV$SYSSTAT's DB time is
+    ignored when the time model is there."""
+    def at(db_time_us, db_cpu_us, cpu_used_cs, sysstat_db_time_cs):
+        return collect(snap({
+            "GV$SYS_TIME_MODEL": [{"INST_ID": 1, "STAT_NAME": "DB time", "VALUE": db_time_us},
+                                  {"INST_ID": 1, "STAT_NAME": "DB CPU", "VALUE": db_cpu_us},
+                                  {"INST_ID": 1, "STAT_NAME": "background cpu time", "VALUE": 5_000_000},
+                                  {"INST_ID": 1, "STAT_NAME": "hard parse elapsed time", "VALUE": 250_000}],
+            "GV$SYSSTAT": [{"INST_ID": 1, "NAME": "DB time", "VALUE": sysstat_db_time_cs},
+                           {"INST_ID": 1, "NAME": "CPU used by this session", "VALUE": cpu_used_cs}]}),
+            names=["load_profile", "time_model"])
+    a = at(100_000_000, 60_000_000, 6_000, 10_000)
+    b = at(220_000_000, 180_000_000, 6_000, 1)          # 120 s on CPU in one call, still running
+    assert value(b, "oracle_db_cpu_seconds_total", inst_id="1") - value(a, "oracle_db_cpu_seconds_total",
+                                                                        inst_id="1") == pytest.approx(120)
+    assert value(b, "oracle_cpu_used_seconds_total", inst_id="1") == value(a, "oracle_cpu_used_seconds_total",
+                                                                           inst_id="1")
+    assert value(b, "oracle_db_time_seconds_total", inst_id="1") == pytest.approx(220)
+    assert value(b, "oracle_background_cpu_seconds_total", inst_id="1") == pytest.approx(5)
+    assert value(b, "oracle_hard_parse_time_seconds_total", inst_id="1") == pytest.approx(0.25)
 
 
 # --- host load ----------------------------------------------------------------------------

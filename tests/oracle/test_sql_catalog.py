@@ -17,7 +17,8 @@ import yaml
 from sqlglot import exp
 
 from oracle_exporter import queries, views
-from oracle_exporter.collectors import COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, host_load, load_profile, pga, redo
+from oracle_exporter.collectors import (COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, host_load, load_profile, pga, redo,
+                                         time_model)
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = yaml.safe_load((Path(__file__).parent / "data" / "gv_catalog.yaml").read_text())
@@ -108,6 +109,10 @@ def test_statistic_parameter_and_metric_names_are_real():
     assert set(names["GV$SYSSTAT"]) <= set(CATALOG["statistics"]), set(names["GV$SYSSTAT"]) - set(CATALOG["statistics"])
     assert set(names["GV$SYSTEM_PARAMETER"]) <= set(CATALOG["parameters"])
     assert set(names["GV$SYSMETRIC"]) <= set(CATALOG["sysmetric"])
+    assert set(names["GV$SYS_TIME_MODEL"]) == set(CATALOG["time_model"])
+    assert set(names["GV$CON_SYS_TIME_MODEL"]) <= set(CATALOG["time_model"])
+    assert set(names["GV$CON_SYSSTAT"]) <= set(CATALOG["statistics"])
+    assert set(names["GV$CON_SYSMETRIC"]) == set(CATALOG["con_sysmetric"])
     assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
     assert "redo synch time (usecs)" not in CATALOG["statistics"]     # the check can fail
 
@@ -115,7 +120,7 @@ def test_statistic_parameter_and_metric_names_are_real():
 def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
     names = queries.declared_names()
     assert set(names["GV$SYSSTAT"]) == set(redo.NAMES["GV$SYSSTAT"]) | set(load_profile.NAMES["GV$SYSSTAT"]) | set(
-        pga.NAMES["GV$SYSSTAT"])
+        pga.NAMES["GV$SYSSTAT"]) | set(time_model.NAMES["GV$SYSSTAT"])
     assert {"redo size", "redo write time (usec)", "redo write time", "logons current",
             "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
     assert set(names["GV$SYSTEM_PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",

@@ -14,14 +14,14 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import archive_dest, asm, dataguard, host_load, instance, latches, load_profile, pga, recovery_area, redo
-from . import custom_sql, resource_limits, sessions, tablespaces, wait_events
+from . import custom_sql, pdb, resource_limits, sessions, tablespaces, time_model, wait_events
 from .defaults import DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES
 
 COLLECTORS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (wait_events, redo, pga, latches, load_profile, host_load, instance,
+    for module in (wait_events, redo, pga, latches, load_profile, time_model, host_load, instance,
                    sessions, resource_limits, tablespaces, recovery_area, dataguard, archive_dest, asm,
-                   custom_sql)
+                   pdb, custom_sql)
 }
 
 __all__ = ["COLLECTORS", "DEFAULT_HISTOGRAM_EVENTS", "DEFAULT_LATCHES"]

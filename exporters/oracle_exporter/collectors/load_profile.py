@@ -1,8 +1,9 @@
 """Load profile (field-notes I3) from GV$SYSSTAT counters.
 
 'physical reads'/'physical writes' count blocks (multiply by db_block_size,
-exposed by the instance collector, for bytes); 'DB time' and 'CPU used by
-this session' are centiseconds and are exposed in seconds. User commits are
+exposed by the instance collector, for bytes); 'CPU used by this session' is
+centiseconds, exposed in seconds, and is posted when a call ends (DB time and
+DB CPU come from the time model: collectors/time_model.py). User commits are
 exposed by the redo collector.
 """
 from __future__ import annotations
@@ -33,8 +34,8 @@ COUNTERS: tuple[tuple[str, str, str, float], ...] = (
     ("oracle_user_rollbacks_total", "User rollbacks ('user rollbacks').", "user rollbacks", 1.0),
     ("oracle_sorted_rows_total", "Rows sorted ('sorts (rows)').", "sorts (rows)", 1.0),
     ("oracle_logons_total", "Logons since instance start ('logons cumulative').", "logons cumulative", 1.0),
-    ("oracle_db_time_seconds_total", "DB time, seconds ('DB time' is centiseconds).", "DB time", 0.01),
-    ("oracle_cpu_used_seconds_total", "CPU used by sessions, seconds ('CPU used by this session' is centiseconds).",
+    ("oracle_cpu_used_seconds_total", "CPU used by sessions, seconds ('CPU used by this session' is centiseconds, "
+                                      "posted when a call ends; oracle_db_cpu_seconds_total is current).",
      "CPU used by this session", 0.01),
 )
 

@@ -51,12 +51,14 @@ from ..config import DEFAULT_HISTOGRAM_EVENTS
 from ..queries import SYSMETRIC_GROUP_ID, declared_names
 from .. import views as registry
 from ..snapshot import Snapshot
-from .health import HealthModel
+from . import tail19c
+from .health import CONTAINERS, HealthModel
 
 # The names the live statements ask for: the union of what the collectors read.
 _NAMES = declared_names()
 SYSSTAT_NAMES, PARAMETER_NAMES, SYSMETRIC_NAMES = (_NAMES["GV$SYSSTAT"], _NAMES["GV$SYSTEM_PARAMETER"],
                                                    _NAMES["GV$SYSMETRIC"])
+TIME_MODEL_NAMES = _NAMES["GV$SYS_TIME_MODEL"]
 
 SEED = 20250311
 START = _dt.datetime(2025, 3, 11, 9, 0, 0, tzinfo=_dt.timezone.utc)  # peak hour
@@ -253,8 +255,20 @@ CLUSTER_EVENTS: tuple[Ev, ...] = (
     Ev("gcs remote message", IDLE, 400, 25000, 1.0, timeouts=0.3, background=True),
 )
 
-# RACDB: a healthy OLTP database (the "after" configuration) spread over two instances.
-RACDB = replace(AFTER, name="racdb", events=AFTER.events + CLUSTER_EVENTS, log_size=2 * GiB,
+def tail_events(seed: int = SEED) -> tuple[Ev, ...]:
+    """The long tail of a busy 19c instance (tail19c): every event waited a little, Idle ones
+    by background processes and slaves waiting for work. Deterministic."""
+    rng = random.Random(f"{seed}/tail19c")
+    out = [Ev(name, wclass, round(10 ** rng.uniform(-3, 0.5), 4), round(10 ** rng.uniform(1.7, 4.8)), 0.9)
+           for name, wclass in tail19c.NON_IDLE]
+    out += [Ev(name, IDLE, round(10 ** rng.uniform(-2, 0.7), 4), round(10 ** rng.uniform(5, 6.5)), 0.8,
+               timeouts=round(rng.uniform(0, 1), 2), background=True) for name in tail19c.IDLE]
+    return tuple(out)
+
+
+# RACDB: a healthy OLTP database (the "after" configuration) spread over two instances, with the
+# long tail of events a real 19c instance shows (about 230 per instance, 55 of them Idle).
+RACDB = replace(AFTER, name="racdb", events=AFTER.events + CLUSTER_EVENTS + tail_events(), log_size=2 * GiB,
                 log_buffer=64 * MiB, lag_target=None, fill0=0.5, pga_target=4 * GiB, pga_alloc=0.7,
                 logons_current=160, redo_block=4096)   # redo on flash with 4 KB sectors
 
@@ -296,7 +310,8 @@ RAC_DB = Database("RACDB", 1387294455, RACDB, (Instance(1, "RACDB1", "racnode01"
 
 BACKGROUND = ("PMON", "PSP0", "VKTM", "DIAG", "DBW0", "LGWR", "CKPT", "LG00", "LG01", "SMON", "RECO", "MMON",
               "ARC0", "ARC1")
-RAC_BACKGROUND = ("LMON", "LMD0", "LMS0", "LCK0")
+RAC_BACKGROUND = ("LMON", "LMD0", "LMS0", "LCK0", "LG02", "LG03",
+                  "P000", "P001", "P002", "P003", "J000", "J001", "W000", "W001")   # PX, job, space slaves
 PGA_MB = {"DBW0": 9.5, "DBW1": 9.4, "LGWR": 11.2, "LG00": 3.1, "LG01": 3.1, "CKPT": 5.6, "SMON": 4.8,
           "MMON": 14.3, "ARC0": 6.2, "ARC1": 6.1, "PMON": 2.6, "DIA0": 3.4, "LMS0": 21.0, "LMS1": 20.8}
 
@@ -443,6 +458,15 @@ class InstanceModel:
         stats["DB time"] = s.counter(self.aas * 100)
         stats["CPU used by this session"] = s.counter(p.db_cpu * k * 100)
         self.stats = stats
+        # time model (microseconds): the same DB time as GV$SYSSTAT's (centiseconds x 10,000 plus the
+        # sub-centisecond rest); DB CPU is current, 'CPU used by this session' lags behind it
+        self.time_model = {
+            "DB time": [v * 10_000 + rng.randrange(10_000) for v in stats["DB time"]],
+            "DB CPU": s.counter(p.db_cpu * k * 1e6),
+            "background cpu time": s.counter(p.bg_cpu * k * 1e6),
+            "parse time elapsed": s.counter(p.load.get("parse count (total)", 0) * 45 * k),
+            "hard parse elapsed time": s.counter(p.load.get("parse count (hard)", 0) * 2_600 * k),
+        }
 
         # latches: (name, {column: series})
         self.latches: list[tuple[str, dict[str, list[int]]]] = []
@@ -512,6 +536,10 @@ class InstanceModel:
                 value = self.stats[name][i]
             rows.append({"INST_ID": self.inst.inst_id, "NAME": name, "VALUE": value})
         return rows
+
+    def sys_time_model(self, i: int) -> list[dict]:
+        return [{"INST_ID": self.inst.inst_id, "STAT_NAME": name, "VALUE": self.time_model[name][i]}
+                for name in TIME_MODEL_NAMES]
 
     def parameter(self) -> list[dict]:
         p = self.db.profile
@@ -591,6 +619,59 @@ class InstanceModel:
         return rows
 
 
+# --------------------------------------------------------------------------- containers
+
+# RACDB is a CDB read from CDB$ROOT: each instance's activity is split over its containers
+# (GV$CON_* views; PDB$SEED does nothing). Shares of DB time, statistics and waits.
+CONTAINER_SHARES = {"CDB$ROOT": 0.04, "SALES": 0.70, "HR": 0.26}
+CON_TIME_NAMES, CON_SYSSTAT_NAMES, CON_SYSMETRIC_NAMES = (_NAMES["GV$CON_SYS_TIME_MODEL"], _NAMES["GV$CON_SYSSTAT"],
+                                                          _NAMES["GV$CON_SYSMETRIC"])
+CON_HISTOGRAM_EVENTS = _NAMES["GV$CON_EVENT_HISTOGRAM_MICRO"]
+TAIL_NAMES = frozenset(name for name, _ in tail19c.NON_IDLE) | frozenset(tail19c.IDLE)
+
+
+class ContainerModel:
+    """The GV$CON_* rows of one instance: its counters times each container's share (floored,
+    so every container's counters grow monotonically and sum to at most the instance's)."""
+
+    def __init__(self, m: "InstanceModel"):
+        self.m = m
+        self.workload = [ev for ev in m.db.profile.events if ev.wait_class != IDLE and ev.name not in TAIL_NAMES]
+        self.histograms = {(c, name): Histogram(m.events[name][0].avg_us, m.events[name][0].sigma,
+                                                int(m.events[name][1][0] * share))
+                           for c, share in CONTAINER_SHARES.items() for name in CON_HISTOGRAM_EVENTS
+                           if name in m.events}
+
+    def views(self, i: int) -> dict[str, list[dict]]:
+        m, iid = self.m, self.m.inst.inst_id
+        out: dict[str, list[dict]] = {"GV$CON_SYS_TIME_MODEL": [], "GV$CON_SYSSTAT": [], "GV$CON_SYSTEM_EVENT": [],
+                                      "GV$CON_EVENT_HISTOGRAM_MICRO": [], "GV$CON_SYSMETRIC": []}
+        row = registry.row
+        for c, share in CONTAINER_SHARES.items():
+            cid = CONTAINERS[c]
+            out["GV$CON_SYS_TIME_MODEL"] += [row("GV$CON_SYS_TIME_MODEL", INST_ID=iid, CON_ID=cid, STAT_NAME=name,
+                                                 VALUE=int(m.time_model[name][i] * share)) for name in CON_TIME_NAMES]
+            out["GV$CON_SYSSTAT"] += [row("GV$CON_SYSSTAT", INST_ID=iid, CON_ID=cid, NAME=name,
+                                          VALUE=int(m.stats[name][i] * share)) for name in CON_SYSSTAT_NAMES]
+            for ev in self.workload:
+                _, waits, _, time = m.events[ev.name]
+                out["GV$CON_SYSTEM_EVENT"].append(row(
+                    "GV$CON_SYSTEM_EVENT", INST_ID=iid, CON_ID=cid, EVENT=ev.name, WAIT_CLASS=ev.wait_class,
+                    TOTAL_WAITS=int(waits[i] * share), TIME_WAITED_MICRO=int(time[i] * share)))
+            for name in CON_HISTOGRAM_EVENTS:
+                h = self.histograms.get((c, name))
+                if h is not None:
+                    h.advance(int(m.events[name][1][i] * share))
+                    out["GV$CON_EVENT_HISTOGRAM_MICRO"] += [row("GV$CON_EVENT_HISTOGRAM_MICRO", CON_ID=cid, **r)
+                                                            for r in h.rows(iid, name)]
+            noise = m.minute_noise[i * m.dt // 60]
+            out["GV$CON_SYSMETRIC"] += [row("GV$CON_SYSMETRIC", INST_ID=iid, CON_ID=cid, METRIC_NAME=name,
+                                            VALUE=round(m.aas * share * (1 + noise[2]), 3),
+                                            METRIC_UNIT="Active Sessions", INTSIZE_CSEC=6000 + noise[3])
+                                        for name in CON_SYSMETRIC_NAMES]
+        return out
+
+
 # --------------------------------------------------------------------------- redo logs
 
 class RedoThread:
@@ -658,18 +739,21 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
                           db.seq0 + 1103 * (m.inst.thread - 1), m.stats["redo size"], dt) for m in models]
     startups = [START - _dt.timedelta(seconds=UPTIME_S - m.inst.startup_offset_s) for m in models]
     health = HealthModel(db, models, threads, n, dt, seed, START)
+    # a CDB (RACDB) is recorded with the opt-in pdb collector on: its GV$CON_* views too
+    containers = [ContainerModel(m) for m in models] if health.setup.cdb else []
     zone = _dt.timezone(_dt.timedelta(minutes=db.utc_offset_minutes))
     out = []
     for i in range(n + 1):
         views: dict[str, list[dict]] = {
             "GV$SYSTEM_EVENT": [], "GV$EVENT_HISTOGRAM_MICRO": [], "GV$SYSSTAT": [], "GV$LOG": [],
             "GV$SYSTEM_PARAMETER": [], "GV$PGASTAT": [], "GV$LATCH": [], "GV$SYSMETRIC": [], "GV$INSTANCE": [],
-            "V$DATABASE": [], "GV$PROCESS": []}
+            "V$DATABASE": [], "GV$PROCESS": [], "GV$SYS_TIME_MODEL": []}
         for m, startup in zip(models, startups):
             iid = m.inst.inst_id
             views["GV$SYSTEM_EVENT"] += m.system_event(i)
             views["GV$EVENT_HISTOGRAM_MICRO"] += m.event_histogram(i)
             views["GV$SYSSTAT"] += m.sysstat(i)
+            views["GV$SYS_TIME_MODEL"] += m.sys_time_model(i)
             for t in threads:  # every instance sees every thread's groups (control file)
                 views["GV$LOG"] += t.rows(i, iid)
             views["GV$SYSTEM_PARAMETER"] += m.parameter()
@@ -686,6 +770,9 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         # last archived sequence per thread: the CURRENT group's sequence - 1
         archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
         views.update(health.views(i, archived))
+        for cm in containers:
+            for name, rows in cm.views(i).items():
+                views.setdefault(name, []).extend(rows)
         # the host's clock with its offset, read once per fetch (SYSTIMESTAMP)
         now = (START + _dt.timedelta(seconds=i * dt)).astimezone(zone)
         views["DUAL"] = [{"SYSTIMESTAMP": now.isoformat(timespec="microseconds")}]

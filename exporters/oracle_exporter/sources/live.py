@@ -92,7 +92,8 @@ def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str
 
 
 # Views whose rows inside a PDB are the PDB's share (or none) rather than the instance's.
-PDB_REFUSED = ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM", "GV$SYSMETRIC")
+PDB_REFUSED = ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM", "GV$SYSMETRIC",
+               "GV$SYS_TIME_MODEL")
 
 # SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
 CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")

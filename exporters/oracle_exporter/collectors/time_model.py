@@ -1,0 +1,61 @@
+"""DB time and DB CPU from the time model (GV$SYS_TIME_MODEL, microseconds).
+
+GV$SYSSTAT's 'CPU used by this session' is posted when a call ends, so a call that runs
+for minutes shows its CPU in one lump at the end (and a hung call never); the time model
+is updated while a call runs (at most 5 s of an operation's time is buffered, Database
+Reference, V$SYS_TIME_MODEL). So DB time and DB CPU come from here:
+
+* ``oracle_db_time_seconds_total{inst_id}``: 'DB time' (foreground time in calls; its rate
+  is the average active sessions);
+* ``oracle_db_cpu_seconds_total{inst_id}``: 'DB CPU' (foreground CPU);
+* ``oracle_background_cpu_seconds_total{inst_id}``: 'background cpu time';
+* ``oracle_parse_time_seconds_total{inst_id}`` / ``oracle_hard_parse_time_seconds_total``:
+  'parse time elapsed' / 'hard parse elapsed time'.
+
+A recording without GV$SYS_TIME_MODEL (made before this collector existed) gives DB time
+from GV$SYSSTAT 'DB time' (centiseconds) instead. In CDB$ROOT the view holds the whole
+instance (CON_ID 0); inside a PDB it would hold that PDB's share, so the live source does
+not read it there (sources.live.PDB_REFUSED; per-PDB time: the ``pdb`` collector).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from ..views import View, register
+from ._common import by_inst_name, emit, per_instance
+
+NAME = "time_model"
+
+TIME_MODEL = register(View(
+    "GV$SYS_TIME_MODEL", ("INST_ID", "STAT_NAME", "VALUE"),
+    identity=("INST_ID", "STAT_NAME"), counters=("VALUE",), name_column="STAT_NAME",
+    filter_column="STAT_NAME", since="10.1",
+    doc="V$SYS_TIME_MODEL, accumulated elapsed and CPU times in microseconds"))
+
+# metric, help, STAT_NAME, scale (microseconds -> seconds)
+STATS: tuple[tuple[str, str, str, float], ...] = (
+    ("oracle_db_time_seconds_total", "DB time, seconds (GV$SYS_TIME_MODEL 'DB time'); its rate is the average "
+                                     "active sessions.", "DB time", 1e-6),
+    ("oracle_db_cpu_seconds_total", "Foreground CPU in calls, seconds (GV$SYS_TIME_MODEL 'DB CPU', updated while "
+                                    "a call runs).", "DB CPU", 1e-6),
+    ("oracle_background_cpu_seconds_total", "CPU of background processes, seconds (GV$SYS_TIME_MODEL "
+                                            "'background cpu time').", "background cpu time", 1e-6),
+    ("oracle_parse_time_seconds_total", "Time spent parsing, seconds (GV$SYS_TIME_MODEL 'parse time elapsed').",
+     "parse time elapsed", 1e-6),
+    ("oracle_hard_parse_time_seconds_total", "Time spent hard parsing, seconds (GV$SYS_TIME_MODEL 'hard parse "
+                                             "elapsed time').", "hard parse elapsed time", 1e-6),
+)
+SYSSTAT_DB_TIME = "DB time"    # centiseconds: the fallback of a recording without the time model
+
+VIEWS = (TIME_MODEL.name, "GV$SYSSTAT")
+NAMES = {TIME_MODEL.name: tuple(s for _, _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_DB_TIME,)}
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    values = by_inst_name(snapshot.rows(TIME_MODEL.name), "STAT_NAME")
+    if not values:
+        sysstat = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+        values = {i: {"DB time": v[SYSSTAT_DB_TIME] * 1e4} for i, v in sysstat.items() if SYSSTAT_DB_TIME in v}
+    yield from emit(per_instance(values, STATS))
