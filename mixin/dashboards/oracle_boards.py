@@ -87,6 +87,13 @@ def redo(cfg: Config):
                             "{{database}} {{sid}} foreground on {{instance}}", "B")],
                          w=8, th=r13rd),
         db.Row("Workload profile"),
+        timeseries_panel("Average active sessions: DB time and DB CPU", "[I3] DB time and DB CPU per second "
+                         "from the time model (GV$SYS_TIME_MODEL, updated while calls run): the gap between the "
+                         "two lines is time spent waiting.", "short",
+                         [q(f"sum by (database, inst_id) (rate(oracle_db_time_seconds_total{{{DB}}}[$__rate_interval]))",
+                            LEG + " DB time", "A"),
+                          q(f"sum by (database, inst_id) (rate(oracle_db_cpu_seconds_total{{{DB}}}[$__rate_interval]))",
+                            LEG + " DB CPU", "B")], w=24),
         timeseries_panel("Commits, redo synch writes, LGWR writes per second", "[R1, R2; section 1 workload profile] "
                          "commits wait on log file sync, LGWR writes are log file parallel writes: 72 commits/s and 74 LGWR writes/s before, 520/s and 845/s after.", "ops",
                          [q(f"{R.USER_COMMITS}{{{DB}}}", LEG + " commits", "A"),
@@ -212,6 +219,22 @@ def waits(cfg: Config):
                          "timing out (e.g. latch or enqueue spins).", "ops",
                          [q(f'topk(10, sum by (database, event) (rate(oracle_wait_event_timeouts_total{{{DB}}}[$__rate_interval])))',
                             "{{database}} {{event}}")], w=12),
+        db.Row("Per PDB (opt-in pdb collector, read from CDB$ROOT)"),
+        timeseries_panel("Average active sessions per PDB", "[I3] DB time per second of each PDB "
+                         "(GV$CON_SYS_TIME_MODEL), stacked: which PDB the instance's load comes from. Needs "
+                         "collectors: {pdb: true}; empty otherwise.", "short",
+                         [q(f"sum by (database, pdb) (rate(oracle_pdb_db_time_seconds_total{{{DB}}}"
+                            f"[$__rate_interval]))", "{{database}} {{pdb}}")], w=8, stack=True),
+        timeseries_panel("Commit latency per PDB: log file sync p99", f"[R2] histogram_quantile over the "
+                         f"per-PDB log file sync histograms (GV$CON_EVENT_HISTOGRAM_MICRO): a PDB whose commits "
+                         f"wait longer than the others'; the instance-wide average should stay under {ms(r2)}.",
+                         "s", [q(f"histogram_quantile(0.99, sum by (database, pdb, le) (rate("
+                                 f"oracle_pdb_wait_event_latency_seconds_bucket{{{DB}, event=\"log file sync\"}}"
+                                 f"[$__rate_interval])))", "{{database}} {{pdb}} p99")], w=8, th=r2),
+        timeseries_panel("Commits per second per PDB", "[I3, R2] user commits of each PDB (GV$CON_SYSSTAT): "
+                         "every commit waits on log file sync.", "ops",
+                         [q(f"sum by (database, pdb) (rate(oracle_pdb_user_commits_total{{{DB}}}"
+                            f"[$__rate_interval]))", "{{database}} {{pdb}}")], w=8, stack=True),
         db.Row("Latches"),
         timeseries_panel("Latch hit ratio (all latches)", f"[I1] 1 - misses/gets over 5 m: about 99.5% is "
                          f"healthy; below {i1.colour_at:.3g} warns, below {i1r.colour_at:.3g} is the expert's "

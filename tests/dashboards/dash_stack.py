@@ -254,8 +254,12 @@ class Stack:
         with open(rac_all, encoding="utf-8") as src, open(self.rac, "w", encoding="utf-8") as dst:
             dst.writelines(line for line in src if json.loads(line)["database"] not in demo_dbs)
         p_rac = free_port()
-        self._start("oracle-exporter-rac", [str(_exe("oracle-exporter")), "--replay", str(self.rac),
-                                            "--replay-loop", f"--web.listen-address=127.0.0.1:{p_rac}"])
+        rac_cfg = wd / "oracle-rac.yml"           # RACDB is a CDB: the opt-in per-PDB collector on
+        rac_cfg.write_text("collectors: {pdb: true}\ndatabases:\n"
+                           "  - {name: RACDB, dsn: 'racdb:1521/RACDB', user: u, password_env: PATH}\n")
+        self._start("oracle-exporter-rac", [str(_exe("oracle-exporter")), "--config.file", str(rac_cfg),
+                                            "--replay", str(self.rac), "--replay-loop",
+                                            f"--web.listen-address=127.0.0.1:{p_rac}"])
         # A third: the demo Data Guard standby (DEMOSB, demo/health.py: its transport breaks in the
         # middle of the recording), so the standby panels have a standby to show.
         self.standby = STANDBY

@@ -60,6 +60,7 @@ EXPECTED = {
     ("oracle-redo", "log file switch waits/s", "defaults"): ["R6"],
     ("oracle-redo", "Redo LUN write latency", "defaults"): ["R17_write"],
     ("oracle-redo", "Redo LUN read latency", "defaults"): ["R17_read"],
+    ("oracle-waits", "Commit latency per PDB: log file sync p99", "defaults"): ["R2"],
     ("oracle-waits", "db file sequential read average", "defaults"): ["I2"],
     ("oracle-waits", "Latch hit ratio (all latches)", "defaults"): ["I1", "I1_red"],
     ("oracle-memory", "PGA allocated / target", "defaults"): ["M4"],
