@@ -38,6 +38,7 @@ from .config import Settings
 from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
 from .sources import FAILED, Source, failed_snapshot, failure_reason, is_failed
+from .views import grant_for
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,7 @@ def missing_grant(view: str, code: str) -> str:
     Public synonyms GV$X / V$X point to SYS.GV_$X / SYS.V_$X, which the grant must name."""
     if code not in GRANT_CODES:
         return ""
-    obj = re.sub(r"^(G?V)\$", r"\1_$", view)
-    return f"SELECT ON SYS.{obj}"
+    return grant_for(view)
 
 
 def _view_error(view: str, text: str) -> str:

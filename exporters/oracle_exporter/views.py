@@ -178,6 +178,13 @@ def counter_views() -> dict[str, View]:
     return {n: v for n, v in _loaded().items() if v.counters}
 
 
+def grant_for(view: str) -> str:
+    """The grant that lets the monitoring user read a view: ``SELECT ON SYS.GV_$SESSION`` (the
+    public synonyms GV$X / V$X point to SYS.GV_$X / SYS.V_$X, which the grant must name)."""
+    import re
+    return "SELECT ON SYS." + re.sub(r"^(G?V)\$", r"\1_$", view)
+
+
 def with_con_id(rows_by_view: dict[str, list[dict[str, Any]]], con_id: int = 0) -> dict[str, list[dict[str, Any]]]:
     """Add CON_ID (last, as the statement selects it) to every row of the views whose statement
     selects it, where a row lacks it (demo and test generators: 0 = the whole instance or a

@@ -56,6 +56,46 @@ def test_one_session_reused_and_tagged_for_gv_session():
     assert set(snap.views) == set(queries) | {"DUAL"}
 
 
+def test_a_missing_view_fallback_is_retried_so_a_grant_added_later_is_picked_up(caplog):
+    """ORA-00942 on GV$EVENT_HISTOGRAM_MICRO is what 11.2 says, and also what a 19c says to a user
+    without the grant: the milliseconds view is read, the log names the grant, and the micro view
+    is tried again every FALLBACK_RETRY_SECONDS of the same session."""
+    import logging
+    from oracle_exporter.sources.live import FALLBACK_RETRY_SECONDS
+    clock = FakeClock()
+    conn = FakeConnection(fail={"GV$EVENT_HISTOGRAM_MICRO": "ORA-00942: table or view does not exist"},
+                          rows={"GV$EVENT_HISTOGRAM": [(1, "log file sync", 8, 120)],
+                                "GV$EVENT_HISTOGRAM_MICRO": [(1, "log file sync", 4096, 120)]})
+    src, _ = make([conn], clock=clock)
+    with caplog.at_level(logging.WARNING):
+        snap = src.fetch()
+    assert "GV$EVENT_HISTOGRAM" in snap.views and "GV$EVENT_HISTOGRAM_MICRO" not in snap.views
+    assert "GRANT SELECT ON SYS.GV_$EVENT_HISTOGRAM_MICRO TO <monitoring user>" in caplog.text
+    clock.now += FALLBACK_RETRY_SECONDS - 1
+    conn.executed.clear()
+    assert "GV$EVENT_HISTOGRAM_MICRO" not in src.fetch().views          # not yet
+    assert not any("FROM GV$EVENT_HISTOGRAM_MICRO" in sql for sql in conn.executed)
+    del conn.fail["GV$EVENT_HISTOGRAM_MICRO"]                            # the DBA adds the grant
+    clock.now += 2
+    snap = src.fetch()
+    assert snap.views["GV$EVENT_HISTOGRAM_MICRO"][0]["WAIT_TIME_MICRO"] == 4096
+    assert "GV$EVENT_HISTOGRAM" not in snap.views and snap.errors == {}
+    assert src.variant("GV$EVENT_HISTOGRAM_MICRO").name == "GV$EVENT_HISTOGRAM_MICRO"
+
+
+def test_a_fallback_on_a_missing_column_is_kept_for_the_session():
+    """ORA-00904 (a column this release lacks) cannot be a grant: no retry."""
+    clock = FakeClock()
+    conn = FakeConnection(fail={"GV$LOG": 'ORA-00904: "BLOCKSIZE": invalid identifier'})
+    src, _ = make([conn], clock=clock)
+    src.fetch()
+    clock.now += 10_000
+    conn.executed.clear()
+    src.fetch()
+    assert not any("BLOCKSIZE" in sql for sql in conn.executed)
+    assert any("FROM GV$LOG" in sql for sql in conn.executed)
+
+
 def test_failing_view_is_isolated_and_micro_histogram_falls_back_once():
     conn = FakeConnection(fail={"GV$LATCH": "ORA-00942: table or view does not exist",
                                 "GV$PROCESS": "ORA-00904: \"PGA_MAX_MEM\": invalid identifier",

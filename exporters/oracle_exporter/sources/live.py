@@ -56,7 +56,7 @@ from exporter_common.config import ConfigError
 from ..config import DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..views import MISSING_COLUMN, View
+from ..views import MISSING_COLUMN, MISSING_VIEW, View, grant_for
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
 
@@ -97,6 +97,10 @@ PDB_REFUSED = ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$
 
 # SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
 CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")
+
+# A fallback taken on ORA-00942 / ORA-04043 (the view does not exist, or the user may not see it)
+# is retried this often: a grant added later is picked up without a restart.
+FALLBACK_RETRY_SECONDS = 600.0
 
 _MODES = {"default": "AUTH_MODE_DEFAULT", "sysdg": "AUTH_MODE_SYSDGD", "sysbackup": "AUTH_MODE_SYSBKP"}
 
@@ -268,6 +272,8 @@ class LiveSource:
         self.backoff = Backoff(backoff_initial, backoff_cap, clock)
         self.plan = build_plan(collectors, settings)
         self._variants: dict[str, View] = {}   # planned view -> fallback in use (this session)
+        self._retry_at: dict[str, float] = {}  # planned view -> when to try it again (fallback taken on
+                                               # ORA-00942/ORA-04043, which may be a missing grant)
         self._without_con_id: set[str] = set()  # views read without CON_ID (before 12.1; this session)
         self.clock = clock
         self.intervals = view_intervals(collectors, settings)
@@ -399,6 +405,7 @@ class LiveSource:
             raise _Abort(f"connect failed: {error_text(attempt.exc)}")
         self._conn = attempt.conn
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
+        self._retry_at = {}
         self._without_con_id = set()
         return self._conn
 
@@ -457,6 +464,12 @@ class LiveSource:
         the view, ORA-00904 without a column) switches to the fallback for the rest of the
         session and reads it at once. Raises _Abort when the fetch cannot go on."""
         current = self._variants.get(view.name, view)
+        retrying = False
+        if current is not view and self.clock() >= self._retry_at.get(view.name, float("inf")):
+            # the fallback was taken on "no such view", which is also what a missing grant looks
+            # like: try the view itself again now and then, so a grant added later is picked up
+            del self._retry_at[view.name]
+            current, retrying = view, True
         while True:
             query = self.plan.statement(current, con_id=current.name not in self._without_con_id)
             self._statement_timeout(conn, deadline, current.name)
@@ -464,6 +477,10 @@ class LiveSource:
             try:
                 snap.views[current.name] = self._run(conn, query.sql, query.binds)
                 snap.durations[current.name] = time.monotonic() - t0
+                if retrying and current is view:
+                    log.warning("database %s: %s readable again: reading it instead of its fallback",
+                                self.name, view.name)
+                    self._variants.pop(view.name, None)
                 return
             except Exception as exc:
                 text = error_text(exc)
@@ -485,9 +502,17 @@ class LiveSource:
                 log.debug("database %s: view %s failed: %s", self.name, current.name, text)
                 snap.errors[current.name] = text
                 return
-            log.info("database %s: %s failed (%s): reading %s%s for the rest of this session", self.name,
-                     current.name, text, fallback.use.name,
-                     f" ({fallback.why})" if fallback.why else "")
+            if text.startswith(MISSING_VIEW):
+                grant = grant_for(current.name)
+                (log.debug if retrying else log.warning)("database %s: %s failed (%s): reading %s%s; if the release has it, the grant is "
+                            "missing (GRANT %s TO <monitoring user>); tried again every %g s", self.name,
+                            current.name, text, fallback.use.name, f" ({fallback.why})" if fallback.why else "",
+                            grant, FALLBACK_RETRY_SECONDS)
+                self._retry_at[view.name] = self.clock() + FALLBACK_RETRY_SECONDS
+            else:
+                log.info("database %s: %s failed (%s): reading %s%s for the rest of this session", self.name,
+                         current.name, text, fallback.use.name,
+                         f" ({fallback.why})" if fallback.why else "")
             self._variants[view.name] = current = fallback.use
 
     def fetch(self) -> Snapshot:
