@@ -33,13 +33,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEMO = ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"
 
 
-def black_hole() -> tuple[socket.socket, list[socket.socket]]:
-    """A listener that accepts and never answers; the accepted sockets are kept open."""
+def _listener(on_accept) -> socket.socket:
+    """A listener on 127.0.0.1 that hands every accepted connection to ``on_accept``."""
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", 0))
     srv.listen(64)
-    held: list[socket.socket] = []
 
     def loop():
         while True:
@@ -47,32 +46,28 @@ def black_hole() -> tuple[socket.socket, list[socket.socket]]:
                 conn, _ = srv.accept()
             except OSError:
                 return
-            held.append(conn)
+            on_accept(conn)
 
     threading.Thread(target=loop, daemon=True).start()
-    return srv, held
+    return srv
+
+
+def black_hole() -> tuple[socket.socket, list[socket.socket]]:
+    """A listener that accepts and never answers; the accepted sockets are kept open."""
+    held: list[socket.socket] = []
+    return _listener(held.append), held
 
 
 def closer() -> tuple[socket.socket, list[int]]:
     """A listener that accepts and closes at once (a database that drops every logon):
     every reconnect attempt is one accept, counted."""
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
     accepted = [0]
 
-    def loop():
-        while True:
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                return
-            accepted[0] += 1
-            conn.close()
+    def drop(conn: socket.socket) -> None:
+        accepted[0] += 1
+        conn.close()
 
-    threading.Thread(target=loop, daemon=True).start()
-    return srv, accepted
+    return _listener(drop), accepted
 
 
 def counts(pid: int) -> tuple[int, int, int]:
