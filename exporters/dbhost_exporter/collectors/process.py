@@ -413,7 +413,7 @@ class ProcessCollector:
                                 if tid == name:
                                     continue
                                 try:
-                                    fd = open_(tdir + tid + "/schedstat", flags)
+                                    fd = open_(f"{tdir}{tid}/schedstat", flags)
                                     try:
                                         ss = read_(fd, 256)
                                     finally:
@@ -494,7 +494,7 @@ class ProcessCollector:
                             ss = pre[tid]
                         else:
                             try:
-                                fd = open_(tdir + tid + "/schedstat", flags)
+                                fd = open_(f"{tdir}{tid}/schedstat", flags)
                                 try:
                                     ss = read_(fd, 256)
                                 finally:
@@ -519,7 +519,7 @@ class ProcessCollector:
                                     slices = int(parts[2])
                                     if run and slices:
                                         try:
-                                            fd = open_(tdir + tid + "/sched", flags)
+                                            fd = open_(f"{tdir}{tid}/sched", flags)
                                             try:
                                                 data = read_(fd, _CHUNK)
                                             finally:
@@ -531,8 +531,8 @@ class ProcessCollector:
                                                 i = data.rfind(mig_key)
                                                 m = fast_sched(data, i) if i >= 0 else None
                                                 if m is not None:
-                                                    t = (int(m[2]), int(m[3]), int(m[1]), run, int(parts[1]),
-                                                         slices, ss)
+                                                    mg, v, iv = m.groups()
+                                                    t = (int(v), int(iv), int(mg), run, int(parts[1]), slices, ss)
                                                     files += 1
                                                     parsed += 1
                                                     seen = True
