@@ -58,6 +58,7 @@ import re
 from typing import Iterable, Iterator, Sequence
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.samples import Sample
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +273,7 @@ class ProcessCollector:
         self._procs: dict[str, _Proc] = {}
         self._dead: dict[Group, list[int]] = {}
         self._exported: set[Group] = set()
+        self._label_dicts: dict[Group, tuple[dict[str, str], ...]] = {}   # exported groups only
         self.dropped_series_total = 0
         # True once any thread's schedstat was parsed: the run-queue families are exported
         self.schedstat_seen = False
@@ -301,10 +303,11 @@ class ProcessCollector:
         return None
 
     # -- one thread whose schedstat changed (or that is new) ----------------
-    def _read_thread(self, tdir: str, ss: bytes | None, o: ThreadState | None):
+    def _read_thread(self, tdir: str, ss: bytes | None, o: ThreadState | None, data: bytes | None = None):
         """The new state of a thread from its schedstat bytes ``ss`` (None if
         unreadable or missing) and its ``sched`` (``status`` without it);
-        _UNREADABLE if present but unreadable/malformed, _GONE_T if gone."""
+        _UNREADABLE if present but unreadable/malformed, _GONE_T if gone.
+        ``data``: the ``sched`` bytes if scan() already read them (counted here)."""
         run = None
         if ss is not None:
             try:
@@ -314,7 +317,8 @@ class ProcessCollector:
             except Malformed:
                 ss = None
         try:
-            data = read_file(tdir + "/sched")
+            if data is None:
+                data = read_file(tdir + "/sched")
             self._files += 1
             self._parsed += 1
             v, iv, mg = parse_sched(data)
@@ -361,6 +365,10 @@ class ProcessCollector:
         listdir = os.listdir
         gone = _GONE
         read_thread = self._read_thread
+        fast_sched = _SCHED_FAST.match
+        mig_key = _MIG_KEY
+        parsed = 0
+        seen = False
 
         names = listdir(root)
         dirs += 1
@@ -405,7 +413,7 @@ class ProcessCollector:
                                 if tid == name:
                                     continue
                                 try:
-                                    fd = open_(tdir + tid + "/schedstat", flags)
+                                    fd = open_(f"{tdir}{tid}/schedstat", flags)
                                     try:
                                         ss = read_(fd, 256)
                                     finally:
@@ -475,7 +483,7 @@ class ProcessCollector:
                 while True:
                     new_thr: dict[str, ThreadState] = {}
                     live = 0
-                    sums = [0] * _NTHREAD
+                    s0 = s1 = s2 = s3 = s4 = s5 = 0   # sums of the thread values (VOL .. SLICES)
                     folds = None
                     missing = False
                     for tid in tids:
@@ -486,7 +494,7 @@ class ProcessCollector:
                             ss = pre[tid]
                         else:
                             try:
-                                fd = open_(tdir + tid + "/schedstat", flags)
+                                fd = open_(f"{tdir}{tid}/schedstat", flags)
                                 try:
                                     ss = read_(fd, 256)
                                 finally:
@@ -497,7 +505,41 @@ class ProcessCollector:
                         if ss and o is not None and ss == o[SS]:
                             t = o   # it has not run: same values
                         else:
-                            t = read_thread(tdir + tid, ss, o)
+                            # It ran (or is new). The common case inline: a usable
+                            # schedstat (three numbers, run time and timeslices
+                            # above 0) and a sched whose three rows follow the last
+                            # se.nr_migrations as the kernel prints them (one read).
+                            # Anything else: _read_thread, which decides as before.
+                            t = data = None
+                            if ss:
+                                parts = ss.split()
+                                if (len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit()
+                                        and parts[2].isdigit()):
+                                    run = int(parts[0])
+                                    slices = int(parts[2])
+                                    if run and slices:
+                                        try:
+                                            fd = open_(f"{tdir}{tid}/sched", flags)
+                                            try:
+                                                data = read_(fd, _CHUNK)
+                                            finally:
+                                                close_(fd)
+                                        except OSError:
+                                            data = None   # _read_thread reads it again and decides
+                                        else:
+                                            if len(data) < _CHUNK:
+                                                i = data.rfind(mig_key)
+                                                m = fast_sched(data, i) if i >= 0 else None
+                                                if m is not None:
+                                                    mg, v, iv = m.groups()
+                                                    t = (int(v), int(iv), int(mg), run, int(parts[1]), slices, ss)
+                                                    files += 1
+                                                    parsed += 1
+                                                    seen = True
+                                            else:
+                                                data = None   # longer than a read: _read_thread
+                            if t is None:
+                                t = read_thread(tdir + tid, ss, o, data)
                             if t is _GONE_T:
                                 missing = True
                                 continue
@@ -505,8 +547,12 @@ class ProcessCollector:
                                 # present but unreadable or malformed: keep its last values
                                 if o is not None:
                                     new_thr[tid] = o
-                                    for k in range(_NTHREAD):
-                                        sums[k] += o[k]
+                                    s0 += o[0]
+                                    s1 += o[1]
+                                    s2 += o[2]
+                                    s3 += o[3]
+                                    s4 += o[4]
+                                    s5 += o[5]
                                 continue
                             if o is not None and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
                                                   or t[4] < o[4] or t[5] < o[5]):
@@ -517,12 +563,12 @@ class ProcessCollector:
                                 folds.append(o)
                         new_thr[tid] = t
                         live += 1
-                        sums[0] += t[0]
-                        sums[1] += t[1]
-                        sums[2] += t[2]
-                        sums[3] += t[3]
-                        sums[4] += t[4]
-                        sums[5] += t[5]
+                        s0 += t[0]
+                        s1 += t[1]
+                        s2 += t[2]
+                        s3 += t[3]
+                        s4 += t[4]
+                        s5 += t[5]
                     if verify and missing:
                         tids = listdir(tdir)
                         dirs += 1
@@ -559,7 +605,7 @@ class ProcessCollector:
                 entry.nt = nt
                 entry.live = live
                 entry.threads = new_thr
-                entry.sums = tuple(sums)
+                entry.sums = (s0, s1, s2, s3, s4, s5)
                 t = new_thr.get(name)
                 entry.lss = lss if t is not None and t[SS] and t[SS] == lss else None
                 new_procs[name] = entry
@@ -611,7 +657,9 @@ class ProcessCollector:
         self.last_files_read = files + self._files
         self.last_cmdlines_read = cmdlines
         self.last_dirs_listed = dirs
-        self.last_sched_parsed = self._parsed
+        self.last_sched_parsed = self._parsed + parsed
+        if seen:
+            self.schedstat_seen = True
         return totals, counts
 
     def _dead_of(self, group: Group) -> list[int]:
@@ -672,21 +720,40 @@ class ProcessCollector:
         zero = [0] * _NVALS
         tck = self.clk_tck
         sched_info = self.schedstat_seen
+        # The samples are what add_metric() would append, built directly with label
+        # dicts made once per group (read-only for every exposition path); about
+        # 1 us less per series.
+        label_cache = self._label_dicts
+        cs_s, mig_s, cpu_s = cs.samples, mig.samples, cpu.samples
+        delay_s, running_s, slices_s = delay.samples, running.samples, slices.samples
+        procs_s, threads_s = procs.samples, threads.samples
+        cs_n, mig_n, cpu_n = cs.name + "_total", mig.name + "_total", cpu.name + "_total"
+        delay_n, running_n, slices_n = delay.name + "_total", running.name + "_total", slices.name + "_total"
+        procs_n, threads_n = procs.name, threads.name
         for g in kept:
-            sid, role = g
+            lb = label_cache.get(g)
+            if lb is None:
+                sid, role = g
+                lb = label_cache[g] = (
+                    {"sid": sid, "role": role},
+                    {"sid": sid, "role": role, "kind": "voluntary"},
+                    {"sid": sid, "role": role, "kind": "involuntary"},
+                    {"sid": sid, "role": role, "mode": "user"},
+                    {"sid": sid, "role": role, "mode": "system"})
+            sr = lb[0]
             t = totals.get(g, zero)
             c = counts.get(g, (0, 0))
-            cs.add_metric([sid, role, "voluntary"], t[VOL])
-            cs.add_metric([sid, role, "involuntary"], t[INVOL])
-            mig.add_metric([sid, role], t[MIG])
-            cpu.add_metric([sid, role, "user"], t[UTIME] / tck)
-            cpu.add_metric([sid, role, "system"], t[STIME] / tck)
+            cs_s.append(Sample(cs_n, lb[1], t[VOL]))
+            cs_s.append(Sample(cs_n, lb[2], t[INVOL]))
+            mig_s.append(Sample(mig_n, sr, t[MIG]))
+            cpu_s.append(Sample(cpu_n, lb[3], t[UTIME] / tck))
+            cpu_s.append(Sample(cpu_n, lb[4], t[STIME] / tck))
             if sched_info:
-                delay.add_metric([sid, role], t[DELAY] / 1e9)
-                running.add_metric([sid, role], t[RUN] / 1e9)
-                slices.add_metric([sid, role], t[SLICES])
-            procs.add_metric([sid, role], c[0])
-            threads.add_metric([sid, role], c[1])
+                delay_s.append(Sample(delay_n, sr, t[DELAY] / 1e9))
+                running_s.append(Sample(running_n, sr, t[RUN] / 1e9))
+                slices_s.append(Sample(slices_n, sr, t[SLICES]))
+            procs_s.append(Sample(procs_n, sr, c[0]))
+            threads_s.append(Sample(threads_n, sr, c[1]))
         dropped_f = CounterMetricFamily(
             "dbhost_process_dropped_series",
             "Series the process collector did not export because of its series limit "
