@@ -147,3 +147,19 @@ def test_settings_are_validated(tmp_path, monkeypatch):
         with pytest.raises(ConfigError) as err:
             load_config(str(cfg))
         assert field in str(err.value)
+
+
+def test_a_recording_of_the_v_con_views_without_inst_id_is_read_as_instance_1():
+    """A recorder that used V$CON_* (single instance, no INST_ID) and lower-case keys: read as the
+    GV$ views of the only instance, like every other V$ recording (oracle_exporter.rows)."""
+    views = con_rows(con_ids=(1, 3))
+    v_views = {}
+    for name, rows in views.items():
+        key = name[1:] if name.startswith("GV$") else name
+        v_views[key] = [{k.lower(): v for k, v in r.items() if k != "INST_ID"} for r in rows]
+    v_views["GV$INSTANCE"] = [{"INST_ID": 1, "INSTANCE_NUMBER": 1}]
+    fams = collect(Snapshot.from_obj({"time": "2025-03-11T09:00:00Z", "database": "cdb", "views": v_views}),
+                   Settings(), names=["pdb"])
+    assert value(fams, "oracle_pdb_db_time_seconds_total", inst_id="1", pdb="SALES") == 900.0
+    assert value(fams, "oracle_pdb_wait_event_latency_seconds_count", inst_id="1", pdb="CDB$ROOT",
+                 event="log file sync") == 1000
