@@ -239,7 +239,7 @@ def _external_auth(db: Fields, thick: bool) -> bool:
 
 
 def _logon_mode(db: Fields) -> str:
-    mode = db.str("mode", "default")
+    mode = db.str("mode", "default").strip().lower()      # SYSDG as Oracle spells it is fine too
     if mode not in LOGON_MODES:
         raise db.error("mode", f"must be one of {', '.join(LOGON_MODES)}, got {mode!r}")
     return mode

@@ -185,7 +185,7 @@ def test_wallet_mistakes_are_one_line_at_start_never_a_passphrase_prompt(tmp_pat
 # -- logon mode ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode, constant", [("sysdg", "AUTH_MODE_SYSDGD"), ("sysbackup", "AUTH_MODE_SYSBKP"),
-                                            ("default", "AUTH_MODE_DEFAULT")])
+                                            ("default", "AUTH_MODE_DEFAULT"), ("SYSDG", "AUTH_MODE_SYSDGD")])
 def test_the_logon_mode_reaches_connect(tmp_path, monkeypatch, mode, constant):
     monkeypatch.setenv("PW", "x")
     cfg = write_config(tmp_path, db_entry("h:1521/S", f"    mode: {mode}\n"))
