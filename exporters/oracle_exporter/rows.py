@@ -44,6 +44,9 @@ def _key(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
+        head = value.lstrip()[:1]
+        if not head or not (head.isdigit() or head in "+-."):
+            return value        # a name ("log file sync"): no float() attempt, whose failure is costly
         try:
             return float(value.strip())
         except ValueError:
@@ -57,7 +60,8 @@ def _con_id(row: dict[str, Any]) -> float:
 
 
 def _upper(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if all(isinstance(k, str) and k == k.upper() for r in rows for k in r):
+    # the distinct column names (a handful), gathered at C speed: rows mostly share them
+    if all(isinstance(k, str) and k == k.upper() for k in set().union(*rows)):
         return rows
     return [{str(k).upper(): v for k, v in r.items()} for r in rows]
 
