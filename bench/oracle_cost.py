@@ -117,7 +117,7 @@ def main(argv=None) -> int:
               "per `pdb_histogram_events` event (2) and 1 gauge: about 130 series, so the default "
               "`pdb_series_max` of 5000 holds some 38 container-instances before whole PDBs are left out."]
     lines += ["", "Series grow with instances (wait events, histograms, latches and processes are per "
-              "instance) and with tablespaces and PDBs; a database costs about 10 us of exporter CPU per series and "
+              "instance) and with tablespaces and PDBs; a database costs about 8-9 us of exporter CPU per series and "
               "scrape (collectors, row cleaning and the text exposition; RACDB's long tail of about 230 events "
               "per instance is most of its share). Replaying 50 databases in one process: see the memory section."]
     write_section(pathlib.Path(args.results), "oracle-cost", "\n".join(lines))

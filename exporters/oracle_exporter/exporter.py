@@ -228,7 +228,8 @@ class OracleExporter:
             outcome = self.runner.run(name, collect, target.name, check=view_errors)
             outcomes.append(outcome)
             for fam in outcome.families:
-                fam.samples = [s._replace(labels={**base, **s.labels}, timestamp=None) for s in fam.samples]
+                # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow
+                fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
                 out.append(fam)
         return outcomes, out
 
