@@ -163,3 +163,46 @@ def test_a_recording_of_the_v_con_views_without_inst_id_is_read_as_instance_1():
     assert value(fams, "oracle_pdb_db_time_seconds_total", inst_id="1", pdb="SALES") == 900.0
     assert value(fams, "oracle_pdb_wait_event_latency_seconds_count", inst_id="1", pdb="CDB$ROOT",
                  event="log file sync") == 1000
+
+
+def test_live_from_cdb_root_the_container_statements_run_and_pdb_series_come_out():
+    """The live source on a CDB$ROOT session (fake connection: rows as the driver returns them,
+    tuples in statement column order) with the pdb collector switched on: the GV$CON_*
+    statements are issued with the declared names bound, and the exporter's exposition carries
+    the per-PDB series with the database label; without the switch none of it is read."""
+    from oracle_sim import FakeConnection
+    from oracle_exporter.config import DatabaseConfig
+    from oracle_exporter.exporter import OracleExporter, Target
+    from oracle_exporter.queries import build_queries
+    from oracle_exporter.sources.live import LiveSource
+
+    def session(settings):
+        views = con_rows(con_ids=(1, 3, 4))
+        queries = build_queries(settings)
+        rows = {v: [tuple(r[c] for c in _columns(queries[v].sql)) for r in views[v]] for v in views if v in queries}
+        rows["DUAL"] = [(1, "CDB$ROOT")]                        # SYS_CONTEXT: CON_ID, CON_NAME
+        return FakeConnection(rows=rows)
+
+    def _columns(sql):
+        return [c.strip() for c in sql[len("SELECT "):sql.index(" FROM ")].split(",")]
+
+    for on in (True, False):
+        settings = Settings(collectors={"pdb": on})
+        conn = session(settings)
+        db = DatabaseConfig("cdb1", dsn="h:1521/CDB", user="c##mon", password="pw", timeout_seconds=5)
+        src = LiveSource(db, settings, connect=lambda d, t, c=conn: c)
+        exp = OracleExporter([Target("cdb1", src)], settings)
+        try:
+            got = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in exp.scrape() for s in f.samples}
+        finally:
+            exp.close()
+        con_sql = [sql for sql in conn.executed if "GV$CON_" in sql]
+        pdb_series = {k: v for k, v in got.items() if k[0].startswith("oracle_pdb_")}
+        if not on:
+            assert con_sql == [] and pdb_series == {}
+            continue
+        assert len(con_sql) == 5
+        assert list(conn.binds["GV$CON_EVENT_HISTOGRAM_MICRO"].values()) == ["log file sync", "db file sequential read"]
+        key = ("oracle_pdb_db_time_seconds_total", (("database", "cdb1"), ("inst_id", "1"), ("pdb", "SALES")))
+        assert pdb_series[key] == 900.0
+        assert {dict(k[1])["pdb"] for k in pdb_series} == {"CDB$ROOT", "SALES", "HR"}
