@@ -159,8 +159,6 @@ def register(view: View) -> View:
 
 
 def _loaded() -> dict[str, View]:
-    # Collector modules register their own views when imported: make sure they are.
-    from . import collectors  # noqa: F401
     return _REGISTRY
 
 
@@ -337,3 +335,102 @@ PROCESS = register(View(
     identity=("INST_ID", "PID"), where="PNAME IS NOT NULL",
     fallbacks=(Fallback(MISSING_COLUMN, PROCESS_BY_PROGRAM, "V$PROCESS.PNAME needs 11.1"),),
     doc="V$PROCESS, background processes (PNAME set)"))
+
+
+# --- the views of the health, multitenant and storage collectors -----------------------
+
+# archive_dest collector
+ARCHIVE_DEST = register(View(
+    "GV$ARCHIVE_DEST",
+    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TARGET", "DESTINATION", "VALID_NOW", "ERROR", "LOG_SEQUENCE"),
+    identity=("INST_ID", "DEST_ID"), where="STATUS <> 'INACTIVE'",
+    doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations"))
+
+# asm collector
+ASM_DISKGROUP_STAT = register(View(
+    "V$ASM_DISKGROUP_STAT",
+    ("GROUP_NUMBER", "NAME", "STATE", "TYPE", "TOTAL_MB", "FREE_MB", "REQUIRED_MIRROR_FREE_MB", "USABLE_FILE_MB",
+     "OFFLINE_DISKS"),
+    identity=("GROUP_NUMBER",),
+    doc="V$ASM_DISKGROUP without the disk discovery of V$ASM_DISKGROUP"))
+
+# dataguard collector
+DATAGUARD_STATS = register(View(
+    "V$DATAGUARD_STATS", ("NAME", "VALUE", "UNIT", "TIME_COMPUTED", "DATUM_TIME"),
+    since="11.2", doc="V$DATAGUARD_STATS, Data Guard metrics on a standby (VALUE, times: text)"))
+
+# recovery_area collector
+RECOVERY_FILE_DEST = register(View(
+    "V$RECOVERY_FILE_DEST", ("NAME", "SPACE_LIMIT", "SPACE_USED", "SPACE_RECLAIMABLE", "NUMBER_OF_FILES"),
+    since="10.1", doc="V$RECOVERY_FILE_DEST, the fast recovery area"))
+
+# resource_limits collector
+RESOURCE_LIMIT = register(View(
+    "GV$RESOURCE_LIMIT", ("INST_ID", "RESOURCE_NAME", "CURRENT_UTILIZATION", "MAX_UTILIZATION", "LIMIT_VALUE"),
+    identity=("INST_ID", "RESOURCE_NAME"),
+    doc="V$RESOURCE_LIMIT, use of system resources against their limit (LIMIT_VALUE is text)"))
+
+# sessions collector
+# One statement per scrape: the sessions on CPU (ACTIVE, not waiting) or in a non-idle wait
+# (the contract's "ACTIVE or in a non-idle wait" minus ACTIVE sessions idling in an idle wait, which
+# the collector would drop anyway: every background process is ACTIVE), without the exporter's own
+# session (always on CPU while it runs this very statement).
+SESSION = register(View(
+    "GV$SESSION",
+    ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
+     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION"),
+    identity=("INST_ID", "SID"),
+    where="((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle')) "
+          "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))",
+    since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait (WAIT_TIME_MICRO 11.1+)"))
+
+# time_model collector
+TIME_MODEL = register(View(
+    "GV$SYS_TIME_MODEL", ("INST_ID", "STAT_NAME", "VALUE"),
+    identity=("INST_ID", "STAT_NAME"), counters=("VALUE",), name_column="STAT_NAME",
+    filter_column="STAT_NAME", since="10.1",
+    doc="V$SYS_TIME_MODEL, accumulated elapsed and CPU times in microseconds"))
+
+# tablespaces collector
+# The CDB_ views exist from 12.1: in a CDB root they list every open container, in a PDB that
+# PDB, in a non-CDB the database (CON_ID 0). Before 12.1 (ORA-00942) the DBA_ views are read.
+DBA_TS_USAGE = register(View("DBA_TABLESPACE_USAGE_METRICS", ("TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
+                          identity=("TABLESPACE_NAME",), doc="tablespace usage in blocks, before 12.1"))
+DBA_TS_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+                           identity=("TABLESPACE_NAME",), doc="tablespace block size and contents, before 12.1"))
+TS_USAGE = register(View(
+    "CDB_TABLESPACE_USAGE_METRICS", ("CON_ID", "TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
+    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, DBA_TS_USAGE, "CDB_ views need 12.1"),),
+    doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
+TS_SPACES = register(View(
+    "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, DBA_TS_SPACES, "CDB_ views need 12.1"),),
+    doc="tablespace block size and contents, every container"))
+CONTAINERS = register(View(
+    "V$CONTAINERS", ("CON_ID", "NAME"), identity=("CON_ID",), since="12.1",
+    doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))
+
+# pdb collector
+CON_TIME_MODEL = register(View(
+    "GV$CON_SYS_TIME_MODEL", ("INST_ID", "CON_ID", "STAT_NAME", "VALUE"),
+    identity=("INST_ID", "CON_ID", "STAT_NAME"), counters=("VALUE",), filter_column="STAT_NAME", since="12.2",
+    doc="V$CON_SYS_TIME_MODEL, time model per container (microseconds)"))
+CON_SYSSTAT = register(View(
+    "GV$CON_SYSSTAT", ("INST_ID", "CON_ID", "NAME", "VALUE"),
+    identity=("INST_ID", "CON_ID", "NAME"), counters=("VALUE",), filter_column="NAME", since="12.2",
+    doc="V$CON_SYSSTAT, cumulative statistics per container"))
+CON_SYSTEM_EVENT = register(View(
+    "GV$CON_SYSTEM_EVENT", ("INST_ID", "CON_ID", "EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED_MICRO"),
+    identity=("INST_ID", "CON_ID", "EVENT"), counters=("TOTAL_WAITS", "TIME_WAITED_MICRO"),
+    where="WAIT_CLASS <> 'Idle'", since="12.2",
+    doc="V$CON_SYSTEM_EVENT, waits per event per container (Idle class left out in SQL)"))
+CON_HISTOGRAM = register(View(
+    "GV$CON_EVENT_HISTOGRAM_MICRO", ("INST_ID", "CON_ID", "EVENT", "WAIT_TIME_MICRO", "WAIT_COUNT"),
+    identity=("INST_ID", "CON_ID", "EVENT", "WAIT_TIME_MICRO"), counters=("WAIT_COUNT",), filter_column="EVENT",
+    since="12.2", doc="V$CON_EVENT_HISTOGRAM_MICRO, per-bucket wait counts per container, buckets in microseconds"))
+CON_SYSMETRIC = register(View(
+    "GV$CON_SYSMETRIC", ("INST_ID", "CON_ID", "METRIC_NAME", "VALUE", "METRIC_UNIT", "INTSIZE_CSEC"),
+    identity=("INST_ID", "CON_ID", "METRIC_NAME"), filter_column="METRIC_NAME", since="12.2",
+    doc="V$CON_SYSMETRIC, PDB metrics of the last 60 s interval"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_sql_catalog import CATALOG, problems
 
-from oracle_exporter import queries
+from oracle_exporter import queries, views
 from oracle_exporter.collectors import asm, sessions, tablespaces
 
 
@@ -26,14 +26,14 @@ def test_session_statement_selects_the_contract_columns_and_skips_idle_and_itsel
 
 
 def test_tablespaces_fall_back_to_the_dba_views_before_12_1():
-    usage = [v.name for v in tablespaces.USAGE.variants()]
-    spaces = [v.name for v in tablespaces.SPACES.variants()]
+    usage = [v.name for v in views.TS_USAGE.variants()]
+    spaces = [v.name for v in views.TS_SPACES.variants()]
     assert usage == ["CDB_TABLESPACE_USAGE_METRICS", "DBA_TABLESPACE_USAGE_METRICS"]
     assert spaces == ["CDB_TABLESPACES", "DBA_TABLESPACES"]
-    assert all(fb.codes == ("ORA-00942", "ORA-04043") for fb in tablespaces.USAGE.fallbacks)
+    assert all(fb.codes == ("ORA-00942", "ORA-04043") for fb in views.TS_USAGE.fallbacks)
 
 
 def test_the_catalog_check_can_fail():
     bad = statements()["GV$SESSION"].replace("WAIT_TIME_MICRO", "WAIT_TIME_MICROS")
     assert any("WAIT_TIME_MICROS" in p for p in problems(bad, "GV$SESSION", CATALOG))
-    assert sessions.SESSION.name in CATALOG["views"]
+    assert views.SESSION.name in CATALOG["views"]

@@ -23,16 +23,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import ARCHIVE_DEST
 from ._common import emit, gauge, inst, num
 from ._health import clean
 
 NAME = "archive_dest"
-ARCHIVE_DEST = register(View(
-    "GV$ARCHIVE_DEST",
-    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TARGET", "DESTINATION", "VALID_NOW", "ERROR", "LOG_SEQUENCE"),
-    identity=("INST_ID", "DEST_ID"), where="STATUS <> 'INACTIVE'",
-    doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations"))
 
 VIEWS = (ARCHIVE_DEST.name,)
 MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (destination state changes rarely)

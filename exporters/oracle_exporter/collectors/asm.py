@@ -22,17 +22,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import ASM_DISKGROUP_STAT
 from ._common import emit, gauge, num
 from ._health import clean
 
 NAME = "asm"
-ASM_DISKGROUP_STAT = register(View(
-    "V$ASM_DISKGROUP_STAT",
-    ("GROUP_NUMBER", "NAME", "STATE", "TYPE", "TOTAL_MB", "FREE_MB", "REQUIRED_MIRROR_FREE_MB", "USABLE_FILE_MB",
-     "OFFLINE_DISKS"),
-    identity=("GROUP_NUMBER",),
-    doc="V$ASM_DISKGROUP without the disk discovery of V$ASM_DISKGROUP"))
 
 VIEWS = (ASM_DISKGROUP_STAT.name,)
 MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (disk group space changes slowly)

@@ -30,14 +30,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import DATABASE, View, register
+from ..views import DATAGUARD_STATS, DATABASE
 from ._common import emit, gauge
 from ._health import clean, interval_seconds, local_wallclock
 
 NAME = "dataguard"
-DATAGUARD_STATS = register(View(
-    "V$DATAGUARD_STATS", ("NAME", "VALUE", "UNIT", "TIME_COMPUTED", "DATUM_TIME"),
-    since="11.2", doc="V$DATAGUARD_STATS, Data Guard metrics on a standby (VALUE, times: text)"))
 
 VIEWS = (DATAGUARD_STATS.name, DATABASE.name)
 

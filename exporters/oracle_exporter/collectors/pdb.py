@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 from prometheus_client.core import HistogramMetricFamily, Metric
 
-from ..views import View, register
+from ..views import CON_HISTOGRAM, CON_SYSMETRIC, CON_SYSSTAT, CON_SYSTEM_EVENT, CON_TIME_MODEL
 from ._common import counter, emit, gauge, inst, num, text
 from ._health import con_id
 from .defaults import DEFAULT_PDB_HISTOGRAM_EVENTS
@@ -47,28 +47,6 @@ OPT_IN = True          # off unless the config switches it on (config.Settings.e
 DEFAULT_PDB_WAIT_EVENTS_MAX = 25
 DEFAULT_PDB_SERIES_MAX = 5000
 
-_SINCE = "12.2"
-TIME_MODEL = register(View(
-    "GV$CON_SYS_TIME_MODEL", ("INST_ID", "CON_ID", "STAT_NAME", "VALUE"),
-    identity=("INST_ID", "CON_ID", "STAT_NAME"), counters=("VALUE",), filter_column="STAT_NAME", since=_SINCE,
-    doc="V$CON_SYS_TIME_MODEL, time model per container (microseconds)"))
-SYSSTAT = register(View(
-    "GV$CON_SYSSTAT", ("INST_ID", "CON_ID", "NAME", "VALUE"),
-    identity=("INST_ID", "CON_ID", "NAME"), counters=("VALUE",), filter_column="NAME", since=_SINCE,
-    doc="V$CON_SYSSTAT, cumulative statistics per container"))
-SYSTEM_EVENT = register(View(
-    "GV$CON_SYSTEM_EVENT", ("INST_ID", "CON_ID", "EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED_MICRO"),
-    identity=("INST_ID", "CON_ID", "EVENT"), counters=("TOTAL_WAITS", "TIME_WAITED_MICRO"),
-    where="WAIT_CLASS <> 'Idle'", since=_SINCE,
-    doc="V$CON_SYSTEM_EVENT, waits per event per container (Idle class left out in SQL)"))
-HISTOGRAM = register(View(
-    "GV$CON_EVENT_HISTOGRAM_MICRO", ("INST_ID", "CON_ID", "EVENT", "WAIT_TIME_MICRO", "WAIT_COUNT"),
-    identity=("INST_ID", "CON_ID", "EVENT", "WAIT_TIME_MICRO"), counters=("WAIT_COUNT",), filter_column="EVENT",
-    since=_SINCE, doc="V$CON_EVENT_HISTOGRAM_MICRO, per-bucket wait counts per container, buckets in microseconds"))
-SYSMETRIC = register(View(
-    "GV$CON_SYSMETRIC", ("INST_ID", "CON_ID", "METRIC_NAME", "VALUE", "METRIC_UNIT", "INTSIZE_CSEC"),
-    identity=("INST_ID", "CON_ID", "METRIC_NAME"), filter_column="METRIC_NAME", since=_SINCE,
-    doc="V$CON_SYSMETRIC, PDB metrics of the last 60 s interval"))
 
 # metric, help, source name, scale
 TIME_STATS = (
@@ -97,9 +75,9 @@ def pdb_histogram_events(settings: Any) -> list[str]:
     return list(DEFAULT_PDB_HISTOGRAM_EVENTS if value is None else value)
 
 
-VIEWS = (TIME_MODEL.name, SYSSTAT.name, SYSTEM_EVENT.name, HISTOGRAM.name, SYSMETRIC.name, CONTAINERS.name)
-NAMES = {TIME_MODEL.name: tuple(s for _, _, s, _ in TIME_STATS), SYSSTAT.name: tuple(s for _, _, s, _ in STATS),
-         HISTOGRAM.name: pdb_histogram_events, SYSMETRIC.name: tuple(s for _, _, s in METRICS)}
+VIEWS = (CON_TIME_MODEL.name, CON_SYSSTAT.name, CON_SYSTEM_EVENT.name, CON_HISTOGRAM.name, CON_SYSMETRIC.name, CONTAINERS.name)
+NAMES = {CON_TIME_MODEL.name: tuple(s for _, _, s, _ in TIME_STATS), CON_SYSSTAT.name: tuple(s for _, _, s, _ in STATS),
+         CON_HISTOGRAM.name: pdb_histogram_events, CON_SYSMETRIC.name: tuple(s for _, _, s in METRICS)}
 
 Key = tuple[str, int]      # (inst_id, CON_ID)
 
@@ -141,19 +119,19 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     def series(key: Key) -> _PdbSeries | None:
         return per[key] if pdb_name(key[1]) is not None else None
 
-    for key, values in _by_container(snapshot.rows(TIME_MODEL.name), "STAT_NAME").items():
+    for key, values in _by_container(snapshot.rows(CON_TIME_MODEL.name), "STAT_NAME").items():
         if (s := series(key)) is not None:
             s.db_time = values.get("DB time", 0.0)
             s.samples += [(metric, [], values[src] * scale) for metric, _, src, scale in TIME_STATS if src in values]
-    for key, values in _by_container(snapshot.rows(SYSSTAT.name), "NAME").items():
+    for key, values in _by_container(snapshot.rows(CON_SYSSTAT.name), "NAME").items():
         if (s := series(key)) is not None:
             s.samples += [(metric, [], values[src] * scale) for metric, _, src, scale in STATS if src in values]
-    for key, values in _by_container(snapshot.rows(SYSMETRIC.name), "METRIC_NAME").items():
+    for key, values in _by_container(snapshot.rows(CON_SYSMETRIC.name), "METRIC_NAME").items():
         if (s := series(key)) is not None:
             s.samples += [(metric, [], values[src]) for metric, _, src in METRICS if src in values]
 
     waits: dict[Key, dict[tuple[str, str], list[float]]] = defaultdict(dict)
-    for row in snapshot.rows(SYSTEM_EVENT.name):
+    for row in snapshot.rows(CON_SYSTEM_EVENT.name):
         i, cid, event = inst(row), con_id(row), row.get("EVENT")
         total, micro = num(row.get("TOTAL_WAITS")), num(row.get("TIME_WAITED_MICRO"))
         if (i is None or event is None or text(row.get("WAIT_CLASS")) == "Idle" or total is None or micro is None
@@ -172,7 +150,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
 
     wanted = set(pdb_histogram_events(settings))
     buckets: dict[tuple[str, int, str], list[tuple[float, float]]] = defaultdict(list)
-    for row in snapshot.rows(HISTOGRAM.name):
+    for row in snapshot.rows(CON_HISTOGRAM.name):
         i, cid, event = inst(row), con_id(row), row.get("EVENT")
         bound, count = num(row.get("WAIT_TIME_MICRO")), num(row.get("WAIT_COUNT"))
         if (i is None or event is None or str(event) not in wanted or bound is None or count is None or count < 0

@@ -17,14 +17,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import RECOVERY_FILE_DEST
 from ._common import emit, gauge, num
 from ._health import clean
 
 NAME = "recovery_area"
-RECOVERY_FILE_DEST = register(View(
-    "V$RECOVERY_FILE_DEST", ("NAME", "SPACE_LIMIT", "SPACE_USED", "SPACE_RECLAIMABLE", "NUMBER_OF_FILES"),
-    since="10.1", doc="V$RECOVERY_FILE_DEST, the fast recovery area"))
 
 VIEWS = (RECOVERY_FILE_DEST.name,)
 MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (the FRA fills over minutes)

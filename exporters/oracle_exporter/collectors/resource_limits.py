@@ -23,15 +23,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import RESOURCE_LIMIT
 from ._common import emit, gauge, inst, num
 from ._health import clean, lowest_container
 
 NAME = "resource_limits"
-RESOURCE_LIMIT = register(View(
-    "GV$RESOURCE_LIMIT", ("INST_ID", "RESOURCE_NAME", "CURRENT_UTILIZATION", "MAX_UTILIZATION", "LIMIT_VALUE"),
-    identity=("INST_ID", "RESOURCE_NAME"),
-    doc="V$RESOURCE_LIMIT, use of system resources against their limit (LIMIT_VALUE is text)"))
 
 VIEWS = (RESOURCE_LIMIT.name,)
 

@@ -37,24 +37,12 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import SESSION
 from ._common import emit, gauge, inst, num, sorted_inst
 from ._health import clean
 from .defaults import histogram_events
 
 NAME = "sessions"
-# One statement per scrape: the sessions on CPU (ACTIVE, not waiting) or in a non-idle wait
-# (the contract's "ACTIVE or in a non-idle wait" minus ACTIVE sessions idling in an idle wait, which
-# the collector would drop anyway: every background process is ACTIVE), without the exporter's own
-# session (always on CPU while it runs this very statement).
-SESSION = register(View(
-    "GV$SESSION",
-    ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
-     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION"),
-    identity=("INST_ID", "SID"),
-    where="((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle')) "
-          "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))",
-    since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait (WAIT_TIME_MICRO 11.1+)"))
 
 VIEWS = (SESSION.name,)
 

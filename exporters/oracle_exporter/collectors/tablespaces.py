@@ -29,34 +29,15 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import MISSING_VIEW, Fallback, View, register
+from ..views import CONTAINERS, DBA_TS_SPACES, DBA_TS_USAGE, TS_SPACES, TS_USAGE
 from ._common import emit, gauge, num, parameters
 from ._health import clean, con_id
 
 NAME = "tablespaces"
 LABELS = ["container", "tablespace", "contents"]
 
-# The CDB_ views exist from 12.1: in a CDB root they list every open container, in a PDB that
-# PDB, in a non-CDB the database (CON_ID 0). Before 12.1 (ORA-00942) the DBA_ views are read.
-DBA_USAGE = register(View("DBA_TABLESPACE_USAGE_METRICS", ("TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
-                          identity=("TABLESPACE_NAME",), doc="tablespace usage in blocks, before 12.1"))
-DBA_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
-                           identity=("TABLESPACE_NAME",), doc="tablespace block size and contents, before 12.1"))
-USAGE = register(View(
-    "CDB_TABLESPACE_USAGE_METRICS", ("CON_ID", "TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
-    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
-    fallbacks=(Fallback(MISSING_VIEW, DBA_USAGE, "CDB_ views need 12.1"),),
-    doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
-SPACES = register(View(
-    "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
-    identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
-    fallbacks=(Fallback(MISSING_VIEW, DBA_SPACES, "CDB_ views need 12.1"),),
-    doc="tablespace block size and contents, every container"))
-CONTAINERS = register(View(
-    "V$CONTAINERS", ("CON_ID", "NAME"), identity=("CON_ID",), since="12.1",
-    doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))
 
-VIEWS = (USAGE.name, SPACES.name, CONTAINERS.name, DBA_USAGE.name, DBA_SPACES.name)
+VIEWS = (TS_USAGE.name, TS_SPACES.name, CONTAINERS.name, DBA_TS_USAGE.name, DBA_TS_SPACES.name)
 MIN_INTERVAL_SECONDS = 300.0   # default; config collector_intervals overrides (the usage view scans the data dictionary: every 5 minutes)
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:

@@ -23,16 +23,11 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import View, register
+from ..views import TIME_MODEL
 from ._common import by_inst_name, emit, per_instance
 
 NAME = "time_model"
 
-TIME_MODEL = register(View(
-    "GV$SYS_TIME_MODEL", ("INST_ID", "STAT_NAME", "VALUE"),
-    identity=("INST_ID", "STAT_NAME"), counters=("VALUE",), name_column="STAT_NAME",
-    filter_column="STAT_NAME", since="10.1",
-    doc="V$SYS_TIME_MODEL, accumulated elapsed and CPU times in microseconds"))
 
 # metric, help, STAT_NAME, scale (microseconds -> seconds)
 STATS: tuple[tuple[str, str, str, float], ...] = (
