@@ -20,7 +20,6 @@ oracle_exporter_build_info.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,6 +37,7 @@ from .config import Settings
 from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
 from .sources import FAILED, Source, failed_snapshot, failure_reason, is_failed
+from .ora_errors import GRANT_CODES, error_code
 from .views import grant_for
 
 log = logging.getLogger(__name__)
@@ -46,15 +46,6 @@ FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
 FETCH_GRACE = 0.25  # seconds a scrape waits beyond the fetch budget (timeout_seconds) for the fetch's own answer
 
 
-# ORA-00942 (table or view does not exist) and ORA-01031 (insufficient privileges) on a
-# dynamic performance view mean, on a release that has the view, a missing grant.
-GRANT_CODES = ("ORA-00942", "ORA-01031", "ORA-04043")
-_CODE = re.compile(r"\b((?:ORA|DPY|DPI|TNS)-\d{4,5})\b")
-
-
-def error_code(text: str) -> str:
-    m = _CODE.search(text or "")
-    return m.group(1) if m else "other"
 
 
 def missing_grant(view: str, code: str) -> str:

@@ -47,10 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-# ORA-00942: table or view does not exist; ORA-04043: object does not exist.
-MISSING_VIEW = ("ORA-00942", "ORA-04043")
-# ORA-00904: invalid identifier (a column this release does not have).
-MISSING_COLUMN = ("ORA-00904",)
+# The codes that mean "not on this release" (oracle_exporter.ora_errors, the one table of codes):
+# ORA-00942 / ORA-04043 (no such view), ORA-00904 (no such column).
+from .ora_errors import MISSING_COLUMN, MISSING_VIEW  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -87,6 +86,14 @@ class View:
     fallbacks: tuple[Fallback, ...] = ()
     since: str | None = None                    # first release that has it (documentation)
     doc: str = ""
+    refused_in: frozenset[str] = frozenset()    # not read there: "pdb" (connected to a PDB, the view
+                                                # holds that PDB's share or nothing), "mounted" (a
+                                                # data dictionary view: needs an open database)
+
+    @property
+    def grant(self) -> str:
+        """The grant the monitoring user needs to read this view (see grant_for)."""
+        return grant_for(self.name)
 
     @property
     def selects_con_id(self) -> bool:
@@ -207,6 +214,20 @@ def row(view: str | View, **values: Any) -> dict[str, Any]:
     return {c: values[c] for c in v.columns}
 
 
+# Where a view is not read (View.refused_in): connected to a PDB, the instance-wide statistics
+# views answer for that PDB only (GV$SYSSTAT, GV$SYSTEM_EVENT, the event histograms, the time
+# model) or not at all (GV$SYSMETRIC), while latches, PGA, logs and processes stay instance-wide:
+# mixed, they would mislead. The data dictionary (DBA_/CDB_ views) needs an open database: a
+# MOUNTED standby answers ORA-01219.
+IN_PDB = frozenset({"pdb"})
+MOUNTED = frozenset({"mounted"})
+
+
+def refused(where: str) -> tuple[str, ...]:
+    """Names of the registered views not read ``where`` ("pdb", "mounted"), registry order."""
+    return tuple(name for name, v in _REGISTRY.items() if where in v.refused_in)
+
+
 # --- the views of the core collectors --------------------------------------------------
 # (shared by several collectors, so defined here; a view only one new collector reads is
 # registered in that collector's module.)
@@ -217,7 +238,7 @@ SYSTEM_EVENT = register(View(
     identity=("INST_ID", "EVENT"),
     counters=("TOTAL_WAITS", "TOTAL_TIMEOUTS", "TIME_WAITED", "TIME_WAITED_MICRO",
               "TOTAL_WAITS_FG", "TOTAL_TIMEOUTS_FG", "TIME_WAITED_FG", "TIME_WAITED_MICRO_FG"),
-    doc="V$SYSTEM_EVENT, total waits per event since instance startup"))
+    refused_in=IN_PDB, doc="V$SYSTEM_EVENT, total waits per event since instance startup"))
 
 EVENT_HISTOGRAM = register(View(
     "GV$EVENT_HISTOGRAM",
@@ -225,7 +246,7 @@ EVENT_HISTOGRAM = register(View(
     identity=("INST_ID", "EVENT", "WAIT_TIME_MILLI"),
     counters=("WAIT_COUNT",),
     filter_column="EVENT", since="10.1",
-    doc="V$EVENT_HISTOGRAM, per-bucket wait counts, buckets in milliseconds"))
+    refused_in=IN_PDB, doc="V$EVENT_HISTOGRAM, per-bucket wait counts, buckets in milliseconds"))
 
 EVENT_HISTOGRAM_MICRO = register(View(
     "GV$EVENT_HISTOGRAM_MICRO",
@@ -234,7 +255,7 @@ EVENT_HISTOGRAM_MICRO = register(View(
     counters=("WAIT_COUNT",),
     filter_column="EVENT", since="12.1.0.2",
     fallbacks=(Fallback(MISSING_VIEW, EVENT_HISTOGRAM, "microsecond histograms need 12.1.0.2"),),
-    doc="V$EVENT_HISTOGRAM_MICRO, per-bucket wait counts, buckets in microseconds"))
+    refused_in=IN_PDB, doc="V$EVENT_HISTOGRAM_MICRO, per-bucket wait counts, buckets in microseconds"))
 
 # GV$SYSSTAT statistics that are current values, not cumulative (Oracle Database
 # Reference, "Statistics Descriptions": class "current" statistics).
@@ -248,7 +269,7 @@ SYSSTAT = register(View(
     "GV$SYSSTAT", ("INST_ID", "NAME", "VALUE"),
     identity=("INST_ID", "NAME"), counters=("VALUE",),
     name_column="NAME", gauge_names=SYSSTAT_GAUGES, filter_column="NAME",
-    doc="V$SYSSTAT, cumulative instance statistics"))
+    refused_in=IN_PDB, doc="V$SYSSTAT, cumulative instance statistics"))
 
 # V$LOG lists the redo log groups from the control file: one row per group (GROUP# is
 # unique in the database, each group belongs to one THREAD#), and GV$LOG returns every
@@ -303,7 +324,7 @@ SYSMETRIC = register(View(
     "GV$SYSMETRIC", ("INST_ID", "METRIC_NAME", "VALUE", "METRIC_UNIT", "GROUP_ID", "INTSIZE_CSEC"),
     identity=("INST_ID", "METRIC_NAME", "GROUP_ID"),
     where="GROUP_ID = :grp", where_binds={"grp": SYSMETRIC_GROUP_ID}, filter_column="METRIC_NAME",
-    doc="V$SYSMETRIC, metric values of the last 60 s interval (GROUP_ID 2)"))
+    refused_in=IN_PDB, doc="V$SYSMETRIC, metric values of the last 60 s interval (GROUP_ID 2)"))
 
 # VERSION is "19.0.0.0.0" on every 19c; VERSION_FULL (18c+) has the release update ("19.21.0.0.0").
 INSTANCE_WITHOUT_VERSION_FULL = View(
@@ -389,25 +410,25 @@ TIME_MODEL = register(View(
     "GV$SYS_TIME_MODEL", ("INST_ID", "STAT_NAME", "VALUE"),
     identity=("INST_ID", "STAT_NAME"), counters=("VALUE",), name_column="STAT_NAME",
     filter_column="STAT_NAME", since="10.1",
-    doc="V$SYS_TIME_MODEL, accumulated elapsed and CPU times in microseconds"))
+    refused_in=IN_PDB, doc="V$SYS_TIME_MODEL, accumulated elapsed and CPU times in microseconds"))
 
 # tablespaces collector
 # The CDB_ views exist from 12.1: in a CDB root they list every open container, in a PDB that
 # PDB, in a non-CDB the database (CON_ID 0). Before 12.1 (ORA-00942) the DBA_ views are read.
 DBA_TS_USAGE = register(View("DBA_TABLESPACE_USAGE_METRICS", ("TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
-                          identity=("TABLESPACE_NAME",), doc="tablespace usage in blocks, before 12.1"))
+                          identity=("TABLESPACE_NAME",), refused_in=MOUNTED, doc="tablespace usage in blocks, before 12.1"))
 DBA_TS_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
-                           identity=("TABLESPACE_NAME",), doc="tablespace block size and contents, before 12.1"))
+                           identity=("TABLESPACE_NAME",), refused_in=MOUNTED, doc="tablespace block size and contents, before 12.1"))
 TS_USAGE = register(View(
     "CDB_TABLESPACE_USAGE_METRICS", ("CON_ID", "TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
     identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
     fallbacks=(Fallback(MISSING_VIEW, DBA_TS_USAGE, "CDB_ views need 12.1"),),
-    doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
+    refused_in=MOUNTED, doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
 TS_SPACES = register(View(
     "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
     identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
     fallbacks=(Fallback(MISSING_VIEW, DBA_TS_SPACES, "CDB_ views need 12.1"),),
-    doc="tablespace block size and contents, every container"))
+    refused_in=MOUNTED, doc="tablespace block size and contents, every container"))
 CONTAINERS = register(View(
     "V$CONTAINERS", ("CON_ID", "NAME"), identity=("CON_ID",), since="12.1",
     doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))

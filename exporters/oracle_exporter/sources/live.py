@@ -56,7 +56,8 @@ from exporter_common.config import ConfigError
 from ..config import DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..views import MISSING_COLUMN, MISSING_VIEW, View, grant_for
+from ..ora_errors import FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, TIMEOUT_CODES
+from ..views import View, grant_for, refused
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
 
@@ -67,7 +68,7 @@ ACTION = "scrape"
 PROGRAM = "oracle-exporter"
 # Call timeout exceeded (thin: DPY-4024; thick: DPI-1067 / ORA-03156): the database
 # is too slow to answer; stop this fetch instead of timing out view after view.
-_TIMEOUT_CODES = ("DPY-4024", "DPI-1067", "ORA-03156")
+_TIMEOUT_CODES = TIMEOUT_CODES
 
 
 def _oracledb():
@@ -91,16 +92,13 @@ def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str
     return "thick"
 
 
-# Views whose rows inside a PDB are the PDB's share (or none) rather than the instance's.
-PDB_REFUSED = ("GV$SYSSTAT", "GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM", "GV$SYSMETRIC",
-               "GV$SYS_TIME_MODEL")
+# Views whose rows inside a PDB are the PDB's share (or none) rather than the instance's
+# (declared in the view registry: View.refused_in).
+PDB_REFUSED = refused("pdb")
 
 # SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
 CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")
 
-# A fallback taken on ORA-00942 / ORA-04043 (the view does not exist, or the user may not see it)
-# is retried this often: a grant added later is picked up without a restart.
-FALLBACK_RETRY_SECONDS = 600.0
 
 _MODES = {"default": "AUTH_MODE_DEFAULT", "sysdg": "AUTH_MODE_SYSDGD", "sysbackup": "AUTH_MODE_SYSBKP"}
 

@@ -1,0 +1,161 @@
+"""The one table of Oracle and driver errors oracle-exporter acts on: code -> meaning, what it
+tells the exporter, and whether (and how) it tries again.
+
+Kept beside the view registry (oracle_exporter.views reads the fallback codes from here) and
+imported by everything that needs a code: the live source (call timeouts, fallbacks), the
+exporter (the grant a failed view needs) and oracle_exporter.sources (the fixed
+``reason`` label of ``oracle_last_error_info``). Nothing here imports the package.
+
+``on``: ``connect`` (the logon or the session failed: the whole fetch fails with ``reason``),
+``view`` (one statement failed: only the collectors reading that view fail), ``call`` (a
+statement ran out of time: the fetch stops there).
+
+``retry`` says how the exporter tries again:
+
+* ``backoff``: reconnect after 1 s, 2 s, 4 s ... up to ``reconnect_backoff_max_seconds``;
+* ``fallback``: read the view's registered fallback for the rest of the session;
+* ``fallback, recheck``: the same, but the view itself is tried again every
+  FALLBACK_RETRY_SECONDS, because the error may be a missing grant that a DBA adds later;
+* ``next fetch``: nothing is cached, the next scrape tries again;
+* ``keep session``: the session stays (a call timeout on a healthy session).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A fallback taken on an error that may be a missing grant is re-checked this often.
+FALLBACK_RETRY_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class OraError:
+    code: str                  # ORA-nnnnn, or a driver code: DPY-nnnn, DPI-nnnn
+    meaning: str
+    on: str                    # connect | view | call
+    reason: str = ""           # oracle_last_error_info{reason} when it fails a fetch
+    retry: str = "backoff"
+    missing_view: bool = False     # the view does not exist on this release (or is not visible)
+    missing_column: bool = False   # a column this release does not have
+    grant: bool = False            # on a view this release has: the monitoring user lacks the grant
+    timeout: bool = False          # a call that ran out of time
+
+
+ERRORS: tuple[OraError, ...] = (
+    # -- one view ------------------------------------------------------------------------
+    OraError("ORA-00942", "table or view does not exist", "view", retry="fallback, recheck",
+             missing_view=True, grant=True),
+    OraError("ORA-04043", "object does not exist", "view", retry="fallback, recheck", missing_view=True, grant=True),
+    OraError("ORA-00904", "invalid identifier: a column this release does not have", "view", retry="fallback",
+             missing_column=True),
+    OraError("ORA-01031", "insufficient privileges (on a view: a missing grant; at logon: no CREATE SESSION "
+                          "or the SYSDG/SYSBACKUP privilege)", "connect", "logon denied", grant=True),
+    # -- calls ---------------------------------------------------------------------------
+    OraError("DPY-4024", "call timeout exceeded (thin mode)", "call", "timeout", "keep session", timeout=True),
+    OraError("DPI-1067", "call timeout exceeded (thick mode)", "call", "timeout", "keep session", timeout=True),
+    OraError("ORA-03156", "OCI call timed out", "call", "timeout", "keep session", timeout=True),
+    # -- the logon and the session -------------------------------------------------------
+    OraError("ORA-12541", "no listener", "connect", "connection refused"),
+    OraError("ORA-12545", "target host or object does not exist", "connect", "name not resolved"),
+    OraError("DPY-6006", "cannot resolve the host name", "connect", "name not resolved"),
+    OraError("ORA-12543", "destination host unreachable", "connect", "host unreachable"),
+    OraError("ORA-12170", "connect timeout occurred", "connect", "connect timeout"),
+    OraError("ORA-12535", "operation timed out", "connect", "connect timeout"),
+    OraError("ORA-01017", "invalid username/password; logon denied", "connect", "logon denied"),
+    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "logon denied"),
+    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect", "logon denied"),
+    OraError("ORA-28000", "the account is locked", "connect", "account locked"),
+    OraError("ORA-28001", "the password has expired", "connect", "account locked"),
+    OraError("ORA-12514", "listener does not know of the service", "connect", "unknown service"),
+    OraError("ORA-12505", "listener does not know of the SID", "connect", "unknown service"),
+    OraError("DPY-6001", "the service is not registered with the listener", "connect", "unknown service"),
+    OraError("DPY-6003", "the SID is not registered with the listener", "connect", "unknown service"),
+    OraError("DPY-6000", "the listener refused the connection", "connect", "listener refused"),
+    OraError("ORA-12516", "listener could not find an available handler", "connect", "listener refused"),
+    OraError("ORA-12518", "listener could not hand off the connection", "connect", "listener refused"),
+    OraError("ORA-12519", "no appropriate service handler found", "connect", "listener refused"),
+    OraError("ORA-12520", "listener could not find a handler for the server type", "connect", "listener refused"),
+    OraError("ORA-12528", "all instances are blocking new connections", "connect", "listener refused"),
+    OraError("ORA-01033", "initialization or shutdown in progress", "connect", "database not open"),
+    OraError("ORA-01034", "Oracle not available", "connect", "database not open"),
+    OraError("ORA-01089", "immediate shutdown or close in progress", "connect", "database not open"),
+    OraError("ORA-01090", "shutdown in progress", "connect", "database not open"),
+    OraError("ORA-12526", "all instances are in restricted mode", "connect", "database not open"),
+    OraError("DPY-3001", "Native Network Encryption is only supported in thick mode", "connect",
+             "encryption required"),
+    OraError("DPY-4000", "cannot find the connect alias in tnsnames.ora", "connect", "alias not resolved"),
+    OraError("DPY-4026", "cannot open the tnsnames.ora file", "connect", "alias not resolved"),
+    OraError("DPY-4027", "no configuration directory to search for tnsnames.ora", "connect", "alias not resolved"),
+    OraError("ORA-12154", "could not resolve the connect identifier", "connect", "alias not resolved"),
+    OraError("DPY-2018", "TLS: cannot read the wallet / certificate", "connect", "tls failed"),
+    OraError("ORA-28759", "failure to open the wallet file", "connect", "tls failed"),
+    OraError("ORA-28860", "fatal SSL error", "connect", "tls failed"),
+    OraError("ORA-29024", "certificate validation failure", "connect", "tls failed"),
+    OraError("ORA-29106", "cannot import the PKCS12 wallet", "connect", "tls failed"),
+    OraError("ORA-28865", "SSL connection closed", "connect", "tls failed"),
+    OraError("DPY-4011", "the database or network closed the connection", "connect", "session lost"),
+    OraError("ORA-03113", "end-of-file on communication channel", "connect", "session lost"),
+    OraError("ORA-03114", "not connected to Oracle", "connect", "session lost"),
+    OraError("ORA-03135", "connection lost contact", "connect", "session lost"),
+    OraError("DPY-1001", "not connected to a database", "connect", "session lost"),
+)
+
+BY_CODE: dict[str, OraError] = {e.code: e for e in ERRORS}
+if len(BY_CODE) != len(ERRORS):
+    raise RuntimeError("an error code is listed twice in oracle_exporter.ora_errors.ERRORS")
+
+
+def codes(flag: str) -> tuple[str, ...]:
+    """The codes with that flag set (missing_view, missing_column, grant, timeout), table order."""
+    return tuple(e.code for e in ERRORS if getattr(e, flag))
+
+
+MISSING_VIEW = codes("missing_view")       # ("ORA-00942", "ORA-04043")
+MISSING_COLUMN = codes("missing_column")   # ("ORA-00904",)
+GRANT_CODES = codes("grant")               # ("ORA-00942", "ORA-04043", "ORA-01031")
+TIMEOUT_CODES = codes("timeout")           # ("DPY-4024", "DPI-1067", "ORA-03156")
+
+_CODE = re.compile(r"\b((?:ORA|DPY|DPI|TNS)-\d{4,5})\b")
+
+
+def error_code(text: str) -> str:
+    """The first ORA-/DPY-/DPI-/TNS- code in an error text, "other" when it has none."""
+    m = _CODE.search(text or "")
+    return m.group(1) if m else "other"
+
+
+# Failures that carry no code of their own (socket errors, the exporter's own words), and the
+# reason each gives, checked together with the codes of the table.
+_TEXTS: dict[str, tuple[str, ...]] = {
+    "recording changed": ("the recording changed under the replay",),
+    "recording unreadable": ("replay: ",),
+    "connection refused": ("Connection refused", "[Errno 111]"),
+    "name not resolved": ("Name or service not known", "nodename nor servname", "[Errno -2]", "[Errno -3]",
+                          "[Errno -5]", "Temporary failure in name resolution"),
+    "host unreachable": ("No route to host", "Network is unreachable", "[Errno 113]", "[Errno 101]"),
+    "logon timeout": ("the logon did not complete",),
+    "connect timeout": ("DPY-6005: cannot connect to database.; timed out", "timed out"),
+    "encryption required": ("Native Network Encryption",),
+    "tls failed": ("[SSL",),
+    # the listener closed the connection during the logon (before the session existed)
+    "connection closed": ("cannot connect to database.; DPY-4011", "cannot connect to database.; [Errno 104]",
+                          "Connection reset by peer"),
+    "timeout": ("timeout:", "no snapshot within"),
+    "session lost": ("session lost",),
+}
+
+# Checked in this order, first match wins; so "connection closed" (DPY-4011 during the logon)
+# is told apart from "session lost" (DPY-4011 on a working session).
+REASON_ORDER = ("recording changed", "recording unreadable", "connection refused", "name not resolved",
+                "host unreachable", "logon timeout", "connect timeout", "logon denied", "account locked",
+                "unknown service", "listener refused", "database not open", "encryption required",
+                "alias not resolved", "tls failed", "connection closed", "timeout", "session lost")
+
+
+def reason_patterns() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(reason, patterns) in REASON_ORDER: the texts above and every code of that reason."""
+    known = set(REASON_ORDER)
+    stray = {e.reason for e in ERRORS if e.reason} - known
+    if stray:
+        raise RuntimeError(f"reasons {sorted(stray)} are missing from REASON_ORDER")
+    return tuple((r, _TEXTS.get(r, ()) + tuple(e.code for e in ERRORS if e.reason == r)) for r in REASON_ORDER)
