@@ -1,7 +1,7 @@
 """Per-collector minimum intervals: how often the views of a collector are read.
 
 Some views are cheap but not free (tablespace usage scans the data dictionary): a
-collector may say ``MIN_INTERVAL_SECONDS`` (tablespaces: 300), and the config may set
+collector declares ``interval`` in its SPEC (tablespaces: 300), and the config may set
 any collector's interval (``collector_intervals: {tablespaces: 600, asm: 0}``). The live
 source reads a view at most once per interval and serves the rows it read last in between
 (``Snapshot.ages`` says how old they are; the exporter exports that as
@@ -20,7 +20,8 @@ def collector_interval(name: str, module: Any, settings: Any) -> float:
     configured = getattr(settings, "collector_intervals", None) or {}
     if name in configured:
         return float(configured[name])
-    return float(getattr(module, "MIN_INTERVAL_SECONDS", 0.0))
+    spec = getattr(module, "SPEC", None)
+    return float(spec.interval if spec is not None else getattr(module, "MIN_INTERVAL_SECONDS", 0.0))
 
 
 def enabled_collectors(collectors: Mapping[str, Any] | None, settings: Any) -> Mapping[str, Any]:

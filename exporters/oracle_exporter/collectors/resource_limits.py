@@ -23,13 +23,28 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import RESOURCE_LIMIT
-from ._common import emit, gauge, inst, num
+from ._common import emit, inst, num
 from ._health import clean, lowest_container
 
-NAME = "resource_limits"
-
-VIEWS = (RESOURCE_LIMIT.name,)
+_LABELS = ("inst_id", "resource")
+SPEC = Collector(
+    "resource_limits", "Use of processes, sessions, transactions ... against their limit (ORA-00020, ORA-00018).",
+    reads=(RESOURCE_LIMIT.name,),
+    metrics=(
+        Family("oracle_resource_current_utilization", "gauge",
+               "Current use of the resource (GV$RESOURCE_LIMIT.CURRENT_UTILIZATION).", _LABELS,
+               source="GV$RESOURCE_LIMIT.CURRENT_UTILIZATION"),
+        Family("oracle_resource_max_utilization", "gauge",
+               "Highest use of the resource since instance start (GV$RESOURCE_LIMIT.MAX_UTILIZATION).", _LABELS,
+               source="GV$RESOURCE_LIMIT.MAX_UTILIZATION"),
+        Family("oracle_resource_limit", "gauge",
+               "Limit of the resource (GV$RESOURCE_LIMIT.LIMIT_VALUE); no series when UNLIMITED.", _LABELS,
+               source="GV$RESOURCE_LIMIT.LIMIT_VALUE", note="LIMIT_VALUE is text; UNLIMITED gives no series."),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 def limit_value(value: Any) -> float | None:
     """LIMIT_VALUE as a number; None for UNLIMITED, NULL or anything non-numeric."""
@@ -40,14 +55,9 @@ def limit_value(value: Any) -> float | None:
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     rows = lowest_container(snapshot.rows("GV$RESOURCE_LIMIT"), ("INST_ID", "RESOURCE_NAME"))
-    current = gauge("oracle_resource_current_utilization",
-                    "Current use of the resource (GV$RESOURCE_LIMIT.CURRENT_UTILIZATION).", ["inst_id", "resource"])
-    highest = gauge("oracle_resource_max_utilization",
-                    "Highest use of the resource since instance start (GV$RESOURCE_LIMIT.MAX_UTILIZATION).",
-                    ["inst_id", "resource"])
-    limit = gauge("oracle_resource_limit",
-                  "Limit of the resource (GV$RESOURCE_LIMIT.LIMIT_VALUE); no series when UNLIMITED.",
-                  ["inst_id", "resource"])
+    current = SPEC.family("oracle_resource_current_utilization")
+    highest = SPEC.family("oracle_resource_max_utilization")
+    limit = SPEC.family("oracle_resource_limit")
     ordered = sorted(rows, key=lambda r: (num(r.get("INST_ID")) or 0, clean(r.get("RESOURCE_NAME"))))
     for row in ordered:
         i, name = inst(row), clean(row.get("RESOURCE_NAME"))
