@@ -41,21 +41,30 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Iterable
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any, Iterable
 
 from exporter_common.config import ConfigError, ErrorList, Fields, load_yaml, secret_from
 
-from .collectors.defaults import DEFAULT_HISTOGRAM_EVENTS as _DEFAULT_EVENTS, DEFAULT_LATCHES as _DEFAULT_LATCHES
-from .collectors.defaults import DEFAULT_PDB_HISTOGRAM_EVENTS, OPT_IN_COLLECTORS
+from exporter_common.declare import settings_of
 
-# One list each, owned by the collectors (they also fall back to them).
+from . import core
+from .collectors import COLLECTORS
+from .collectors.defaults import DEFAULT_HISTOGRAM_EVENTS as _DEFAULT_EVENTS, DEFAULT_LATCHES as _DEFAULT_LATCHES
+
+# One list each, owned by the collectors' declarations (they also fall back to them).
 DEFAULT_HISTOGRAM_EVENTS: tuple[str, ...] = tuple(_DEFAULT_EVENTS)
 DEFAULT_LATCHES: tuple[str, ...] = tuple(_DEFAULT_LATCHES)
 
-DEFAULT_TIMEOUT_SECONDS = 10.0
-DEFAULT_CONNECT_TIMEOUT_SECONDS = 5.0
-DEFAULT_BACKOFF_MAX_SECONDS = 60.0
+# The exporter-wide settings, declared once in oracle_exporter.core.
+DEFAULT_TIMEOUT_SECONDS = core.default("timeout_seconds")
+DEFAULT_CONNECT_TIMEOUT_SECONDS = core.default("connect_timeout_seconds")
+DEFAULT_BACKOFF_MAX_SECONDS = core.default("reconnect_backoff_max_seconds")
+
+# Every collector's declaration, and the settings they declare: {key: (collector, Setting)}.
+SPECS = {name: mod.SPEC for name, mod in COLLECTORS.items() if getattr(mod, "SPEC", None) is not None}
+COLLECTOR_SETTINGS = settings_of(SPECS.values())
+OPT_IN_COLLECTORS = frozenset(name for name, spec in SPECS.items() if spec.opt_in)
 LOGON_MODES = ("default", "sysdg", "sysbackup")
 
 # Labels the exporter or the collectors set themselves; an extra label with one
@@ -69,27 +78,21 @@ RESERVED_LABELS = frozenset({
 _LABEL_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 
-@dataclass
-class Settings:
-    """What the collectors need to know; pure data, no database handles."""
+def _enabled(self, name: str) -> bool:
+    """Collectors are on unless switched off by name; an opt-in collector (the pdb
+    collector) is off unless switched on."""
+    return self.collectors.get(name, name not in OPT_IN_COLLECTORS)
 
-    histogram_events: list[str] = field(default_factory=lambda: list(DEFAULT_HISTOGRAM_EVENTS))
-    latches: list[str] = field(default_factory=lambda: list(DEFAULT_LATCHES))
-    collectors: dict[str, bool] = field(default_factory=dict)
-    collector_intervals: dict[str, float] = field(default_factory=dict)   # seconds; see oracle_exporter.intervals
-    custom_queries: tuple = ()                  # oracle_exporter.custom.CustomQuery, from custom_metrics(_files)
-    session_events_max: int = 15                # events with their own oracle_sessions_waiting* series
-    idle_wait_events: bool = False              # also export GV$SYSTEM_EVENT's Idle wait class
-    wait_events_max: int = 400                  # per instance, most time waited first (0: no limit)
-    pdbs: tuple[str, ...] = ()                  # pdb collector: only these PDBs (empty: all)
-    pdb_series_max: int = 5000                  # pdb collector: series per database (0: no limit)
-    pdb_wait_events_max: int = 25               # pdb collector: events per PDB and instance
-    pdb_histogram_events: list[str] = field(default_factory=lambda: list(DEFAULT_PDB_HISTOGRAM_EVENTS))
 
-    def enabled(self, name: str) -> bool:
-        """Collectors are on unless switched off by name; an opt-in collector (the pdb
-        collector) is off unless switched on."""
-        return self.collectors.get(name, name not in OPT_IN_COLLECTORS)
+# What the collectors need to know; pure data, no database handles. One field per setting a
+# collector declares (default from its declaration), plus the switches, the intervals and the
+# custom queries: Settings(histogram_events=[...]) overrides one, an unknown name is a TypeError.
+Settings = make_dataclass("Settings", [
+    *((key, Any, field(default_factory=setting.value)) for key, (_, setting) in COLLECTOR_SETTINGS.items()),
+    ("collectors", dict, field(default_factory=dict)),            # name -> on/off
+    ("collector_intervals", dict, field(default_factory=dict)),   # seconds; see oracle_exporter.intervals
+    ("custom_queries", tuple, ()),                                # oracle_exporter.custom.CustomQuery
+], namespace={"enabled": _enabled, "__module__": __name__})
 
 
 @dataclass
@@ -121,7 +124,7 @@ class Config:
     settings: Settings = field(default_factory=Settings)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
-    min_interval_seconds: float = 0.0
+    min_interval_seconds: float = core.default("min_interval_seconds")
     reconnect_backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
     config_dir: str | None = None
     thick_mode: bool = False
@@ -140,21 +143,8 @@ def _labels(db: Fields) -> dict[str, str]:
     return labels
 
 
-def _names(root: Fields, key: str, default: Iterable[str]) -> list[str]:
-    values = root.str_list(key, list(default))
-    seen: set[str] = set()
-    for i, v in enumerate(values):
-        if not v.strip():
-            raise ConfigError(root.source, f"{key}[{i}]", "must not be empty")
-        if v in seen:
-            raise ConfigError(root.source, f"{key}[{i}]", f"duplicate entry {v!r}")
-        seen.add(v)
-    return values
-
-
 def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) -> Settings:
-    events = _names(root, "histogram_events", DEFAULT_HISTOGRAM_EVENTS)
-    latches = _names(root, "latches", DEFAULT_LATCHES)
+    """The collector switches, intervals and every declared collector setting of the file."""
     coll = root.sub("collectors")
     known = sorted(known_collectors) if known_collectors is not None else None
     enabled: dict[str, bool] = {}
@@ -172,17 +162,8 @@ def parse_settings(root: Fields, known_collectors: Iterable[str] | None = None) 
             raise ivs.error(str(name), f"unknown collector (known: {', '.join(known or []) or 'none'})")
         intervals[name] = float(ivs.number(name, minimum=0.0))
     ivs.reject_unknown()
-    events_max = int(root.number("session_events_max", 15, minimum=0))
-    idle = root.bool("idle_wait_events", False)
-    wait_max = int(root.number("wait_events_max", 400, minimum=0))
-    pdbs = tuple(root.str_list("pdbs"))
-    pdb_series = int(root.number("pdb_series_max", 5000, minimum=0))
-    pdb_events = int(root.number("pdb_wait_events_max", 25, minimum=0))
-    pdb_hist = _names(root, "pdb_histogram_events", DEFAULT_PDB_HISTOGRAM_EVENTS)
-    return Settings(histogram_events=events, latches=latches, collectors=enabled, collector_intervals=intervals,
-                    session_events_max=events_max, idle_wait_events=idle, wait_events_max=wait_max,
-                    pdbs=pdbs, pdb_series_max=pdb_series, pdb_wait_events_max=pdb_events,
-                    pdb_histogram_events=pdb_hist)
+    values = {key: setting.read(root) for key, (_, setting) in COLLECTOR_SETTINGS.items()}
+    return Settings(collectors=enabled, collector_intervals=intervals, **values)
 
 
 # user/password@connect-string: python-oracledb accepts it as a DSN, and the password then
@@ -291,17 +272,11 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         raise
     errs = ErrorList()
     # keys of parts that may fail before reaching them: known, not "unknown field"
-    root.declare("histogram_events", "latches", "collectors", "collector_intervals", "session_events_max",
-                 "idle_wait_events", "wait_events_max", "custom_metrics", "custom_metric_files", "thick_mode", "config_dir", "min_interval_seconds",
-                 "pdbs", "pdb_series_max", "pdb_wait_events_max", "pdb_histogram_events",
-                 "reconnect_backoff_max_seconds")
-    timeout = float(errs.value(lambda: root.number("timeout_seconds", DEFAULT_TIMEOUT_SECONDS, minimum=0.1),
-                               DEFAULT_TIMEOUT_SECONDS))
-    connect_timeout = float(errs.value(lambda: root.number("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS,
-                                                           minimum=0.1), DEFAULT_CONNECT_TIMEOUT_SECONDS))
-    min_interval = float(errs.value(lambda: root.number("min_interval_seconds", 0.0, minimum=0.0), 0.0))
-    backoff_max = float(errs.value(lambda: root.number("reconnect_backoff_max_seconds", DEFAULT_BACKOFF_MAX_SECONDS,
-                                                       minimum=0.1), DEFAULT_BACKOFF_MAX_SECONDS))
+    root.declare(*COLLECTOR_SETTINGS, "collectors", "collector_intervals", "custom_metrics", "custom_metric_files",
+                 "thick_mode", "config_dir")
+    exporter = {s.key: errs.value(lambda s=s: s.read(root), s.value()) for s in core.SPEC.settings}
+    timeout, connect_timeout = exporter["timeout_seconds"], exporter["connect_timeout_seconds"]
+    min_interval, backoff_max = exporter["min_interval_seconds"], exporter["reconnect_backoff_max_seconds"]
     config_dir = errs.value(lambda: _directory(root, "config_dir", "tnsnames.ora / sqlnet.ora"))
     thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
@@ -330,7 +305,8 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         mode = errs.value(lambda: _logon_mode(db), "default")
         wallet, wallet_password = errs.value(lambda: _wallet(db, thick), (None, None))
         labels = errs.value(lambda: _labels(db), {})
-        db_timeout = errs.value(lambda: float(db.number("timeout_seconds", timeout, minimum=0.1)), timeout)
+        db_timeout = errs.value(lambda: float(db.number("timeout_seconds", timeout,
+                                                         minimum=core.SPEC.setting("timeout_seconds").minimum)), timeout)
         db.declare("external_auth", "mode", "wallet_location", "wallet_password_file", "wallet_password_env")
         with errs.part():
             db.reject_unknown()

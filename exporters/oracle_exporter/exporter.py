@@ -34,6 +34,7 @@ from exporter_common.runner import CollectorRunner
 
 from . import __version__
 from .config import Settings
+from .core import SPEC as CORE
 from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
 from .sources import FAILED, Source, failed_snapshot, failure_reason, is_failed
@@ -117,8 +118,9 @@ class _Families:
         return iter(self.families)
 
 
-def _family(name: str, doc: str, typ: str, unit: str = "") -> Metric:
-    return Metric(name, doc, typ, unit)
+def _family(name: str) -> Metric:
+    """An empty family of the exporter's own declared metric (oracle_exporter.core)."""
+    return CORE.metric(name).empty()
 
 
 def merge(families: Iterable[Metric]) -> list[Metric]:
@@ -228,11 +230,9 @@ class OracleExporter:
                  deadline: float | None = None) -> list[Metric]:
         snap = fetched.snapshot
         base = {"database": target.name, **target.labels}
-        up = _family("oracle_up", "1 if the last fetch of the database succeeded, else 0.", "gauge")
-        duration = _family("oracle_collector_duration_seconds",
-                           "Time a collector took on the snapshot, in seconds.", "gauge", "seconds")
-        success = _family("oracle_collector_success",
-                          "1 if the collector succeeded on the last snapshot, else 0.", "gauge")
+        up = _family("oracle_up")
+        duration = _family("oracle_collector_duration_seconds")
+        success = _family("oracle_collector_success")
         failed = is_failed(snap)
         blind = not failed and is_blind(snap)
         up.add_sample("oracle_up", dict(base), 0.0 if failed or blind else 1.0)
@@ -247,11 +247,8 @@ class OracleExporter:
                                       else "connected but blind")
         state = self._fetch_state(base, fetched, failed or blind, target.last_reason)
         failed = failed or blind
-        view_errors = _family("oracle_view_errors", "1 for each view that failed in the last fetch (absent "
-                                                    "otherwise); oracle_view_error_info names the error and grant.",
-                              "gauge")
-        error_info = _family("oracle_view_error_info", "The ORA- code of a view that failed in the last fetch and "
-                                                       "the grant that would allow it, value 1.", "gauge")
+        view_errors = _family("oracle_view_errors")
+        error_info = _family("oracle_view_error_info")
         for view, text in sorted(snap.errors.items()):
             if view == FAILED or view.startswith("CUSTOM:"):
                 continue
@@ -260,9 +257,7 @@ class OracleExporter:
             error_info.add_sample("oracle_view_error_info",
                                   {**base, "view": view, "code": code, "grant": missing_grant(view, code)}, 1.0)
         outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base, deadline)
-        age = _family("oracle_collector_cache_age_seconds",
-                      "Age of the rows a collector with a minimum interval used (0: read in this fetch), seconds.",
-                      "gauge", "seconds")
+        age = _family("oracle_collector_cache_age_seconds")
         for outcome in outcomes:
             labels = {**base, "collector": outcome.name}
             duration.add_sample("oracle_collector_duration_seconds", labels, outcome.duration)
@@ -270,14 +265,11 @@ class OracleExporter:
             mod = self.collectors[outcome.name]
             if collector_interval(outcome.name, mod, self.settings) > 0:
                 age.add_sample("oracle_collector_cache_age_seconds", dict(labels), collector_age(mod, snap.ages))
-        errors = _family("oracle_scrape_errors", "Failed collector runs (collector=\"fetch\": failed "
-                                                 "fetches) since the exporter started.", "counter")
+        errors = _family("oracle_scrape_errors_total")
         for name in (FETCH, *self.collectors):
             errors.add_sample("oracle_scrape_errors_total", {**base, "collector": name},
                               float(self.runner.error_count(name, target.name)))
-        scrape = _family("oracle_scrape_duration_seconds",
-                         "Time the scrape of the database took (fetch and collectors), in seconds.",
-                         "gauge", "seconds")
+        scrape = _family("oracle_scrape_duration_seconds")
         scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
         extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
         return [up, scrape, duration, success, errors, *extra, *state, *out]
@@ -285,16 +277,10 @@ class OracleExporter:
     def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str) -> list[Metric]:
         """Why a database is (or last was) down, how old the served snapshot is, what each view cost."""
         snap = fetched.snapshot
-        reason = _family("oracle_last_error", "Why the most recent failed fetch of the database failed, value 1 "
-                                              "(reason: a fixed set of causes; empty while no fetch has failed). "
-                                              "Down now: oracle_up == 0.", "info")
+        reason = _family("oracle_last_error_info")
         reason.add_sample("oracle_last_error_info", {**base, "reason": last_reason}, 1.0)
-        age = _family("oracle_snapshot_age_seconds", "Age of the served snapshot (since its fetch started), in "
-                                                     "seconds: above the scrape interval when a fetch is reused "
-                                                     "(min_interval_seconds) or still running.", "gauge", "seconds")
-        views = _family("oracle_view_query_duration_seconds", "Time the statement of each view took in the fetch "
-                                                              "of the served snapshot, in seconds (live only).",
-                        "gauge", "seconds")
+        age = _family("oracle_snapshot_age_seconds")
+        views = _family("oracle_view_query_duration_seconds")
         if failed:
             return [reason]
         age.add_sample("oracle_snapshot_age_seconds", dict(base), max(0.0, time.monotonic() - fetched.started))
@@ -318,7 +304,7 @@ class OracleExporter:
         for t, fut, deadline in futures:
             fetched = self._wait(t, fut, deadline, started)
             families.extend(self._collect(t, fetched, started, collect_deadline))
-        info = _family("oracle_exporter_build_info", "Version of oracle-exporter; constant 1.", "gauge")
+        info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return merge([*families, info])
 

@@ -140,7 +140,7 @@ def test_settings_are_validated(tmp_path, monkeypatch):
                    "pdb_histogram_events: [log file sync]\n" + base)
     s = load_config(str(cfg)).settings
     assert (s.enabled("pdb"), s.pdbs, s.pdb_series_max, s.pdb_wait_events_max, s.pdb_histogram_events) == (
-        True, ("SALES",), 100, 3, ["log file sync"])
+        True, ["SALES"], 100, 3, ["log file sync"])
     for bad, field in (("pdbs: SALES\n", "pdbs"), ("pdb_series_max: -1\n", "pdb_series_max"),
                        ("pdb_histogram_events: [a, a]\n", "pdb_histogram_events[1]")):
         cfg.write_text(bad + base)

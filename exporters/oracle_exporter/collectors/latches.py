@@ -8,25 +8,39 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family, Setting
+
 from . import defaults
-from ._common import counter, emit, inst, num
+from ._common import emit, inst, num
 
-NAME = "latches"
-VIEWS = ("GV$LATCH",)
+_LABELS = ("inst_id", "latch")
+SPEC = Collector(
+    "latches", "Latch statistics (GV$LATCH) of a configured list of latches, and of all latches summed (latch=\"all\").",
+    reads=("GV$LATCH",),
+    settings=(
+        Setting("latches", defaults.DEFAULT_LATCHES, "latches exposed one by one (all latches are also summed "
+                "into latch=\"all\", the latch hit ratio's denominator)", kind="names"),
+    ),
+    metrics=(
+        Family("oracle_latch_gets_total", "counter", "Willing-to-wait latch requests (GV$LATCH.GETS).", _LABELS, source="GV$LATCH.GETS"),
+        Family("oracle_latch_misses_total", "counter", "Willing-to-wait requests that missed on the first try (GV$LATCH.MISSES).", _LABELS, source="GV$LATCH.MISSES"),
+        Family("oracle_latch_sleeps_total", "counter", "Willing-to-wait requests that slept (GV$LATCH.SLEEPS).", _LABELS, source="GV$LATCH.SLEEPS"),
+        Family("oracle_latch_immediate_gets_total", "counter", "No-wait latch requests (GV$LATCH.IMMEDIATE_GETS).", _LABELS, source="GV$LATCH.IMMEDIATE_GETS"),
+        Family("oracle_latch_immediate_misses_total", "counter", "No-wait latch requests that failed (GV$LATCH.IMMEDIATE_MISSES).", _LABELS, source="GV$LATCH.IMMEDIATE_MISSES"),
+        Family("oracle_latch_spin_gets_total", "counter", "Misses that got the latch while spinning (GV$LATCH.SPIN_GETS).", _LABELS, source="GV$LATCH.SPIN_GETS"),
+        Family("oracle_latch_wait_time_seconds_total", "counter", "Time waited for the latch, seconds (GV$LATCH.WAIT_TIME microseconds).", _LABELS, source="GV$LATCH.WAIT_TIME"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
-# metric, help, column, scale
-COLUMNS: tuple[tuple[str, str, str, float], ...] = (
-    ("oracle_latch_gets_total", "Willing-to-wait latch requests (GV$LATCH.GETS).", "GETS", 1.0),
-    ("oracle_latch_misses_total", "Willing-to-wait requests that missed on the first try (GV$LATCH.MISSES).",
-     "MISSES", 1.0),
-    ("oracle_latch_sleeps_total", "Willing-to-wait requests that slept (GV$LATCH.SLEEPS).", "SLEEPS", 1.0),
-    ("oracle_latch_immediate_gets_total", "No-wait latch requests (GV$LATCH.IMMEDIATE_GETS).", "IMMEDIATE_GETS", 1.0),
-    ("oracle_latch_immediate_misses_total", "No-wait latch requests that failed (GV$LATCH.IMMEDIATE_MISSES).",
-     "IMMEDIATE_MISSES", 1.0),
-    ("oracle_latch_spin_gets_total", "Misses that got the latch while spinning (GV$LATCH.SPIN_GETS).",
-     "SPIN_GETS", 1.0),
-    ("oracle_latch_wait_time_seconds_total", "Time waited for the latch, seconds (GV$LATCH.WAIT_TIME microseconds).",
-     "WAIT_TIME", 1e-6),
+# metric, column, scale
+COLUMNS: tuple[tuple[str, str, float], ...] = (
+    ("oracle_latch_gets_total", "GETS", 1.0),
+    ("oracle_latch_misses_total", "MISSES", 1.0),
+    ("oracle_latch_sleeps_total", "SLEEPS", 1.0),
+    ("oracle_latch_immediate_gets_total", "IMMEDIATE_GETS", 1.0),
+    ("oracle_latch_immediate_misses_total", "IMMEDIATE_MISSES", 1.0),
+    ("oracle_latch_spin_gets_total", "SPIN_GETS", 1.0),
+    ("oracle_latch_wait_time_seconds_total", "WAIT_TIME", 1e-6),
 )
 
 
@@ -41,15 +55,15 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if i is None or name is None:
             continue
         targets = [(i, "all")] + ([(i, str(name))] if str(name) in wanted_set else [])
-        for _, _, col, _ in COLUMNS:
+        for _, col, _ in COLUMNS:
             value = num(row.get(col))
             if value is None or value < 0:  # NULL, or a wrapped/corrupt counter: not summed into "all"
                 continue
             for key in targets:
                 values[key][col] += value
     families = []
-    for metric, doc, col, scale in COLUMNS:
-        family = counter(metric, doc, ["inst_id", "latch"])
+    for metric, col, scale in COLUMNS:
+        family = SPEC.family(metric)
         for key in sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1])):
             if col in values[key]:
                 family.add_metric(list(key), values[key][col] * scale)

@@ -32,41 +32,92 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.core import Metric
+
+from exporter_common.declare import Collector, Family, Setting
 
 from ..views import CON_HISTOGRAM, CON_SYSMETRIC, CON_SYSSTAT, CON_SYSTEM_EVENT, CON_TIME_MODEL
-from ._common import counter, emit, gauge, inst, num, text
+from ._common import emit, inst, num, text
 from ._health import con_id
 from .defaults import DEFAULT_PDB_HISTOGRAM_EVENTS
 from .tablespaces import CONTAINERS, container_names
 from .wait_events import MICRO, cumulative_buckets
 
-NAME = "pdb"
-OPT_IN = True          # off unless the config switches it on (config.Settings.enabled)
+_PDB = ("inst_id", "pdb")
+_PDB_EVENT = ("inst_id", "pdb", "event", "wait_class")
+SPEC = Collector(
+    "pdb", "Per-PDB DB time, statistics, non-Idle waits, latency histograms and AAS from one CDB$ROOT "
+           "connection (GV$CON_* views, 12.2+).",
+    reads=(CON_TIME_MODEL.name, CON_SYSSTAT.name, CON_SYSTEM_EVENT.name, CON_HISTOGRAM.name, CON_SYSMETRIC.name,
+           CONTAINERS.name),
+    opt_in=True,          # off unless the config switches it on (collectors: {pdb: true})
+    settings=(
+        Setting("pdbs", [], "only these PDBs (case-blind; empty: every PDB and CDB$ROOT)", kind="names",
+                doc_default="(every PDB)"),
+        Setting("pdb_series_max", 5000, "series per database; beyond it whole PDBs are left out, least DB time "
+                "first, and oracle_pdbs_omitted counts them (0: no limit)", kind="int", minimum=0),
+        Setting("pdb_wait_events_max", 25, "non-Idle events per PDB and instance, most time waited first",
+                kind="int", minimum=0),
+        Setting("pdb_histogram_events", DEFAULT_PDB_HISTOGRAM_EVENTS, "events with a latency histogram per PDB",
+                kind="names"),
+    ),
+    metrics=(
+        Family("oracle_pdb_db_time_seconds_total", "counter",
+               "DB time of the PDB, seconds (GV$CON_SYS_TIME_MODEL 'DB time').", _PDB,
+               source="GV$CON_SYS_TIME_MODEL 'DB time'", since="12.2"),
+        Family("oracle_pdb_db_cpu_seconds_total", "counter",
+               "Foreground CPU of the PDB, seconds (GV$CON_SYS_TIME_MODEL 'DB CPU').", _PDB,
+               source="GV$CON_SYS_TIME_MODEL 'DB CPU'", since="12.2"),
+        Family("oracle_pdb_user_commits_total", "counter", "Commits in the PDB (GV$CON_SYSSTAT 'user commits').",
+               _PDB, source="GV$CON_SYSSTAT 'user commits'", since="12.2"),
+        Family("oracle_pdb_user_calls_total", "counter", "User calls in the PDB ('user calls').", _PDB,
+               source="GV$CON_SYSSTAT 'user calls'", since="12.2"),
+        Family("oracle_pdb_executions_total", "counter", "SQL executions in the PDB ('execute count').", _PDB,
+               source="GV$CON_SYSSTAT 'execute count'", since="12.2"),
+        Family("oracle_pdb_logical_reads_total", "counter",
+               "Logical reads in the PDB, blocks ('session logical reads').", _PDB,
+               source="GV$CON_SYSSTAT 'session logical reads'", since="12.2"),
+        Family("oracle_pdb_physical_reads_total", "counter", "Physical reads in the PDB, blocks ('physical reads').",
+               _PDB, source="GV$CON_SYSSTAT 'physical reads'", since="12.2"),
+        Family("oracle_pdb_redo_bytes_total", "counter", "Redo generated in the PDB, bytes ('redo size').", _PDB,
+               source="GV$CON_SYSSTAT 'redo size'", since="12.2"),
+        Family("oracle_pdb_wait_event_waits_total", "counter",
+               "Waits per non-Idle event in the PDB (GV$CON_SYSTEM_EVENT).", _PDB_EVENT,
+               source="GV$CON_SYSTEM_EVENT.TOTAL_WAITS", since="12.2"),
+        Family("oracle_pdb_wait_event_time_seconds_total", "counter",
+               "Time waited per non-Idle event in the PDB, seconds (GV$CON_SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
+               _PDB_EVENT, source="GV$CON_SYSTEM_EVENT.TIME_WAITED_MICRO / 1e6", since="12.2"),
+        Family("oracle_pdb_average_active_sessions", "gauge", "Average active sessions of the PDB over the last 60 s "
+                                                             "(GV$CON_SYSMETRIC 'Average Active Sessions').", _PDB,
+               source="GV$CON_SYSMETRIC 'Average Active Sessions'", since="12.2"),
+        Family("oracle_pdb_wait_event_latency_seconds", "histogram",
+               "Wait latency histogram per PDB of the pdb_histogram_events, seconds (GV$CON_EVENT_HISTOGRAM_MICRO made "
+               "cumulative); _sum from GV$CON_SYSTEM_EVENT.", ("inst_id", "pdb", "event"),
+               source="GV$CON_EVENT_HISTOGRAM_MICRO", since="12.2"),
+        Family("oracle_pdbs_omitted", "gauge", "PDBs of an instance left out of the per-PDB series because "
+                                               "pdb_series_max would be exceeded (least DB time first); absent when "
+                                               "none was.", ("inst_id",)),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+OPT_IN = SPEC.opt_in
+DEFAULT_PDB_WAIT_EVENTS_MAX = SPEC.default("pdb_wait_events_max")
+DEFAULT_PDB_SERIES_MAX = SPEC.default("pdb_series_max")
 
-DEFAULT_PDB_WAIT_EVENTS_MAX = 25
-DEFAULT_PDB_SERIES_MAX = 5000
-
-
-# metric, help, source name, scale
+# metric, source name, scale
 TIME_STATS = (
-    ("oracle_pdb_db_time_seconds_total", "DB time of the PDB, seconds (GV$CON_SYS_TIME_MODEL 'DB time').",
-     "DB time", 1e-6),
-    ("oracle_pdb_db_cpu_seconds_total", "Foreground CPU of the PDB, seconds (GV$CON_SYS_TIME_MODEL 'DB CPU').",
-     "DB CPU", 1e-6),
+    ("oracle_pdb_db_time_seconds_total", "DB time", 1e-6),
+    ("oracle_pdb_db_cpu_seconds_total", "DB CPU", 1e-6),
 )
 STATS = (
-    ("oracle_pdb_user_commits_total", "Commits in the PDB (GV$CON_SYSSTAT 'user commits').", "user commits", 1.0),
-    ("oracle_pdb_user_calls_total", "User calls in the PDB ('user calls').", "user calls", 1.0),
-    ("oracle_pdb_executions_total", "SQL executions in the PDB ('execute count').", "execute count", 1.0),
-    ("oracle_pdb_logical_reads_total", "Logical reads in the PDB, blocks ('session logical reads').",
-     "session logical reads", 1.0),
-    ("oracle_pdb_physical_reads_total", "Physical reads in the PDB, blocks ('physical reads').", "physical reads", 1.0),
-    ("oracle_pdb_redo_bytes_total", "Redo generated in the PDB, bytes ('redo size').", "redo size", 1.0),
+    ("oracle_pdb_user_commits_total", "user commits", 1.0),
+    ("oracle_pdb_user_calls_total", "user calls", 1.0),
+    ("oracle_pdb_executions_total", "execute count", 1.0),
+    ("oracle_pdb_logical_reads_total", "session logical reads", 1.0),
+    ("oracle_pdb_physical_reads_total", "physical reads", 1.0),
+    ("oracle_pdb_redo_bytes_total", "redo size", 1.0),
 )
 METRICS = (
-    ("oracle_pdb_average_active_sessions", "Average active sessions of the PDB over the last 60 s "
-                                           "(GV$CON_SYSMETRIC 'Average Active Sessions').", "Average Active Sessions"),
+    ("oracle_pdb_average_active_sessions", "Average Active Sessions"),
 )
 
 
@@ -75,9 +126,8 @@ def pdb_histogram_events(settings: Any) -> list[str]:
     return list(DEFAULT_PDB_HISTOGRAM_EVENTS if value is None else value)
 
 
-VIEWS = (CON_TIME_MODEL.name, CON_SYSSTAT.name, CON_SYSTEM_EVENT.name, CON_HISTOGRAM.name, CON_SYSMETRIC.name, CONTAINERS.name)
-NAMES = {CON_TIME_MODEL.name: tuple(s for _, _, s, _ in TIME_STATS), CON_SYSSTAT.name: tuple(s for _, _, s, _ in STATS),
-         CON_HISTOGRAM.name: pdb_histogram_events, CON_SYSMETRIC.name: tuple(s for _, _, s in METRICS)}
+NAMES = {CON_TIME_MODEL.name: tuple(s for _, s, _ in TIME_STATS), CON_SYSSTAT.name: tuple(s for _, s, _ in STATS),
+         CON_HISTOGRAM.name: pdb_histogram_events, CON_SYSMETRIC.name: tuple(s for _, s in METRICS)}
 
 Key = tuple[str, int]      # (inst_id, CON_ID)
 
@@ -122,13 +172,13 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for key, values in _by_container(snapshot.rows(CON_TIME_MODEL.name), "STAT_NAME").items():
         if (s := series(key)) is not None:
             s.db_time = values.get("DB time", 0.0)
-            s.samples += [(metric, [], values[src] * scale) for metric, _, src, scale in TIME_STATS if src in values]
+            s.samples += [(metric, [], values[src] * scale) for metric, src, scale in TIME_STATS if src in values]
     for key, values in _by_container(snapshot.rows(CON_SYSSTAT.name), "NAME").items():
         if (s := series(key)) is not None:
-            s.samples += [(metric, [], values[src] * scale) for metric, _, src, scale in STATS if src in values]
+            s.samples += [(metric, [], values[src] * scale) for metric, src, scale in STATS if src in values]
     for key, values in _by_container(snapshot.rows(CON_SYSMETRIC.name), "METRIC_NAME").items():
         if (s := series(key)) is not None:
-            s.samples += [(metric, [], values[src]) for metric, _, src in METRICS if src in values]
+            s.samples += [(metric, [], values[src]) for metric, src in METRICS if src in values]
 
     waits: dict[Key, dict[tuple[str, str], list[float]]] = defaultdict(dict)
     for row in snapshot.rows(CON_SYSTEM_EVENT.name):
@@ -176,30 +226,16 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         used += n
 
     families: dict[str, Metric] = {}
-    docs = {m: (d, "counter" if m.endswith("_total") else "gauge")
-            for m, d, *_ in TIME_STATS + STATS + METRICS}
-    docs["oracle_pdb_wait_event_waits_total"] = ("Waits per non-Idle event in the PDB (GV$CON_SYSTEM_EVENT).",
-                                                 "counter")
-    docs["oracle_pdb_wait_event_time_seconds_total"] = (
-        "Time waited per non-Idle event in the PDB, seconds (GV$CON_SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).", "counter")
-    hist = HistogramMetricFamily(
-        "oracle_pdb_wait_event_latency_seconds",
-        "Wait latency histogram per PDB of the pdb_histogram_events, seconds (GV$CON_EVENT_HISTOGRAM_MICRO made "
-        "cumulative); _sum from GV$CON_SYSTEM_EVENT.", labels=["inst_id", "pdb", "event"])
+    hist = SPEC.family("oracle_pdb_wait_event_latency_seconds")
     for key in sorted(kept):
         pdb = pdb_name(key[1]) or ""
         for metric, extra, value in per[key].samples:
             if metric not in families:
-                doc, kind = docs[metric]
-                extra_labels = ["event", "wait_class"] if "wait_event" in metric else []
-                families[metric] = (counter if kind == "counter" else gauge)(metric, doc,
-                                                                             ["inst_id", "pdb", *extra_labels])
+                families[metric] = SPEC.family(metric)
             families[metric].add_metric([key[0], pdb, *extra], value)
         for event, cum, total in per[key].histograms:
             hist.add_metric([key[0], pdb, event], cum, total)
-    left_out = gauge("oracle_pdbs_omitted", "PDBs of an instance left out of the per-PDB series because "
-                                            "pdb_series_max would be exceeded (least DB time first); absent when "
-                                            "none was.", ["inst_id"])
+    left_out = SPEC.family("oracle_pdbs_omitted")
     for i, n in sorted(omitted.items()):
         left_out.add_metric([i], n)
     ordered = [families[m] for m, *_ in TIME_STATS + STATS if m in families]

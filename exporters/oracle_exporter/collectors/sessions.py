@@ -37,16 +37,42 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family, Setting
+
 from ..views import SESSION
-from ._common import emit, gauge, inst, num, sorted_inst
+from ._common import emit, inst, num, sorted_inst
 from ._health import clean
 from .defaults import histogram_events
 
-NAME = "sessions"
+_EVENT = ("inst_id", "event", "wait_class")
+SPEC = Collector(
+    "sessions", "Sessions now: on CPU, waiting on which event, blocked (GV$SESSION, sampled each scrape).",
+    reads=(SESSION.name,),
+    settings=(
+        Setting("session_events_max", 15, "events per instance with their own oracle_sessions_waiting* series "
+                "(most sessions first; the histogram_events always); the rest are summed as event=\"other\"",
+                kind="int", minimum=0),
+    ),
+    metrics=(
+        Family("oracle_sessions_active", "gauge",
+               "User sessions active now by wait class, CPU when on CPU (GV$SESSION STATUS 'ACTIVE', idle waits "
+               "excluded; sampled each scrape).", ("inst_id", "wait_class"), source="GV$SESSION STATUS, STATE, WAIT_CLASS"),
+        Family("oracle_sessions_waiting", "gauge",
+               "Sessions (background included) waiting now on a non-idle event (GV$SESSION STATE 'WAITING'); "
+               "top events only, the rest as event=\"other\".", _EVENT, source="GV$SESSION STATE, EVENT, WAIT_CLASS"),
+        Family("oracle_sessions_waiting_longest_seconds", "gauge",
+               "Longest wait in progress on the event, seconds (max GV$SESSION.WAIT_TIME_MICRO / 1e6).", _EVENT,
+               source="GV$SESSION.WAIT_TIME_MICRO", since="11.1"),
+        Family("oracle_sessions_blocked", "gauge",
+               "Sessions blocked by another session now (GV$SESSION BLOCKING_SESSION_STATUS 'VALID').", ("inst_id",),
+               source="GV$SESSION.BLOCKING_SESSION_STATUS"),
+        Family("oracle_sessions_blocked_longest_seconds", "gauge",
+               "Longest wait of a blocked session so far, seconds (0 when none is blocked).", ("inst_id",),
+               source="GV$SESSION.WAIT_TIME_MICRO of blocked sessions"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
-VIEWS = (SESSION.name,)
-
-DEFAULT_EVENTS_MAX = 15
+DEFAULT_EVENTS_MAX = SPEC.default("session_events_max")
 OTHER = "other"
 IDLE = "idle"
 
@@ -125,20 +151,11 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     active, waiting, blocked, instances = summarize(snapshot.rows("GV$SESSION"), histogram_events(settings),
                                                     events_max(settings))
     instances |= {i for i in (inst(r) for r in snapshot.rows("GV$INSTANCE")) if i is not None}
-    act = gauge("oracle_sessions_active",
-                "User sessions active now by wait class, CPU when on CPU (GV$SESSION STATUS 'ACTIVE', idle waits "
-                "excluded; sampled each scrape).", ["inst_id", "wait_class"])
-    wait = gauge("oracle_sessions_waiting",
-                 "Sessions (background included) waiting now on a non-idle event (GV$SESSION STATE 'WAITING'); "
-                 "top events only, the rest as event=\"other\".", ["inst_id", "event", "wait_class"])
-    longest = gauge("oracle_sessions_waiting_longest_seconds",
-                    "Longest wait in progress on the event, seconds (max GV$SESSION.WAIT_TIME_MICRO / 1e6).",
-                    ["inst_id", "event", "wait_class"])
-    nblocked = gauge("oracle_sessions_blocked",
-                     "Sessions blocked by another session now (GV$SESSION BLOCKING_SESSION_STATUS 'VALID').",
-                     ["inst_id"])
-    blongest = gauge("oracle_sessions_blocked_longest_seconds",
-                     "Longest wait of a blocked session so far, seconds (0 when none is blocked).", ["inst_id"])
+    act = SPEC.family("oracle_sessions_active")
+    wait = SPEC.family("oracle_sessions_waiting")
+    longest = SPEC.family("oracle_sessions_waiting_longest_seconds")
+    nblocked = SPEC.family("oracle_sessions_blocked")
+    blongest = SPEC.family("oracle_sessions_blocked_longest_seconds")
     for i in sorted_inst(instances):
         classes = active.get(i, {})
         act.add_metric([i, "CPU"], float(classes.get("CPU", 0)))

@@ -22,14 +22,49 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.utils import floatToGoString
 
-from . import defaults
-from ._common import counter, emit, gauge, inst, num, text
+from exporter_common.declare import Collector, Family, Setting
 
-NAME = "wait_events"
-VIEWS = ("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM")
+from . import defaults
+from ._common import emit, inst, num, text
+
+_EVENT = ("inst_id", "event", "wait_class")
+SPEC = Collector(
+    "wait_events", "Waits per event (GV$SYSTEM_EVENT) and latency histograms of key events.",
+    reads=("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM"),
+    settings=(
+        Setting("histogram_events", defaults.DEFAULT_HISTOGRAM_EVENTS, "events exposed as latency histograms",
+                kind="names"),
+        Setting("idle_wait_events", False, "also export GV$SYSTEM_EVENT's Idle wait class (SQL*Net message from "
+                "client ...: hundreds of series that say nothing about the database)", kind="bool"),
+        Setting("wait_events_max", 400, "events per instance with their own series, most time waited first; "
+                "oracle_wait_events_omitted counts the rest (0: no limit; a 19c instance has about 150-250 "
+                "non-idle events that ever waited)", kind="int", minimum=0),
+    ),
+    metrics=(
+        Family("oracle_wait_event_waits_total", "counter",
+               "Waits per event since instance start (GV$SYSTEM_EVENT.TOTAL_WAITS).", _EVENT,
+               source="GV$SYSTEM_EVENT.TOTAL_WAITS"),
+        Family("oracle_wait_event_time_seconds_total", "counter",
+               "Time waited per event since instance start, seconds (GV$SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
+               _EVENT, source="GV$SYSTEM_EVENT.TIME_WAITED_MICRO / 1e6"),
+        Family("oracle_wait_event_timeouts_total", "counter",
+               "Wait timeouts per event since instance start (GV$SYSTEM_EVENT.TOTAL_TIMEOUTS).", _EVENT,
+               source="GV$SYSTEM_EVENT.TOTAL_TIMEOUTS"),
+        Family("oracle_wait_event_latency_seconds", "histogram",
+               "Wait latency histogram of key events, seconds (GV$EVENT_HISTOGRAM_MICRO, else GV$EVENT_HISTOGRAM, "
+               "made cumulative); _sum from GV$SYSTEM_EVENT.TIME_WAITED_MICRO.", ("inst_id", "event"),
+               source="GV$EVENT_HISTOGRAM_MICRO (12.1.0.2+) or GV$EVENT_HISTOGRAM, for histogram_events",
+               note="Buckets: powers of two from 1 us (1 ms with GV$EVENT_HISTOGRAM); le is inclusive where "
+                    "Oracle's bound is exclusive."),
+        Family("oracle_wait_events_omitted", "gauge",
+               "Events of GV$SYSTEM_EVENT left out of the per-event series of an instance because it has more "
+               "than wait_events_max (those with the least time waited go first); absent when none was.",
+               ("inst_id",), source="GV$SYSTEM_EVENT"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 # Histograms only for the configured events (settings.histogram_events).
 NAMES = {"GV$EVENT_HISTOGRAM_MICRO": defaults.histogram_events, "GV$EVENT_HISTOGRAM": defaults.histogram_events}
@@ -64,7 +99,7 @@ def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, .
     return out
 
 
-DEFAULT_MAX_EVENTS = 400   # per instance; a 19c instance has about 150-250 non-idle events that ever waited
+DEFAULT_MAX_EVENTS = SPEC.default("wait_events_max")
 
 
 def bound_events(agg: dict[tuple[str, str, str], list[float | None]],
@@ -88,14 +123,9 @@ def bound_events(agg: dict[tuple[str, str, str], list[float | None]],
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    labels = ["inst_id", "event", "wait_class"]
-    waits = counter("oracle_wait_event_waits_total",
-                    "Waits per event since instance start (GV$SYSTEM_EVENT.TOTAL_WAITS).", labels)
-    times = counter("oracle_wait_event_time_seconds_total",
-                    "Time waited per event since instance start, seconds (GV$SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
-                    labels)
-    timeouts = counter("oracle_wait_event_timeouts_total",
-                       "Wait timeouts per event since instance start (GV$SYSTEM_EVENT.TOTAL_TIMEOUTS).", labels)
+    waits = SPEC.family("oracle_wait_event_waits_total")
+    times = SPEC.family("oracle_wait_event_time_seconds_total")
+    timeouts = SPEC.family("oracle_wait_event_timeouts_total")
 
     # Sum duplicate (inst, event, class) rows so no series is emitted twice.
     include_idle = bool(getattr(settings, "idle_wait_events", False))
@@ -118,9 +148,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if micro is not None and micro >= 0:
             time_by_event[(i, str(event))] += micro
     kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
-    omitted = gauge("oracle_wait_events_omitted",
-                    "Events of GV$SYSTEM_EVENT left out of the per-event series of an instance because it has more "
-                    "than wait_events_max (those with the least time waited go first); absent when none was.", ["inst_id"])
+    omitted = SPEC.family("oracle_wait_events_omitted")
     for i, n in sorted(omitted_count.items()):
         if n:
             omitted.add_metric([i], n)
@@ -133,11 +161,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if total_timeouts is not None:
             timeouts.add_metric(list(key), total_timeouts)
 
-    hist = HistogramMetricFamily(
-        "oracle_wait_event_latency_seconds",
-        "Wait latency histogram of key events, seconds (GV$EVENT_HISTOGRAM_MICRO, else GV$EVENT_HISTOGRAM, "
-        "made cumulative); _sum from GV$SYSTEM_EVENT.TIME_WAITED_MICRO.",
-        labels=["inst_id", "event"])
+    hist = SPEC.family("oracle_wait_event_latency_seconds")
     wanted = set(defaults.histogram_events(settings))
     per_event: dict[tuple[str, str], list[tuple[float, float]]] = {}
     ladders: dict[tuple[str, str], tuple[float, tuple[int, ...]]] = {}

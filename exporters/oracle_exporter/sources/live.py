@@ -14,7 +14,7 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   the TCP connect is waited for by the next fetches, never started twice
   (ConnectAttempt): at most one connect thread and socket per database.
 * After a failure the session is dropped and reconnects are spaced with
-  exponential backoff (1 s, 2 s, 4 s ... capped at 60 s); during backoff a
+  exponential backoff (1 s, 2 s, 4 s ... capped at reconnect_backoff_max_seconds, 60 s by default); during backoff a
   fetch returns a failed snapshot at once instead of hammering the listener.
   A fetch that runs out of time on a healthy session keeps the session.
 * module "oracle-exporter", action "scrape", client identifier
@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 
 from exporter_common.config import ConfigError
 
-from ..config import DatabaseConfig, Settings
+from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
 from ..ora_errors import FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, TIMEOUT_CODES
@@ -169,7 +169,7 @@ class _Abort(Exception):
 class Backoff:
     """Exponential reconnect delay: initial, 2x, 4x ... capped; reset on success."""
 
-    def __init__(self, initial: float = 1.0, cap: float = 60.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, initial: float = 1.0, cap: float = DEFAULT_BACKOFF_MAX_SECONDS, clock: Callable[[], float] = time.monotonic):
         self.initial, self.cap, self.clock = initial, cap, clock
         self.failures = 0
         self.retry_at = 0.0
@@ -256,10 +256,10 @@ class LiveSource:
     a fresh logon on a database under stress."""
 
     def __init__(self, db: DatabaseConfig, settings: Settings, *, call_timeout: float | None = None,
-                 connect_timeout: float = 5.0,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 backoff_initial: float = 1.0, backoff_cap: float = 60.0,
+                 backoff_initial: float = 1.0, backoff_cap: float = DEFAULT_BACKOFF_MAX_SECONDS,
                  collectors: Mapping[str, Any] | None = None):
         self.name = db.name
         self.db = db

@@ -1,0 +1,60 @@
+"""oracle-exporter's own declaration: the exporter-wide settings (timeouts, backoff, the minimum
+interval) and the self metrics every database gets, read like a collector's SPEC by the
+config, the live source, the exporter and the metrics catalog."""
+from __future__ import annotations
+
+from exporter_common.declare import Collector, Family, Setting
+
+_DB = ("database",)
+_COLL = ("database", "collector")
+_VIEW = ("database", "view")
+
+SPEC = Collector(
+    "exporter", "The exporter itself: is each database answering, how long a scrape takes, what failed.",
+    exporter="oracle-exporter",
+    settings=(
+        Setting("timeout_seconds", 10.0, "time budget of one fetch of a database (connect and every statement) "
+                "and its scrape deadline; a database may override it", minimum=0.1),
+        Setting("connect_timeout_seconds", 5.0, "TCP connect timeout of a (re)connect", minimum=0.1),
+        Setting("min_interval_seconds", 0.0, "at most one query set per database per interval, however many "
+                "scrapers (an HA pair of Prometheus servers shares one fetch)", minimum=0.0),
+        Setting("reconnect_backoff_max_seconds", 60.0, "reconnects back off 1 s, 2 s, 4 s ... up to this",
+                minimum=0.1),
+    ),
+    metrics=(
+        Family("oracle_up", "gauge", "1 if the last fetch of the database succeeded, else 0.", _DB,
+               note="0 also when the database answered but no view could be read (every view failed)."),
+        Family("oracle_scrape_duration_seconds", "gauge",
+               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds"),
+        Family("oracle_collector_duration_seconds", "gauge", "Time a collector took on the snapshot, in seconds.",
+               _COLL, unit="seconds"),
+        Family("oracle_collector_success", "gauge", "1 if the collector succeeded on the last snapshot, else 0.",
+               _COLL, note="0 also when a view the collector reads failed."),
+        Family("oracle_scrape_errors_total", "counter", "Failed collector runs (collector=\"fetch\": failed "
+                                                        "fetches) since the exporter started.", _COLL),
+        Family("oracle_collector_cache_age_seconds", "gauge",
+               "Age of the rows a collector with a minimum interval used (0: read in this fetch), seconds.", _COLL,
+               unit="seconds"),
+        Family("oracle_view_errors", "gauge", "1 for each view that failed in the last fetch (absent "
+                                              "otherwise); oracle_view_error_info names the error and grant.", _VIEW),
+        Family("oracle_view_error_info", "gauge", "The ORA- code of a view that failed in the last fetch and "
+                                                  "the grant that would allow it, value 1.",
+               ("database", "view", "code", "grant")),
+        Family("oracle_last_error_info", "info", "Why the most recent failed fetch of the database failed, value 1 "
+                                                 "(reason: a fixed set of causes; empty while no fetch has failed). "
+                                                 "Down now: oracle_up == 0.", ("database", "reason"),
+               note="reason is one of oracle_exporter.ora_errors.REASON_ORDER, or other."),
+        Family("oracle_snapshot_age_seconds", "gauge", "Age of the served snapshot (since its fetch started), in "
+                                                       "seconds: above the scrape interval when a fetch is reused "
+                                                       "(min_interval_seconds) or still running.", _DB,
+               unit="seconds"),
+        Family("oracle_view_query_duration_seconds", "gauge", "Time the statement of each view took in the fetch "
+                                                              "of the served snapshot, in seconds (live only).",
+               _VIEW, unit="seconds"),
+        Family("oracle_exporter_build_info", "gauge", "Version of oracle-exporter; constant 1.", ("version",)),
+    ))
+
+
+def default(key: str):
+    """The declared default of an exporter-wide setting."""
+    return SPEC.default(key)
