@@ -23,14 +23,29 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import ARCHIVE_DEST
-from ._common import emit, gauge, inst, num
+from ._common import emit, inst, num
 from ._health import clean
 
-NAME = "archive_dest"
-
-VIEWS = (ARCHIVE_DEST.name,)
-MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (destination state changes rarely)
+SPEC = Collector(
+    "archive_dest", "Archive destinations in use, their state and error (GV$ARCHIVE_DEST).",
+    reads=(ARCHIVE_DEST.name,),
+    interval=60.0,      # destination state changes rarely (collector_intervals overrides)
+    metrics=(
+        Family("oracle_archive_dest_info", "gauge",
+               "Configured archive destination, value 1 (GV$ARCHIVE_DEST; error is the ORA- code).",
+               ("inst_id", "dest_name", "target", "destination", "status", "valid_now", "error"),
+               source="GV$ARCHIVE_DEST (STATUS <> 'INACTIVE')"),
+        Family("oracle_archive_dest_error", "gauge",
+               "1 if an archive destination in use is in error (STATUS ERROR/DISABLED/BAD PARAM/FULL or an ERROR "
+               "text), else 0.", ("inst_id", "dest_name"), source="GV$ARCHIVE_DEST.STATUS, ERROR"),
+        Family("oracle_archive_dest_log_sequence", "gauge",
+               "Last log sequence archived to the destination (GV$ARCHIVE_DEST.LOG_SEQUENCE).",
+               ("inst_id", "dest_name"), source="GV$ARCHIVE_DEST.LOG_SEQUENCE"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 ERROR_STATUSES = frozenset({"ERROR", "DISABLED", "BAD PARAM", "FULL"})
 _ORA = re.compile(r"\b([A-Z]{2,4}-\d{4,5})\b")
@@ -51,15 +66,9 @@ def in_error(row: dict[str, Any]) -> bool:
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    info = gauge("oracle_archive_dest_info",
-                 "Configured archive destination, value 1 (GV$ARCHIVE_DEST; error is the ORA- code).",
-                 ["inst_id", "dest_name", "target", "destination", "status", "valid_now", "error"])
-    error = gauge("oracle_archive_dest_error",
-                  "1 if an archive destination in use is in error (STATUS ERROR/DISABLED/BAD PARAM/FULL or an "
-                  "ERROR text), else 0.", ["inst_id", "dest_name"])
-    seq = gauge("oracle_archive_dest_log_sequence",
-                "Last log sequence archived to the destination (GV$ARCHIVE_DEST.LOG_SEQUENCE).",
-                ["inst_id", "dest_name"])
+    info = SPEC.family("oracle_archive_dest_info")
+    error = SPEC.family("oracle_archive_dest_error")
+    seq = SPEC.family("oracle_archive_dest_log_sequence")
     seen: set[tuple[str, str]] = set()
     rows = sorted(snapshot.rows("GV$ARCHIVE_DEST"),
                   key=lambda r: (num(r.get("INST_ID")) or 0, num(r.get("DEST_ID")) or 0, clean(r.get("DEST_NAME"))))

@@ -22,30 +22,36 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import ASM_DISKGROUP_STAT
-from ._common import emit, gauge, num
+from ._common import emit, num
 from ._health import clean
-
-NAME = "asm"
-
-VIEWS = (ASM_DISKGROUP_STAT.name,)
-MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (disk group space changes slowly)
 
 MiB = 1 << 20
 
+SPEC = Collector(
+    "asm", "ASM disk group space and state (V$ASM_DISKGROUP_STAT: no disk discovery).",
+    reads=(ASM_DISKGROUP_STAT.name,),
+    interval=60.0,      # disk group space changes slowly (collector_intervals overrides)
+    metrics=(
+        Family('oracle_asm_diskgroup_total_bytes', "gauge", 'Size of the ASM disk group, bytes (V$ASM_DISKGROUP_STAT.TOTAL_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.TOTAL_MB"),
+        Family('oracle_asm_diskgroup_free_bytes', "gauge", 'Free space in the ASM disk group before mirroring, bytes (FREE_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.FREE_MB"),
+        Family('oracle_asm_diskgroup_usable_file_bytes', "gauge", 'Space files can still use with redundancy restorable, bytes (USABLE_FILE_MB; negative when a disk failure could not be re-mirrored).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.USABLE_FILE_MB"),
+        Family('oracle_asm_diskgroup_required_mirror_free_bytes', "gauge", 'Free space needed to restore redundancy after the worst failure, bytes (REQUIRED_MIRROR_FREE_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.REQUIRED_MIRROR_FREE_MB"),
+        Family('oracle_asm_diskgroup_offline_disks', "gauge", 'Disks of the disk group that are offline (OFFLINE_DISKS).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.OFFLINE_DISKS"),
+        Family("oracle_asm_diskgroup_info", "gauge", "ASM disk group state and redundancy type, value 1.",
+               ("diskgroup", "state", "type"), source="V$ASM_DISKGROUP_STAT.STATE, TYPE"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+
+# metric, column, scale
 COLUMNS = (
-    ("oracle_asm_diskgroup_total_bytes", "Size of the ASM disk group, bytes (V$ASM_DISKGROUP_STAT.TOTAL_MB).",
-     "TOTAL_MB", MiB),
-    ("oracle_asm_diskgroup_free_bytes", "Free space in the ASM disk group before mirroring, bytes (FREE_MB).",
-     "FREE_MB", MiB),
-    ("oracle_asm_diskgroup_usable_file_bytes", "Space files can still use with redundancy restorable, bytes "
-                                               "(USABLE_FILE_MB; negative when a disk failure could not be "
-                                               "re-mirrored).", "USABLE_FILE_MB", MiB),
-    ("oracle_asm_diskgroup_required_mirror_free_bytes", "Free space needed to restore redundancy after the worst "
-                                                        "failure, bytes (REQUIRED_MIRROR_FREE_MB).",
-     "REQUIRED_MIRROR_FREE_MB", MiB),
-    ("oracle_asm_diskgroup_offline_disks", "Disks of the disk group that are offline (OFFLINE_DISKS).",
-     "OFFLINE_DISKS", 1),
+    ('oracle_asm_diskgroup_total_bytes', 'TOTAL_MB', MiB),
+    ('oracle_asm_diskgroup_free_bytes', 'FREE_MB', MiB),
+    ('oracle_asm_diskgroup_usable_file_bytes', 'USABLE_FILE_MB', MiB),
+    ('oracle_asm_diskgroup_required_mirror_free_bytes', 'REQUIRED_MIRROR_FREE_MB', MiB),
+    ('oracle_asm_diskgroup_offline_disks', 'OFFLINE_DISKS', 1),
 )
 
 
@@ -56,15 +62,14 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if name:
             groups.setdefault(name, row)
     families = []
-    for metric, doc, column, scale in COLUMNS:
-        family = gauge(metric, doc, ["diskgroup"])
+    for metric, column, scale in COLUMNS:
+        family = SPEC.family(metric)
         for name in sorted(groups):
             value = num(groups[name].get(column))
             if value is not None:
                 family.add_metric([name], value * scale)
         families.append(family)
-    info = gauge("oracle_asm_diskgroup_info", "ASM disk group state and redundancy type, value 1.",
-                 ["diskgroup", "state", "type"])
+    info = SPEC.family("oracle_asm_diskgroup_info")
     for name in sorted(groups):
         info.add_metric([name, clean(groups[name].get("STATE")), clean(groups[name].get("TYPE"))], 1.0)
     families.append(info)

@@ -17,10 +17,20 @@ from typing import Any, Iterable
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..custom import CustomQuery, evaluate
 
-NAME = "custom"
-VIEWS: tuple[str, ...] = ()       # keys come from the config (CUSTOM:<NAME>), not from the view registry
+# The metrics a site's statements define are the site's own: only the success gauge is declared.
+SPEC = Collector(
+    "custom", "Custom metrics from SQL: custom_metrics and Oracle's exporter metric files (names from the config).",
+    reads=(),           # keys come from the config (CUSTOM:<NAME>), not from the view registry
+    metrics=(
+        Family("oracle_custom_query_success", "gauge",
+               "1 if the custom SQL statement ran and returned numbers, else 0.", ("query",),
+               source="each custom statement"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 log = logging.getLogger(__name__)
 _last_error: dict[tuple[str, str], str | None] = {}
@@ -32,8 +42,7 @@ def queries(settings: Any) -> tuple[CustomQuery, ...]:
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families: dict[str, Metric] = {}
-    success = GaugeMetricFamily("oracle_custom_query_success",
-                                "1 if the custom SQL statement ran and returned numbers, else 0.", labels=["query"])
+    success = SPEC.family("oracle_custom_query_success")
     for q in queries(settings):
         if not q.runs_on(snapshot.database):
             continue

@@ -30,13 +30,31 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import DATAGUARD_STATS, DATABASE
-from ._common import emit, gauge
+from ._common import emit
 from ._health import clean, interval_seconds, local_wallclock
 
-NAME = "dataguard"
-
-VIEWS = (DATAGUARD_STATS.name, DATABASE.name)
+SPEC = Collector(
+    "dataguard", "Data Guard transport and apply lag on a standby (V$DATAGUARD_STATS).",
+    reads=(DATAGUARD_STATS.name, DATABASE.name),
+    metrics=(
+        Family("oracle_dataguard_lag_seconds", "gauge",
+               "Data Guard lag on this standby, seconds (V$DATAGUARD_STATS 'transport lag' / 'apply lag').",
+               ("kind",), source="V$DATAGUARD_STATS 'transport lag', 'apply lag' (VALUE, an interval)", since="11.2"),
+        Family("oracle_dataguard_lag_computed", "gauge",
+               "1 if V$DATAGUARD_STATS has a value for the lag, 0 if the lag is not computed (NULL VALUE).",
+               ("kind",), source="V$DATAGUARD_STATS.VALUE", since="11.2"),
+        Family("oracle_dataguard_lag_datum_age_seconds", "gauge",
+               "Age of the data the lag was computed from, seconds (TIME_COMPUTED - DATUM_TIME); grows while the "
+               "standby receives nothing from the primary.", ("kind",),
+               source="V$DATAGUARD_STATS.TIME_COMPUTED - DATUM_TIME", since="11.2"),
+        Family("oracle_dataguard_apply_finish_seconds", "gauge",
+               "Estimated time to apply the redo received so far, seconds (V$DATAGUARD_STATS 'apply finish time').",
+               (), source="V$DATAGUARD_STATS 'apply finish time'", since="11.2"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 KINDS = (("transport", "transport lag"), ("apply", "apply lag"))
 
@@ -68,15 +86,9 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     if is_standby(snapshot) is False:
         return
     rows = stats(snapshot)
-    lag = gauge("oracle_dataguard_lag_seconds",
-                "Data Guard lag on this standby, seconds (V$DATAGUARD_STATS 'transport lag' / 'apply lag').",
-                ["kind"])
-    computed = gauge("oracle_dataguard_lag_computed",
-                     "1 if V$DATAGUARD_STATS has a value for the lag, 0 if the lag is not computed (NULL VALUE).",
-                     ["kind"])
-    age = gauge("oracle_dataguard_lag_datum_age_seconds",
-                "Age of the data the lag was computed from, seconds (TIME_COMPUTED - DATUM_TIME); grows while "
-                "the standby receives nothing from the primary.", ["kind"])
+    lag = SPEC.family("oracle_dataguard_lag_seconds")
+    computed = SPEC.family("oracle_dataguard_lag_computed")
+    age = SPEC.family("oracle_dataguard_lag_datum_age_seconds")
     for kind, name in KINDS:
         row = rows.get(name)
         if row is None:
@@ -88,9 +100,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         old = datum_age(row)
         if old is not None:
             age.add_metric([kind], old)
-    finish = gauge("oracle_dataguard_apply_finish_seconds",
-                   "Estimated time to apply the redo received so far, seconds (V$DATAGUARD_STATS "
-                   "'apply finish time').", [])
+    finish = SPEC.family("oracle_dataguard_apply_finish_seconds")
     row = rows.get("apply finish time")
     value = interval_seconds(row.get("VALUE")) if row else None
     if value is not None:

@@ -17,30 +17,38 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import RECOVERY_FILE_DEST
-from ._common import emit, gauge, num
+from ._common import emit, num
 from ._health import clean
 
-NAME = "recovery_area"
+SPEC = Collector(
+    "recovery_area", "The fast recovery area: limit, used, reclaimable (V$RECOVERY_FILE_DEST).",
+    reads=(RECOVERY_FILE_DEST.name,),
+    interval=60.0,      # the FRA fills over minutes (collector_intervals overrides)
+    metrics=(
+        Family('oracle_recovery_area_limit_bytes', "gauge", 'Size limit of the fast recovery area, bytes (V$RECOVERY_FILE_DEST.SPACE_LIMIT).', (), source="V$RECOVERY_FILE_DEST.SPACE_LIMIT"),
+        Family('oracle_recovery_area_used_bytes', "gauge", 'Space used in the fast recovery area, bytes (SPACE_USED).', (), source="V$RECOVERY_FILE_DEST.SPACE_USED"),
+        Family('oracle_recovery_area_reclaimable_bytes', "gauge", 'Used space Oracle can reclaim on its own, bytes (SPACE_RECLAIMABLE).', (), source="V$RECOVERY_FILE_DEST.SPACE_RECLAIMABLE"),
+        Family('oracle_recovery_area_files', "gauge", 'Files in the fast recovery area (NUMBER_OF_FILES).', (), source="V$RECOVERY_FILE_DEST.NUMBER_OF_FILES"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
-VIEWS = (RECOVERY_FILE_DEST.name,)
-MIN_INTERVAL_SECONDS = 60.0   # default; config collector_intervals overrides (the FRA fills over minutes)
-
+# metric, column
 COLUMNS = (
-    ("oracle_recovery_area_limit_bytes", "Size limit of the fast recovery area, bytes "
-                                         "(V$RECOVERY_FILE_DEST.SPACE_LIMIT).", "SPACE_LIMIT"),
-    ("oracle_recovery_area_used_bytes", "Space used in the fast recovery area, bytes (SPACE_USED).", "SPACE_USED"),
-    ("oracle_recovery_area_reclaimable_bytes", "Used space Oracle can reclaim on its own, bytes "
-                                               "(SPACE_RECLAIMABLE).", "SPACE_RECLAIMABLE"),
-    ("oracle_recovery_area_files", "Files in the fast recovery area (NUMBER_OF_FILES).", "NUMBER_OF_FILES"),
+    ('oracle_recovery_area_limit_bytes', 'SPACE_LIMIT'),
+    ('oracle_recovery_area_used_bytes', 'SPACE_USED'),
+    ('oracle_recovery_area_reclaimable_bytes', 'SPACE_RECLAIMABLE'),
+    ('oracle_recovery_area_files', 'NUMBER_OF_FILES'),
 )
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     rows = [r for r in snapshot.rows("V$RECOVERY_FILE_DEST") if clean(r.get("NAME"))]
     families = []
-    for name, doc, column in COLUMNS:
-        family = gauge(name, doc, [])
+    for name, column in COLUMNS:
+        family = SPEC.family(name)
         if rows:                        # one recovery area per database; the first row if a recording repeats it
             value = num(rows[0].get(column))
             if value is not None:

@@ -29,16 +29,28 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..views import CONTAINERS, DBA_TS_SPACES, DBA_TS_USAGE, TS_SPACES, TS_USAGE
-from ._common import emit, gauge, num, parameters
+from ._common import emit, num, parameters
 from ._health import clean, con_id
 
-NAME = "tablespaces"
-LABELS = ["container", "tablespace", "contents"]
-
-
-VIEWS = (TS_USAGE.name, TS_SPACES.name, CONTAINERS.name, DBA_TS_USAGE.name, DBA_TS_SPACES.name)
-MIN_INTERVAL_SECONDS = 300.0   # default; config collector_intervals overrides (the usage view scans the data dictionary: every 5 minutes)
+LABELS = ("container", "tablespace", "contents")
+SPEC = Collector(
+    "tablespaces", "Tablespace used and maximum bytes, autoextend included ((CDB_|DBA_)TABLESPACE_USAGE_METRICS).",
+    reads=(TS_USAGE.name, TS_SPACES.name, CONTAINERS.name, DBA_TS_USAGE.name, DBA_TS_SPACES.name),
+    interval=300.0,     # the usage view scans the data dictionary: every 5 minutes (collector_intervals overrides)
+    metrics=(
+        Family("oracle_tablespace_used_bytes", "gauge",
+               "Space used in the tablespace, bytes ((CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x block size).",
+               LABELS, source="(CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x (CDB_|DBA_)TABLESPACES.BLOCK_SIZE",
+               note="container is empty outside a CDB; contents is PERMANENT, TEMPORARY or UNDO."),
+        Family("oracle_tablespace_max_bytes", "gauge",
+               "Size the tablespace can reach, autoextend MAXSIZE included, bytes "
+               "(TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x block size).", LABELS,
+               source="(CDB_|DBA_)TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x BLOCK_SIZE"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
     if snapshot.has(cdb) and snapshot.rows(cdb):
@@ -83,12 +95,8 @@ def usage(snapshot: Any) -> list[tuple[str, str, str, float, float]]:
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    used = gauge("oracle_tablespace_used_bytes",
-                 "Space used in the tablespace, bytes ((CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x block size).",
-                 LABELS)
-    size = gauge("oracle_tablespace_max_bytes",
-                 "Size the tablespace can reach, autoextend MAXSIZE included, bytes "
-                 "(TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x block size).", LABELS)
+    used = SPEC.family("oracle_tablespace_used_bytes")
+    size = SPEC.family("oracle_tablespace_max_bytes")
     for container, name, contents, used_b, max_b in usage(snapshot):
         used.add_metric([container, name, contents], used_b)
         size.add_metric([container, name, contents], max_b)
