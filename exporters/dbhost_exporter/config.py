@@ -1,11 +1,12 @@
-"""The dbhost-exporter config file (``--config.file``, YAML). Every field is optional.
+"""The dbhost-exporter config file (``--config.file``, YAML). Every field is optional; the
+defaults are listed by ``dbhost-exporter --help`` (and docs/dbhost-exporter.md). For example:
 
-    collectors: {lun: true, zfs: true, process: true}
-    max_series: 50000               # per collector and scrape; the rest is dropped and counted
+    collectors: {process: false}    # one switch per collector
+    max_series: 20000               # per collector and scrape; the rest is dropped and counted
     lun:
-      include_types: [scsi, multipath, nvme, virtio, xen]   # also: loop, ram, zram, other
-      identity_refresh_seconds: 300
-      default_role: other
+      include_types: [scsi, multipath, nvme, loop]   # of scsi, multipath, nvme, virtio, xen, loop, ram, zram, other
+      identity_refresh_seconds: 600
+      default_role: misc
       roles:                        # first match wins; exactly one of wwid/device/multipath
         - {wwid: "3600a0b80002a0d2a000026e64cde8e1c", role: redo}
         - {multipath: mpath_data01, role: data}
