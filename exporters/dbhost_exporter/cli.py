@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import argparse
+import textwrap
 import logging
 import sys
 from typing import Callable
@@ -15,32 +17,55 @@ from exporter_common.cli import base_parser, exposition, run_main, serve, setup_
 from exporter_common.exposition import encode_text
 from exporter_common.web import landing_page, load_web_config
 
-from . import __version__
-from .collectors.lun import LunCollector
-from .collectors.memory import MemoryCollector
-from .collectors.process import ProcessCollector
-from .collectors.zfs import ZfsCollector
+from . import __version__, collectors
 from .config import COLLECTORS, DbhostConfig, load_config
-from .scrape import Collector, DbhostExporter
+from .scrape import SPEC as EXPORTER_SPEC, Collector, DbhostExporter
 from .sysfs import check_mount_point
 
 log = logging.getLogger("dbhost_exporter")
 DEFAULT_PORT = 19162
 
 
-# name -> factory(config, procfs, sysfs), in scrape order; a collector is on unless the
-# config's ``collectors: {name: false}`` switches it off. Imported at start: a broken
-# collector module stops the exporter with its error instead of silently serving less.
+# name -> factory(config, procfs, sysfs), in scrape order (the collector modules' ``create``);
+# a collector is on unless the config's ``collectors: {name: false}`` switches it off. Imported
+# at start: a broken collector module stops the exporter with its error instead of silently
+# serving less.
 FACTORIES: dict[str, Callable[[DbhostConfig, str, str], Collector]] = {
-    "lun": lambda cfg, procfs, sysfs: LunCollector(procfs, sysfs, cfg.lun),
-    "zfs": lambda cfg, procfs, sysfs: ZfsCollector(procfs, kstat_file=cfg.zfs_kstat_file),
-    "process": lambda cfg, procfs, sysfs: ProcessCollector(procfs, cfg.extra_groups, cfg.max_series),
-    "memory": lambda cfg, procfs, sysfs: MemoryCollector(procfs),
-}
+    module.SPEC.name: module.create for module in collectors.modules()}
 
 
 if tuple(FACTORIES) != COLLECTORS:  # the config's switches and the factories name the same collectors
     raise RuntimeError(f"dbhost collectors {tuple(FACTORIES)} != config names {COLLECTORS}")
+
+
+def settings_help() -> str:
+    """The ``--help`` epilog: every collector with what it reads and its settings (config file
+    keys) with their defaults, and the exporter-level settings, from the declarations."""
+    lines = ["collectors (in scrape order; the config file's collectors: {NAME: false} switches one off):"]
+    for module in collectors.modules():
+        spec = module.SPEC
+        state = "off unless switched on" if spec.opt_in else "on"
+        lines.append(f"  {spec.name} ({state}): {spec.help}")
+        for s in spec.settings:
+            lines.append(f"    {spec.name}.{s.key} (default {s.shown_default}): {s.help}")
+    lines.append("exporter settings (top level of the config file):")
+    for s in EXPORTER_SPEC.settings:
+        lines.append(f"    {s.key} (default {s.shown_default}): {s.help}")
+    return "\n".join(lines)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description as usual; keeps the epilog's lines (one per collector and setting)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        out = []
+        for line in text.splitlines():
+            body = line.lstrip(" ")
+            lead = indent + line[:len(line) - len(body)]
+            out.append(textwrap.fill(body, width, initial_indent=lead, subsequent_indent=lead + "    "))
+        return "\n".join(out)
 
 
 def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list[Collector]:
@@ -61,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config.file", dest="config_file", default=None,
                         help="YAML config: LUN roles, extra process groups, zfs kstat file, max_series, collectors")
     parser.add_argument("--version", action="version", version=f"dbhost-exporter {__version__}")
+    parser.formatter_class = _HelpFormatter
+    parser.epilog = settings_help()
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)
 

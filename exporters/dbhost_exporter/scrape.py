@@ -14,14 +14,35 @@ import logging
 import time
 from typing import Iterable, Protocol
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from exporter_common.declare import Collector as Declaration, Family, Setting
 from exporter_common.runner import CollectorRunner
 
 from . import __version__
 
 log = logging.getLogger(__name__)
+
+_COLLECTOR = ("collector",)
+# The exporter itself: its self metrics and its exporter-level settings.
+SPEC = Declaration(
+    "exporter", "dbhost-exporter itself: each collector's outcome, duration and dropped series; the build.",
+    settings=(
+        Setting("max_series", 50000, "per collector and scrape; excess samples are dropped and counted in "
+                "dbhost_collector_dropped_series_total", kind="int", minimum=1),
+    ),
+    metrics=(
+        Family("dbhost_collector_success", "gauge", "1 if the collector's last scrape succeeded, else 0.",
+               _COLLECTOR, source="the collector's last run completed (0: it raised; its partial output dropped)"),
+        Family("dbhost_collector_duration_seconds", "gauge", "Time the collector's last scrape took.",
+               _COLLECTOR, source="wall time of the collector's last run"),
+        Family("dbhost_collector_dropped_series_total", "counter",
+               "Series dropped because the collector exceeded max_series.", _COLLECTOR,
+               source="samples beyond max_series in a scrape, summed over scrapes"),
+        Family("dbhost_exporter_build_info", "info", "dbhost-exporter version.", ("version",),
+               source="package version"),
+    ),
+    exporter="dbhost-exporter")
 
 
 class Collector(Protocol):
@@ -39,21 +60,17 @@ class DbhostExporter:
             self.runner.register(c.name)
 
     def collect(self) -> Iterable[Metric]:
-        success = GaugeMetricFamily("dbhost_collector_success",
-                                    "1 if the collector's last scrape succeeded, else 0.", labels=["collector"])
-        duration = GaugeMetricFamily("dbhost_collector_duration_seconds",
-                                     "Time the collector's last scrape took.", labels=["collector"])
+        success = SPEC.family("dbhost_collector_success")
+        duration = SPEC.family("dbhost_collector_duration_seconds")
         for collector in self.collectors:
             outcome = self.runner.run(collector.name, collector.collect)
             yield from outcome.families
             success.add_metric([collector.name], 1.0 if outcome.ok else 0.0)
             duration.add_metric([collector.name], outcome.duration)
-        dropped = CounterMetricFamily("dbhost_collector_dropped_series",
-                                      "Series dropped because the collector exceeded max_series.",
-                                      labels=["collector"])
+        dropped = SPEC.family("dbhost_collector_dropped_series_total")
         for collector in self.collectors:
             dropped.add_metric([collector.name], self.runner.dropped_count(collector.name))
-        build = InfoMetricFamily("dbhost_exporter_build", "dbhost-exporter version.", labels=["version"])
+        build = SPEC.family("dbhost_exporter_build_info")
         build.add_metric([__version__], {})
         yield success
         yield duration

@@ -22,6 +22,7 @@ sees in the docs is that, or the base unit its name ends in (``_seconds``, ``_by
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -158,7 +159,7 @@ class Setting:
             return values
         raw = fields.data.get(self.key) if isinstance(fields.data, dict) else None
         if self.kind == "int" and raw is not None and (isinstance(raw, bool) or not isinstance(raw, int)):
-            if not (isinstance(raw, float) and raw.is_integer()):
+            if not (isinstance(raw, float) and (raw.is_integer() or not math.isfinite(raw))):
                 raise fields.error(self.key, f"expected a whole number, got {raw!r}")
         value = fields.number(self.key, self.default, minimum=self.minimum)
         if self.maximum is not None and value > self.maximum:

@@ -50,16 +50,138 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.metrics_core import Metric
+
+from exporter_common.config import Fields
+from exporter_common.declare import Collector, Family, Setting
 
 from ..sysfs import listdir, parse_int, read_int, read_str, read_text
 
 log = logging.getLogger(__name__)
 
 KINDS = ("scsi", "multipath", "nvme", "virtio", "xen", "loop", "ram", "zram", "other")
+
+SPEC = Collector(
+    "lun", "LUN identity, configured queue depth, the host-vs-LUN queue split and path health "
+    "(SCSI disks, dm-multipath maps, NVMe namespaces).",
+    reads=("/sys/block/*/device/type", "/sys/block/*/device/vendor", "/sys/block/*/device/model",
+           "/sys/block/*/device/wwid", "/sys/block/*/device/queue_depth", "/sys/block/*/device/device_busy",
+           "/sys/block/*/device/iorequest_cnt", "/sys/block/*/device/iodone_cnt", "/sys/block/*/device/ioerr_cnt",
+           "/sys/block/*/device/state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
+           "/sys/block/*/hidden", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
+           "/sys/block/*/mq/*/nr_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
+           "/sys/block/dm-*/dm/uuid", "/sys/block/dm-*/dm/suspended", "/sys/block/dm-*/slaves/",
+           "/sys/class/scsi_host/*/can_queue", "/sys/class/scsi_host/*/cmd_per_lun",
+           "/sys/class/scsi_host/*/host_busy", "/sys/class/nvme/*/state", "/sys/class/nvme/*/transport",
+           "/sys/class/nvme/*/model", "/sys/class/nvme/*/queue_count", "/sys/class/nvme/*/sqsize",
+           "/sys/class/nvme-subsystem/*/", "/proc/diskstats", "/proc/sys/kernel/osrelease"),
+    settings=(
+        Setting("include_types", ("scsi", "multipath", "nvme", "virtio", "xen"),
+                f"block device kinds exported, of {', '.join(KINDS)}", kind="custom",
+                parse=lambda fields, key: parse_include_types(fields, key)),
+        Setting("identity_refresh_seconds", 300.0, "how often identity and configured limits are re-read "
+                "(also whenever a block device appears or goes)", kind="number", minimum=0),
+        Setting("default_role", "other", "role of LUNs no rule matches", kind="custom",
+                parse=lambda fields, key: parse_role_word(fields, key)),
+        Setting("roles", (), "first match wins: {wwid|device|multipath: ..., role: ...}", kind="custom",
+                parse=lambda fields, key: parse_roles(fields, key)),
+    ),
+    metrics=(
+        Family("dbhost_lun_info", "info",
+               "Identity of a block device: SCSI disk (hctl), dm-multipath map or NVMe "
+               "namespace; multipath is the map a path belongs to or the map's own name; role from config.",
+               ("device", "hctl", "vendor", "model", "wwid", "multipath", "role"),
+               source="SCSI: block/X/device -> .../H:C:T:L (hctl), device/{vendor,model,wwid}; dm-multipath: "
+                      "block/dm-N/dm/{name,uuid} (uuid mpath-<wwid>), slaves/; NVMe: block/nvmeXnY/wwid, "
+                      "device/model; role from config"),
+        Family("dbhost_lun_queue_depth", "gauge", "Configured LUN queue depth (SCSI device/queue_depth).",
+               ("device",), source="block/X/device/queue_depth (SCSI only)"),
+        Family("dbhost_lun_nr_requests", "gauge", "Block-layer request queue size (queue/nr_requests).",
+               ("device",), source="block/X/queue/nr_requests"),
+        Family("dbhost_lun_inflight_requests", "gauge",
+               "Requests in flight. queue=lun: dispatched to the device (SCSI device_busy, else "
+               "/sys/block/X/inflight; iostat actv). queue=host: accepted by the block layer but not yet "
+               "dispatched (diskstats in-progress minus dispatched, never below 0; iostat wait). On blk-mq "
+               "kernels 5.10-6.9 diskstats counts only dispatched requests, so the host queue reads 0 "
+               "there (see dbhost_kernel_info host_queue_visible).",
+               ("device", "queue"),
+               source="lun: block/X/device/device_busy (SCSI), else block/X/inflight (NVMe native multipath: "
+                      "summed over the hidden paths); host: /proc/diskstats field 12 minus the lun value"),
+        Family("dbhost_lun_host_queue_visible", "gauge",
+               "1 if this device's host queue (inflight queue=host) can be "
+               "seen on this kernel: blk-mq from 6.10, or a SCSI disk on the legacy request path (before 5.0, "
+               "no /sys/block/X/mq); 0 where diskstats counts dispatched requests only.", ("device",),
+               source="/proc/sys/kernel/osrelease, block/X/mq/"),
+        Family("dbhost_lun_iorequests_total", "counter", "SCSI commands issued to the LUN (device/iorequest_cnt).",
+               ("device",), source="block/X/device/iorequest_cnt (hex)"),
+        Family("dbhost_lun_iodone_total", "counter", "SCSI commands completed (device/iodone_cnt).",
+               ("device",), source="block/X/device/iodone_cnt (hex)"),
+        Family("dbhost_lun_ioerrors_total", "counter", "SCSI commands completed with an error (device/ioerr_cnt).",
+               ("device",), source="block/X/device/ioerr_cnt (hex)"),
+        Family("dbhost_lun_samples_total", "counter", "Scrapes that sampled the LUN queue against its "
+               "configured depth.", ("device",),
+               source="scrapes that compared inflight{queue=lun} with queue_depth (NVMe: queue_tags)"),
+        Family("dbhost_lun_queue_full_samples_total", "counter",
+               "Scrapes that found the LUN queue full (in-flight >= configured "
+               "queue depth); judges Q2 where the host queue is invisible.", ("device",),
+               source="scrapes that found inflight{queue=lun} >= queue_depth (NVMe: queue_tags)"),
+        Family("dbhost_scsi_host_can_queue", "gauge", "Commands the SCSI host adapter accepts at once (can_queue).",
+               ("host",), source="class/scsi_host/hostH/can_queue"),
+        Family("dbhost_scsi_host_cmd_per_lun", "gauge", "Default queue depth the SCSI host "
+               "adapter gives each LUN (cmd_per_lun).", ("host",), source="class/scsi_host/hostH/cmd_per_lun"),
+        Family("dbhost_scsi_host_busy", "gauge", "Commands outstanding on the SCSI host adapter "
+               "(host_busy).", ("host",), source="class/scsi_host/hostH/host_busy"),
+        Family("dbhost_kernel_info", "info",
+               "Running kernel release; host_queue_visible: true from 6.10 (diskstats counts "
+               "requests from block-layer entry), false on 5.10-6.9 (dispatched only), partial before 5.10 "
+               "(requests holding a driver tag; scheduler-queued ones missed), unknown if unparsable.",
+               ("release", "host_queue_visible"), source="/proc/sys/kernel/osrelease"),
+        Family("dbhost_scsi_device_state", "gauge",
+               "1 for the SCSI disk's current state (device/state: running, offline, "
+               "blocked, transport-offline, quiesce, ...); only running devices carry I/O.", ("device", "state"),
+               source="block/X/device/state"),
+        Family("dbhost_multipath_paths", "gauge",
+               "Paths of a multipath device: slaves/ of a dm-multipath map, hidden "
+               "per-controller paths of an NVMe native-multipath namespace.", ("device",),
+               source="block/dm-N/slaves/; NVMe: the namespace's hidden paths nvmeXcZnY"),
+        Family("dbhost_multipath_paths_active", "gauge",
+               "Paths that can carry I/O: SCSI state running, NVMe controller "
+               "live (and ANA optimized or non-optimized for NVMe native multipath). Below "
+               "dbhost_multipath_paths: the device lost redundancy.", ("device",),
+               source="each path's device/state (running, live) and ana_state"),
+        Family("dbhost_multipath_suspended", "gauge",
+               "1 if the dm-multipath map is suspended (dm/suspended): its I/O is "
+               "held until it is resumed.", ("device",), source="block/dm-N/dm/suspended"),
+        Family("dbhost_nvme_controller_info", "info",
+               "NVMe controller: its subsystem (native multipath joins controllers of "
+               "one subsystem), transport (pcie, tcp, rdma, fc, loop), model.",
+               ("controller", "subsystem", "transport", "model"),
+               source="class/nvme/nvmeN/{transport,model}; class/nvme-subsystem/nvme-subsysN/nvmeN"),
+        Family("dbhost_nvme_controller_state", "gauge",
+               "1 for the NVMe controller's current state (live, resetting, "
+               "connecting, deleting, dead, new); only live controllers carry I/O.", ("controller", "state"),
+               source="class/nvme/nvmeN/state"),
+        Family("dbhost_nvme_controller_io_queues", "gauge",
+               "I/O queue pairs of the NVMe controller (queue_count minus the "
+               "admin queue).", ("controller",), source="class/nvme/nvmeN/queue_count - 1"),
+        Family("dbhost_nvme_controller_queue_size", "gauge",
+               "Entries per I/O submission queue of the NVMe controller "
+               "(sqsize + 1; a PCIe queue holds one command less).", ("controller",),
+               source="class/nvme/nvmeN/sqsize + 1"),
+        Family("dbhost_nvme_path_ana_state", "gauge",
+               "1 for the ANA state of an NVMe native-multipath path (ana_state: "
+               "optimized, non-optimized, inaccessible, persistent-loss, change).",
+               ("device", "multipath", "controller", "state"), source="block/nvmeXcZnY/ana_state"),
+        Family("dbhost_lun_queue_tags", "gauge",
+               "Requests the NVMe device's hardware queues can hold at once (sum of "
+               "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
+               "SCSI queue depth for the queue-full samples.", ("device",),
+               source="sum of block/X/mq/*/nr_tags (NVMe; native multipath: over its paths)"),
+    ),
+    exporter="dbhost-exporter")
+
 # virtio-blk (vdX: KVM, OpenStack) and Xen (xvdX) disks are the real disks of a virtual database host
-DEFAULT_KINDS = frozenset({"scsi", "multipath", "nvme", "virtio", "xen"})
+DEFAULT_KINDS = frozenset(SPEC.default("include_types"))
 HOST_QUEUE_VISIBLE_SINCE = (6, 10)  # diskstats counts from block-layer entry
 DISPATCHED_ONLY_SINCE = (5, 10)  # a926c7afffcc: dispatched requests only
 
@@ -112,10 +234,51 @@ class RoleRule:
 
 @dataclass
 class LunConfig:
+    """The lun settings of SPEC (same names; defaults from there)."""
     include_types: frozenset[str] = DEFAULT_KINDS
     roles: list[RoleRule] = field(default_factory=list)
-    default_role: str = "other"
-    identity_refresh_seconds: float = 300.0
+    default_role: str = SPEC.default("default_role")
+    identity_refresh_seconds: float = SPEC.default("identity_refresh_seconds")
+
+
+# ---- config: the custom settings of SPEC (``fields`` is the config file's ``lun`` mapping) ----
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+def _label_word(fields: Fields, key: str, value: str) -> str:
+    if not _LABEL_VALUE.match(value):
+        raise fields.error(key, f"expected a short word (letters, digits, _.:-), got {value!r}")
+    return value
+
+
+def parse_include_types(fields: Fields, key: str) -> frozenset[str]:
+    types = fields.str_list(key, list(SPEC.default(key)))
+    for i, t in enumerate(types):
+        if t not in KINDS:
+            raise fields.error(f"{key}[{i}]", f"must be one of {', '.join(KINDS)}, got {t!r}")
+    return frozenset(types)
+
+
+def parse_role_word(fields: Fields, key: str) -> str:
+    return _label_word(fields, key, fields.str(key, SPEC.default(key)))
+
+
+def parse_roles(fields: Fields, key: str) -> list[RoleRule]:
+    rules: list[RoleRule] = []
+    for item in fields.list_of(key):
+        role = _label_word(item, "role", item.str("role", required=True))
+        keys = [k for k in ("wwid", "device", "multipath") if item.data.get(k) is not None]
+        if len(keys) != 1:
+            raise item.error("role", "give exactly one of wwid, device, multipath to match")
+        value = item.str(keys[0], required=True)
+        item.reject_unknown()
+        rules.append(RoleRule(keys[0], value, role))
+    return rules
+
+
+def create(cfg, procfs: str, sysfs: str) -> "LunCollector":
+    """The collector for a dbhost_exporter.config.DbhostConfig (its ``lun`` settings)."""
+    return LunCollector(procfs, sysfs, LunConfig(**cfg.settings[SPEC.name]))
 
 
 @dataclass
@@ -442,38 +605,16 @@ class LunCollector:
                 raise ValueError(f"{path} is empty while {len(self._identities)} block devices are exported: "
                                  "no host queue for any of them")
 
-        info = InfoMetricFamily(
-            "dbhost_lun", "Identity of a block device: SCSI disk (hctl), dm-multipath map or NVMe "
-            "namespace; multipath is the map a path belongs to or the map's own name; role from config.",
-            labels=["device", "hctl", "vendor", "model", "wwid", "multipath", "role"])
-        depth = GaugeMetricFamily("dbhost_lun_queue_depth",
-                                  "Configured LUN queue depth (SCSI device/queue_depth).", labels=["device"])
-        nr_req = GaugeMetricFamily("dbhost_lun_nr_requests",
-                                   "Block-layer request queue size (queue/nr_requests).", labels=["device"])
-        inflight = GaugeMetricFamily(
-            "dbhost_lun_inflight_requests",
-            "Requests in flight. queue=lun: dispatched to the device (SCSI device_busy, else "
-            "/sys/block/X/inflight; iostat actv). queue=host: accepted by the block layer but not yet "
-            "dispatched (diskstats in-progress minus dispatched, never below 0; iostat wait). On blk-mq "
-            "kernels 5.10-6.9 diskstats counts only dispatched requests, so the host queue reads 0 "
-            "there (see dbhost_kernel_info host_queue_visible).",
-            labels=["device", "queue"])
-        ioreq = CounterMetricFamily("dbhost_lun_iorequests", "SCSI commands issued to the LUN (device/iorequest_cnt).",
-                                    labels=["device"])
-        iodone = CounterMetricFamily("dbhost_lun_iodone", "SCSI commands completed (device/iodone_cnt).",
-                                     labels=["device"])
-        ioerr = CounterMetricFamily("dbhost_lun_ioerrors", "SCSI commands completed with an error (device/ioerr_cnt).",
-                                    labels=["device"])
-        samples = CounterMetricFamily("dbhost_lun_samples", "Scrapes that sampled the LUN queue against its "
-                                      "configured depth.", labels=["device"])
-        full = CounterMetricFamily(
-            "dbhost_lun_queue_full_samples", "Scrapes that found the LUN queue full (in-flight >= configured "
-            "queue depth); judges Q2 where the host queue is invisible.", labels=["device"])
-
-        host_visible = GaugeMetricFamily(
-            "dbhost_lun_host_queue_visible", "1 if this device's host queue (inflight queue=host) can be "
-            "seen on this kernel: blk-mq from 6.10, or a SCSI disk on the legacy request path (before 5.0, "
-            "no /sys/block/X/mq); 0 where diskstats counts dispatched requests only.", labels=["device"])
+        info = SPEC.family("dbhost_lun_info")
+        depth = SPEC.family("dbhost_lun_queue_depth")
+        nr_req = SPEC.family("dbhost_lun_nr_requests")
+        inflight = SPEC.family("dbhost_lun_inflight_requests")
+        ioreq = SPEC.family("dbhost_lun_iorequests_total")
+        iodone = SPEC.family("dbhost_lun_iodone_total")
+        ioerr = SPEC.family("dbhost_lun_ioerrors_total")
+        samples = SPEC.family("dbhost_lun_samples_total")
+        full = SPEC.family("dbhost_lun_queue_full_samples_total")
+        host_visible = SPEC.family("dbhost_lun_host_queue_visible")
         release = kernel_release_tuple(self._release) if self._release else None
         for name in sorted(self._identities):
             ident = self._identities[name]
@@ -524,12 +665,9 @@ class LunCollector:
                 samples.add_metric([label], self._samples[name])
                 full.add_metric([label], self._full.get(name, 0))
 
-        can_queue = GaugeMetricFamily("dbhost_scsi_host_can_queue",
-                                      "Commands the SCSI host adapter accepts at once (can_queue).", labels=["host"])
-        host_busy = GaugeMetricFamily("dbhost_scsi_host_busy", "Commands outstanding on the SCSI host adapter "
-                                      "(host_busy).", labels=["host"])
-        cmd_per_lun = GaugeMetricFamily("dbhost_scsi_host_cmd_per_lun", "Default queue depth the SCSI host "
-                                        "adapter gives each LUN (cmd_per_lun).", labels=["host"])
+        can_queue = SPEC.family("dbhost_scsi_host_can_queue")
+        host_busy = SPEC.family("dbhost_scsi_host_busy")
+        cmd_per_lun = SPEC.family("dbhost_scsi_host_cmd_per_lun")
         for host, cq in sorted(self._can_queue.items()):
             if cq is not None:
                 can_queue.add_metric([host], cq)
@@ -540,11 +678,7 @@ class LunCollector:
             if busy is not None:
                 host_busy.add_metric([host], busy)
 
-        kernel = InfoMetricFamily(
-            "dbhost_kernel", "Running kernel release; host_queue_visible: true from 6.10 (diskstats counts "
-            "requests from block-layer entry), false on 5.10-6.9 (dispatched only), partial before 5.10 "
-            "(requests holding a driver tag; scheduler-queued ones missed), unknown if unparsable.",
-            labels=["release", "host_queue_visible"])
+        kernel = SPEC.family("dbhost_kernel_info")
         if self._release:
             ver = kernel_release_tuple(self._release)
             visible = host_queue_visibility(ver)
@@ -561,40 +695,16 @@ class LunCollector:
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
         and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``."""
         blk = os.path.join(self.sysfs, "block")
-        scsi_state = GaugeMetricFamily(
-            "dbhost_scsi_device_state", "1 for the SCSI disk's current state (device/state: running, offline, "
-            "blocked, transport-offline, quiesce, ...); only running devices carry I/O.", labels=["device", "state"])
-        paths_f = GaugeMetricFamily(
-            "dbhost_multipath_paths", "Paths of a multipath device: slaves/ of a dm-multipath map, hidden "
-            "per-controller paths of an NVMe native-multipath namespace.", labels=["device"])
-        active_f = GaugeMetricFamily(
-            "dbhost_multipath_paths_active", "Paths that can carry I/O: SCSI state running, NVMe controller "
-            "live (and ANA optimized or non-optimized for NVMe native multipath). Below "
-            "dbhost_multipath_paths: the device lost redundancy.", labels=["device"])
-        suspended_f = GaugeMetricFamily(
-            "dbhost_multipath_suspended", "1 if the dm-multipath map is suspended (dm/suspended): its I/O is "
-            "held until it is resumed.", labels=["device"])
-        ctrl_state = GaugeMetricFamily(
-            "dbhost_nvme_controller_state", "1 for the NVMe controller's current state (live, resetting, "
-            "connecting, deleting, dead, new); only live controllers carry I/O.", labels=["controller", "state"])
-        ctrl_info = InfoMetricFamily(
-            "dbhost_nvme_controller", "NVMe controller: its subsystem (native multipath joins controllers of "
-            "one subsystem), transport (pcie, tcp, rdma, fc, loop), model.",
-            labels=["controller", "subsystem", "transport", "model"])
-        ctrl_queues = GaugeMetricFamily(
-            "dbhost_nvme_controller_io_queues", "I/O queue pairs of the NVMe controller (queue_count minus the "
-            "admin queue).", labels=["controller"])
-        ctrl_qsize = GaugeMetricFamily(
-            "dbhost_nvme_controller_queue_size", "Entries per I/O submission queue of the NVMe controller "
-            "(sqsize + 1; a PCIe queue holds one command less).", labels=["controller"])
-        ana_f = GaugeMetricFamily(
-            "dbhost_nvme_path_ana_state", "1 for the ANA state of an NVMe native-multipath path (ana_state: "
-            "optimized, non-optimized, inaccessible, persistent-loss, change).",
-            labels=["device", "multipath", "controller", "state"])
-        tags_f = GaugeMetricFamily(
-            "dbhost_lun_queue_tags", "Requests the NVMe device's hardware queues can hold at once (sum of "
-            "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
-            "SCSI queue depth for the queue-full samples.", labels=["device"])
+        scsi_state = SPEC.family("dbhost_scsi_device_state")
+        paths_f = SPEC.family("dbhost_multipath_paths")
+        active_f = SPEC.family("dbhost_multipath_paths_active")
+        suspended_f = SPEC.family("dbhost_multipath_suspended")
+        ctrl_state = SPEC.family("dbhost_nvme_controller_state")
+        ctrl_info = SPEC.family("dbhost_nvme_controller_info")
+        ctrl_queues = SPEC.family("dbhost_nvme_controller_io_queues")
+        ctrl_qsize = SPEC.family("dbhost_nvme_controller_queue_size")
+        ana_f = SPEC.family("dbhost_nvme_path_ana_state")
+        tags_f = SPEC.family("dbhost_lun_queue_tags")
 
         c_state: dict[str, str | None] = {}
         for name in sorted(self._nvme):

@@ -26,10 +26,54 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from exporter_common.declare import Collector, Family
+
 from ..sysfs import read_text
+
+SPEC = Collector(
+    "memory", "System V shared memory limits and segments, and huge pages: whether an SGA fits "
+    "(field notes M5, M1).",
+    reads=("/proc/sys/kernel/shmmax", "/proc/sys/kernel/shmall", "/proc/sys/kernel/shmmni", "/proc/sysvipc/shm",
+           "/proc/meminfo"),
+    metrics=(
+        Family("dbhost_kernel_shmmax_bytes", "gauge",
+               "Largest System V shared memory segment allowed (kernel.shmmax): "
+               "an SGA segment above it does not start (ORA-27102).", source="/proc/sys/kernel/shmmax"),
+        Family("dbhost_kernel_shmall_bytes", "gauge",
+               "All System V shared memory together allowed (kernel.shmall pages x "
+               "page size): every SGA on the host must fit in it.",
+               source="/proc/sys/kernel/shmall (pages) x the page size"),
+        Family("dbhost_kernel_shmmni", "gauge", "System V shared memory segments allowed (kernel.shmmni).",
+               source="/proc/sys/kernel/shmmni"),
+        Family("dbhost_kernel_page_size_bytes", "gauge", "The kernel's base page size (the unit of "
+               "kernel.shmall).", source="the exporter's sysconf(_SC_PAGE_SIZE)"),
+        Family("dbhost_shm_segments", "gauge", "System V shared memory segments now "
+               "(/proc/sysvipc/shm).", source="rows of /proc/sysvipc/shm"),
+        Family("dbhost_shm_bytes", "gauge", "Size of all System V shared memory segments now "
+               "(/proc/sysvipc/shm size column): the SGAs and others.",
+               source="sum of the size column of /proc/sysvipc/shm"),
+        Family("dbhost_memory_hugepages", "gauge",
+               "Huge pages of the default size by state (/proc/meminfo HugePages_*): "
+               "total configured, free, reserved (promised to a mapping, not yet faulted in), surplus.",
+               ("state",), source="/proc/meminfo HugePages_Total, HugePages_Free, HugePages_Rsvd, HugePages_Surp"),
+        Family("dbhost_memory_hugepage_size_bytes", "gauge", "Default huge page size "
+               "(/proc/meminfo Hugepagesize).", source="/proc/meminfo Hugepagesize"),
+    ),
+    exporter="dbhost-exporter")
+
+
+def gauge(name: str, value: float) -> Metric:
+    """The declared family ``name`` with its one unlabelled sample."""
+    fam = SPEC.family(name)
+    fam.add_metric([], value)
+    return fam
+
+
+def create(cfg, procfs: str, sysfs: str) -> "MemoryCollector":
+    """The collector for a dbhost_exporter.config.DbhostConfig (it has no settings)."""
+    return MemoryCollector(procfs)
 
 HUGEPAGE_STATES = (("total", "HugePages_Total"), ("free", "HugePages_Free"), ("reserved", "HugePages_Rsvd"),
                    ("surplus", "HugePages_Surp"))
@@ -93,41 +137,28 @@ class MemoryCollector:
             kernel[name] = parse_single_int(read_text(path), path)
         fams: list[Metric] = []
         if kernel["shmmax"] is not None:
-            fams.append(GaugeMetricFamily(
-                "dbhost_kernel_shmmax_bytes", "Largest System V shared memory segment allowed (kernel.shmmax): "
-                "an SGA segment above it does not start (ORA-27102).", value=kernel["shmmax"]))
+            fams.append(gauge("dbhost_kernel_shmmax_bytes", kernel["shmmax"]))
         if kernel["shmall"] is not None:
-            fams.append(GaugeMetricFamily(
-                "dbhost_kernel_shmall_bytes", "All System V shared memory together allowed (kernel.shmall pages x "
-                "page size): every SGA on the host must fit in it.", value=kernel["shmall"] * self.page_size))
+            fams.append(gauge("dbhost_kernel_shmall_bytes", kernel["shmall"] * self.page_size))
         if kernel["shmmni"] is not None:
-            fams.append(GaugeMetricFamily(
-                "dbhost_kernel_shmmni", "System V shared memory segments allowed (kernel.shmmni).",
-                value=kernel["shmmni"]))
-        fams.append(GaugeMetricFamily("dbhost_kernel_page_size_bytes", "The kernel's base page size (the unit of "
-                                      "kernel.shmall).", value=self.page_size))
+            fams.append(gauge("dbhost_kernel_shmmni", kernel["shmmni"]))
+        fams.append(gauge("dbhost_kernel_page_size_bytes", self.page_size))
         path = os.path.join(p, "sysvipc", "shm")
         text = read_text(path)
         if text is not None:
             segments, size = parse_sysvipc_shm(text, path)
-            fams.append(GaugeMetricFamily("dbhost_shm_segments", "System V shared memory segments now "
-                                          "(/proc/sysvipc/shm).", value=segments))
-            fams.append(GaugeMetricFamily("dbhost_shm_bytes", "Size of all System V shared memory segments now "
-                                          "(/proc/sysvipc/shm size column): the SGAs and others.", value=size))
+            fams.append(gauge("dbhost_shm_segments", segments))
+            fams.append(gauge("dbhost_shm_bytes", size))
         path = os.path.join(p, "meminfo")
         text = read_text(path)
         if text is not None:
             huge = parse_meminfo_hugepages(text, path)
-            pages = GaugeMetricFamily(
-                "dbhost_memory_hugepages", "Huge pages of the default size by state (/proc/meminfo HugePages_*): "
-                "total configured, free, reserved (promised to a mapping, not yet faulted in), surplus.",
-                labels=["state"])
+            pages = SPEC.family("dbhost_memory_hugepages")
             for state, key in HUGEPAGE_STATES:
                 if key in huge:
                     pages.add_metric([state], huge[key])
             if pages.samples:
                 fams.append(pages)
             if "Hugepagesize" in huge:
-                fams.append(GaugeMetricFamily("dbhost_memory_hugepage_size_bytes", "Default huge page size "
-                                              "(/proc/meminfo Hugepagesize).", value=huge["Hugepagesize"]))
+                fams.append(gauge("dbhost_memory_hugepage_size_bytes", huge["Hugepagesize"]))
         return fams

@@ -57,10 +57,81 @@ import os
 import re
 from typing import Iterable, Iterator, Sequence
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.samples import Sample
 
+from exporter_common.config import Fields
+from exporter_common.declare import Collector, Family, Setting
+
 log = logging.getLogger(__name__)
+
+_GROUP = ("sid", "role")
+SPEC = Collector(
+    "process", "Oracle processes by instance (sid) and background role: context switches, migrations, "
+    "run-queue delay, CPU time, processes and threads (docs/dbhost-process-collector.md).",
+    reads=("/proc/PID/schedstat", "/proc/PID/stat", "/proc/PID/cmdline", "/proc/PID/task/",
+           "/proc/PID/task/*/schedstat", "/proc/PID/task/*/sched", "/proc/PID/task/*/status"),
+    settings=(
+        Setting("extra_groups", (), "extra process groups, {name: ..., regex: ...} searched in the command "
+                "line (sid=\"\", role=name)", kind="custom",
+                parse=lambda fields, key: parse_extra_groups(fields, key)),
+    ),
+    metrics=(
+        Family("dbhost_process_context_switches_total", "counter",
+               "Context switches of the group's threads (task/TID/sched nr_voluntary_switches, "
+               "nr_involuntary_switches), including threads that exited.", _GROUP + ("kind",),
+               source="task/TID/sched nr_voluntary_switches, nr_involuntary_switches (without sched: "
+                      "task/TID/status voluntary_ctxt_switches, nonvoluntary_ctxt_switches)"),
+        Family("dbhost_process_migrations_total", "counter",
+               "CPU migrations of the group's threads (task/TID/sched se.nr_migrations), "
+               "including threads that exited.", _GROUP, source="task/TID/sched se.nr_migrations"),
+        Family("dbhost_process_cpu_seconds_total", "counter",
+               "CPU time of the group's processes (/proc/PID/stat utime, stime / SC_CLK_TCK: all "
+               "their threads), including threads and processes that exited.", _GROUP + ("mode",),
+               source="/proc/PID/stat fields 14 (utime), 15 (stime) / SC_CLK_TCK"),
+        Family("dbhost_process_run_delay_seconds_total", "counter",
+               "Time the group's threads were runnable but waited on a run queue for a CPU "
+               "(task/TID/schedstat run_delay), including threads that exited.", _GROUP,
+               source="task/TID/schedstat field 2 (sched_info.run_delay, ns) / 1e9",
+               note="Absent where schedstat is missing or reads 0 0 0 (sched_info off, kernels before 5.14)."),
+        Family("dbhost_process_running_seconds_total", "counter",
+               "Time the group's threads ran on a CPU (task/TID/schedstat sum_exec_runtime, ns "
+               "precision), including threads that exited: what run_delay competes with.", _GROUP,
+               source="task/TID/schedstat field 1 (se.sum_exec_runtime, ns) / 1e9"),
+        Family("dbhost_process_timeslices_total", "counter",
+               "Times the group's threads were put on a CPU (task/TID/schedstat pcount); run delay / "
+               "timeslices = average wait for a CPU per dispatch.", _GROUP,
+               source="task/TID/schedstat field 3 (sched_info.pcount)"),
+        Family("dbhost_process_processes", "gauge", "Processes in the group now.", _GROUP,
+               source="matching /proc/PID directories"),
+        Family("dbhost_process_threads", "gauge", "Threads of the group's processes now.", _GROUP,
+               source="threads of the matching processes (task/TID read)"),
+        Family("dbhost_process_dropped_series_total", "counter",
+               "Series the process collector did not export because of its series limit "
+               "(summed over scrapes).", source="groups beyond max_series (10 series a group)"),
+    ),
+    exporter="dbhost-exporter")
+
+
+def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
+    """``process.extra_groups``: a list of ``{name, regex}``, the regex valid."""
+    groups = []
+    for item in fields.list_of(key):
+        name = item.str("name", required=True)
+        regex = item.str("regex", required=True)
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise item.error("regex", f"invalid regular expression: {exc}") from None
+        item.reject_unknown()
+        groups.append((name, regex))
+    return groups
+
+
+def create(cfg, procfs: str, sysfs: str) -> "ProcessCollector":
+    """The collector for a dbhost_exporter.config.DbhostConfig (its ``process`` settings, and the
+    exporter's max_series)."""
+    return ProcessCollector(procfs, cfg.settings[SPEC.name]["extra_groups"], cfg.max_series)
 
 # Background process: ora_<role>_<SID>. Oracle's background names are short
 # alphanumeric words (pmon, lgwr, lg00, dbw0, arc0, j000, p00a ...). The SID
@@ -687,36 +758,14 @@ class ProcessCollector:
         self._exported |= set(kept)
         kept.sort()
 
-        labels = ["sid", "role"]
-        cs = CounterMetricFamily(
-            "dbhost_process_context_switches",
-            "Context switches of the group's threads (task/TID/sched nr_voluntary_switches, "
-            "nr_involuntary_switches), including threads that exited.",
-            labels=labels + ["kind"])
-        mig = CounterMetricFamily(
-            "dbhost_process_migrations",
-            "CPU migrations of the group's threads (task/TID/sched se.nr_migrations), "
-            "including threads that exited.", labels=labels)
-        cpu = CounterMetricFamily(
-            "dbhost_process_cpu_seconds",
-            "CPU time of the group's processes (/proc/PID/stat utime, stime / SC_CLK_TCK: all "
-            "their threads), including threads and processes that exited.", labels=labels + ["mode"])
-        delay = CounterMetricFamily(
-            "dbhost_process_run_delay_seconds",
-            "Time the group's threads were runnable but waited on a run queue for a CPU "
-            "(task/TID/schedstat run_delay), including threads that exited.", labels=labels)
-        running = CounterMetricFamily(
-            "dbhost_process_running_seconds",
-            "Time the group's threads ran on a CPU (task/TID/schedstat sum_exec_runtime, ns "
-            "precision), including threads that exited: what run_delay competes with.", labels=labels)
-        slices = CounterMetricFamily(
-            "dbhost_process_timeslices",
-            "Times the group's threads were put on a CPU (task/TID/schedstat pcount); run delay / "
-            "timeslices = average wait for a CPU per dispatch.", labels=labels)
-        procs = GaugeMetricFamily("dbhost_process_processes",
-                                  "Processes in the group now.", labels=labels)
-        threads = GaugeMetricFamily("dbhost_process_threads",
-                                    "Threads of the group's processes now.", labels=labels)
+        cs = SPEC.family("dbhost_process_context_switches_total")
+        mig = SPEC.family("dbhost_process_migrations_total")
+        cpu = SPEC.family("dbhost_process_cpu_seconds_total")
+        delay = SPEC.family("dbhost_process_run_delay_seconds_total")
+        running = SPEC.family("dbhost_process_running_seconds_total")
+        slices = SPEC.family("dbhost_process_timeslices_total")
+        procs = SPEC.family("dbhost_process_processes")
+        threads = SPEC.family("dbhost_process_threads")
         zero = [0] * _NVALS
         tck = self.clk_tck
         sched_info = self.schedstat_seen
@@ -754,10 +803,7 @@ class ProcessCollector:
                 slices_s.append(Sample(slices_n, sr, t[SLICES]))
             procs_s.append(Sample(procs_n, sr, c[0]))
             threads_s.append(Sample(threads_n, sr, c[1]))
-        dropped_f = CounterMetricFamily(
-            "dbhost_process_dropped_series",
-            "Series the process collector did not export because of its series limit "
-            "(summed over scrapes).")
+        dropped_f = SPEC.family("dbhost_process_dropped_series_total")
         dropped_f.add_metric([], self.dropped_series_total)
         yield from (cs, mig, cpu)
         if sched_info:

@@ -27,12 +27,71 @@ import subprocess
 import sys
 from typing import Iterable
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
+
+from exporter_common.config import Fields
+from exporter_common.declare import Collector, Family, Setting
 
 from ..sysfs import read_text
 
 log = logging.getLogger(__name__)
+
+_KIND = ("kind",)
+SPEC = Collector(
+    "zfs", "ZFS ARC and L2ARC (field notes Z1-Z5): Linux OpenZFS arcstats, or illumos/Solaris "
+    "kstat -p zfs:0:arcstats text.",
+    reads=("/proc/spl/kstat/zfs/arcstats", "zfs.kstat_file (kstat -p zfs:0:arcstats text)",
+           "kstat -p zfs:0:arcstats (command, never on Linux)"),
+    settings=(
+        Setting("kstat_file", None, "illumos/Solaris: file holding `kstat -p zfs:0:arcstats` output "
+                "(relative: to the config file's directory)", kind="custom",
+                parse=lambda fields, key: parse_kstat_file(fields, key), doc_default="unset"),
+    ),
+    metrics=(
+        Family("dbhost_zfs_arc_hits_total", "counter", "ARC requests served from memory without I/O, by kind.",
+               _KIND, source="arcstats <kind>_hits (demand_data, demand_metadata, prefetch_data, prefetch_metadata)"),
+        Family("dbhost_zfs_arc_misses_total", "counter", "ARC requests that needed new I/O, by kind.",
+               _KIND, source="arcstats <kind>_misses"),
+        Family("dbhost_zfs_arc_iohits_total", "counter", "ARC requests that found their I/O already in progress, "
+               "by kind (OpenZFS 2.2+).", _KIND, source="arcstats <kind>_iohits", since="OpenZFS 2.2"),
+        Family("dbhost_zfs_arc_state_hits_total", "counter",
+               "ARC hits by list: MRU, MFU, their ghost lists "
+               "(a ghost hit is a miss the ARC would have had with more memory), uncached "
+               "(OpenZFS 2.2+).", ("state",),
+               source="arcstats mru_hits, mfu_hits, mru_ghost_hits, mfu_ghost_hits, uncached_hits (2.2+)"),
+        Family("dbhost_zfs_arc_size_bytes", "gauge", "Current ARC size.", source="arcstats size"),
+        Family("dbhost_zfs_arc_target_bytes", "gauge", "ARC target size (c).", source="arcstats c"),
+        Family("dbhost_zfs_arc_min_bytes", "gauge", "ARC minimum target size (c_min).", source="arcstats c_min"),
+        Family("dbhost_zfs_arc_max_bytes", "gauge", "ARC maximum target size (c_max).", source="arcstats c_max"),
+        Family("dbhost_zfs_l2arc_hits_total", "counter", "L2ARC read hits.", source="arcstats l2_hits"),
+        Family("dbhost_zfs_l2arc_misses_total", "counter", "L2ARC read misses.", source="arcstats l2_misses"),
+        Family("dbhost_zfs_l2arc_size_bytes", "gauge", "Data held in L2ARC (uncompressed, l2_size).",
+               source="arcstats l2_size"),
+        Family("dbhost_zfs_l2arc_allocated_bytes", "gauge", "Space allocated on the L2ARC devices (l2_asize).",
+               source="arcstats l2_asize"),
+        Family("dbhost_zfs_l2arc_read_bytes_total", "counter", "Bytes read from L2ARC devices.",
+               source="arcstats l2_read_bytes"),
+        Family("dbhost_zfs_l2arc_written_bytes_total", "counter", "Bytes written to L2ARC devices (the feed).",
+               source="arcstats l2_write_bytes"),
+        Family("dbhost_zfs_l2arc_feeds_total", "counter", "L2ARC feed thread runs.", source="arcstats l2_feeds"),
+        Family("dbhost_zfs_l2arc_errors_total", "counter",
+               "L2ARC read errors by kind (io: l2_io_error, "
+               "checksum: l2_cksum_bad); the read falls back to the pool (Z4).", _KIND,
+               source="arcstats l2_io_error (io), l2_cksum_bad (checksum)"),
+        Family("dbhost_zfs_l2arc_write_errors_total", "counter", "L2ARC writes that failed (l2_writes_error).",
+               source="arcstats l2_writes_error"),
+    ),
+    exporter="dbhost-exporter")
+
+
+def parse_kstat_file(fields: Fields, key: str) -> str | None:
+    """``zfs.kstat_file``: a path, relative to the config file's directory."""
+    return fields.file_path(key)
+
+
+def create(cfg, procfs: str, sysfs: str) -> "ZfsCollector":
+    """The collector for a dbhost_exporter.config.DbhostConfig (its ``zfs`` settings)."""
+    return ZfsCollector(procfs, kstat_file=cfg.settings[SPEC.name]["kstat_file"])
 
 ARC_KINDS = ("demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata")
 ARC_STATES = ("mru", "mfu", "mru_ghost", "mfu_ghost", "uncached")
@@ -161,49 +220,46 @@ class ZfsCollector:
         # every statistic exported here is a count or a size: a negative value is corruption
         # (or a signed kstat misread), and a negative counter would break rate(); leave it out
         s = {k: v for k, v in s.items() if v >= 0}
-        def by_kind(suffix: str, name: str, doc: str) -> CounterMetricFamily | None:
-            fam = CounterMetricFamily(name, doc, labels=["kind"])
+        def by_kind(suffix: str, name: str) -> Metric | None:
+            fam = SPEC.family(name)
             for kind in ARC_KINDS:
                 if f"{kind}_{suffix}" in s:
                     fam.add_metric([kind], s[f"{kind}_{suffix}"])
             return fam if fam.samples else None
 
-        def gauge(name: str, key: str, doc: str) -> GaugeMetricFamily | None:
-            return GaugeMetricFamily(name, doc, value=s[key]) if key in s else None
+        def single(name: str, key: str) -> Metric | None:
+            if key not in s:
+                return None
+            fam = SPEC.family(name)
+            fam.add_metric([], s[key])
+            return fam
 
-        def counter(name: str, key: str, doc: str) -> CounterMetricFamily | None:
-            return CounterMetricFamily(name, doc, value=s[key]) if key in s else None
-
-        states = CounterMetricFamily("dbhost_zfs_arc_state_hits", "ARC hits by list: MRU, MFU, their ghost lists "
-                                     "(a ghost hit is a miss the ARC would have had with more memory), uncached "
-                                     "(OpenZFS 2.2+).", labels=["state"])
+        states = SPEC.family("dbhost_zfs_arc_state_hits_total")
         for state in ARC_STATES:
             if f"{state}_hits" in s:
                 states.add_metric([state], s[f"{state}_hits"])
-        errors = CounterMetricFamily("dbhost_zfs_l2arc_errors", "L2ARC read errors by kind (io: l2_io_error, "
-                                     "checksum: l2_cksum_bad); the read falls back to the pool (Z4).", labels=["kind"])
+        errors = SPEC.family("dbhost_zfs_l2arc_errors_total")
         for kind, key in (("io", "l2_io_error"), ("checksum", "l2_cksum_bad")):
             if key in s:
                 errors.add_metric([kind], s[key])
         families = [
-            by_kind("hits", "dbhost_zfs_arc_hits", "ARC requests served from memory without I/O, by kind."),
-            by_kind("misses", "dbhost_zfs_arc_misses", "ARC requests that needed new I/O, by kind."),
-            by_kind("iohits", "dbhost_zfs_arc_iohits", "ARC requests that found their I/O already in progress, "
-                    "by kind (OpenZFS 2.2+)."),
+            by_kind("hits", "dbhost_zfs_arc_hits_total"),
+            by_kind("misses", "dbhost_zfs_arc_misses_total"),
+            by_kind("iohits", "dbhost_zfs_arc_iohits_total"),
             states if states.samples else None,
-            gauge("dbhost_zfs_arc_size_bytes", "size", "Current ARC size."),
-            gauge("dbhost_zfs_arc_target_bytes", "c", "ARC target size (c)."),
-            gauge("dbhost_zfs_arc_min_bytes", "c_min", "ARC minimum target size (c_min)."),
-            gauge("dbhost_zfs_arc_max_bytes", "c_max", "ARC maximum target size (c_max)."),
-            counter("dbhost_zfs_l2arc_hits", "l2_hits", "L2ARC read hits."),
-            counter("dbhost_zfs_l2arc_misses", "l2_misses", "L2ARC read misses."),
-            gauge("dbhost_zfs_l2arc_size_bytes", "l2_size", "Data held in L2ARC (uncompressed, l2_size)."),
-            gauge("dbhost_zfs_l2arc_allocated_bytes", "l2_asize", "Space allocated on the L2ARC devices (l2_asize)."),
-            counter("dbhost_zfs_l2arc_read_bytes", "l2_read_bytes", "Bytes read from L2ARC devices."),
-            counter("dbhost_zfs_l2arc_written_bytes", "l2_write_bytes", "Bytes written to L2ARC devices (the feed)."),
-            counter("dbhost_zfs_l2arc_feeds", "l2_feeds", "L2ARC feed thread runs."),
+            single("dbhost_zfs_arc_size_bytes", "size"),
+            single("dbhost_zfs_arc_target_bytes", "c"),
+            single("dbhost_zfs_arc_min_bytes", "c_min"),
+            single("dbhost_zfs_arc_max_bytes", "c_max"),
+            single("dbhost_zfs_l2arc_hits_total", "l2_hits"),
+            single("dbhost_zfs_l2arc_misses_total", "l2_misses"),
+            single("dbhost_zfs_l2arc_size_bytes", "l2_size"),
+            single("dbhost_zfs_l2arc_allocated_bytes", "l2_asize"),
+            single("dbhost_zfs_l2arc_read_bytes_total", "l2_read_bytes"),
+            single("dbhost_zfs_l2arc_written_bytes_total", "l2_write_bytes"),
+            single("dbhost_zfs_l2arc_feeds_total", "l2_feeds"),
             errors if errors.samples else None,
-            counter("dbhost_zfs_l2arc_write_errors", "l2_writes_error", "L2ARC writes that failed (l2_writes_error)."),
+            single("dbhost_zfs_l2arc_write_errors_total", "l2_writes_error"),
         ]
         for fam in families:
             if fam is not None:
