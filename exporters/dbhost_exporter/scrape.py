@@ -33,14 +33,14 @@ SPEC = Declaration(
     ),
     metrics=(
         Family("dbhost_collector_success", "gauge", "1 if the collector's last scrape succeeded, else 0.",
-               _COLLECTOR, source="the collector's last run completed (0: it raised; its partial output dropped)"),
+               _COLLECTOR, source="1 if the collector's last run completed; 0 if it raised (its partial output is dropped, the others still run). A source that exists but is unparsable fails its collector with one log line naming the file and line: `/proc/diskstats` missing, empty or with a line the kernel cannot have written while block devices are exported (`lun`); an arcstats file or `zfs.kstat_file` that is empty, cut or not kstat text (`zfs`)", note='Labels: `collector` (`lun`, `zfs`, `process`, `memory`).'),
         Family("dbhost_collector_duration_seconds", "gauge", "Time the collector's last scrape took.",
                _COLLECTOR, source="wall time of the collector's last run"),
         Family("dbhost_collector_dropped_series_total", "counter",
                "Series dropped because the collector exceeded max_series.", _COLLECTOR,
-               source="samples beyond max_series in a scrape, summed over scrapes"),
+               source='samples dropped because the collector exceeded `max_series` in a scrape (summed over scrapes)', measure='series'),
         Family("dbhost_exporter_build_info", "info", "dbhost-exporter version.", ("version",),
-               source="package version"),
+               source='package version'),
     ),
     exporter="dbhost-exporter")
 

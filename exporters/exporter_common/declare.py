@@ -45,6 +45,7 @@ class Family:
     unit: str = ""            # announced in the exposition (OpenMetrics # UNIT); usually empty
     since: str = ""           # first release (Oracle) or kernel that has it, where it matters
     note: str = ""            # one more sentence for the docs (not in HELP)
+    measure: str = ""         # what the value counts, for the docs, when not a base unit (waits, requests, 1/0)
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -78,6 +79,8 @@ class Family:
     def doc_unit(self) -> str:
         if self.unit:
             return self.unit
+        if self.measure:
+            return self.measure
         base = self.name[:-len("_total")] if self.name.endswith("_total") else self.name
         for unit in _UNITS:
             if base.endswith("_" + unit):
@@ -190,6 +193,8 @@ class Collector:
     opt_in: bool = False              # off unless the config switches it on
     interval: float = 0.0             # oracle: default seconds between reads of its views
     exporter: str = ""
+    title: str = ""                   # the docs' section heading ("Redo / LGWR")
+    doc: str = ""                     # the docs' paragraph above the collector's tables
     _by_name: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

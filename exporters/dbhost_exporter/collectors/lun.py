@@ -91,13 +91,11 @@ SPEC = Collector(
                "Identity of a block device: SCSI disk (hctl), dm-multipath map or NVMe "
                "namespace; multipath is the map a path belongs to or the map's own name; role from config.",
                ("device", "hctl", "vendor", "model", "wwid", "multipath", "role"),
-               source="SCSI: block/X/device -> .../H:C:T:L (hctl), device/{vendor,model,wwid}; dm-multipath: "
-                      "block/dm-N/dm/{name,uuid} (uuid mpath-<wwid>), slaves/; NVMe: block/nvmeXnY/wwid, "
-                      "device/model; role from config"),
+               source="SCSI: `block/X/device` -> `.../hostH/targetH:C:T/H:C:T:L` (hctl), `device/{vendor,model,wwid}`; dm-multipath: `block/dm-N/dm/{name,uuid}` (uuid `mpath-<wwid>`), `slaves/`; NVMe: `block/nvmeXnY/wwid`, `device/model`. `wwid` in the scsi_id/multipath form (`naa.600a...` becomes `3600a...`). `multipath`: the map a path belongs to, or the map's own name. `role` from config (default `other`). Loop/ram/zram/other devices only when configured. Never reported: partitions, SCSI devices that are not disks (`device/type` other than 0, 7, 0xe, 0x14, e.g. `sr0`), hidden block devices (`hidden` = 1, and NVMe native-multipath paths `nvmeXcYnZ`), dm devices other than multipath maps (LVM, dm-crypt, kpartx `part1-mpath-...`). A path without `device/wwid` (kernels before 4.5) takes the WWID of its map. An NVMe native-multipath head (`device` -> `nvme-subsysX`) has `multipath` = its own name. virtio-blk (`vdX`, kind `virtio`) and Xen (`xvdX`, kind `xen`) disks are reported by default (the disks of a KVM/OpenStack or Xen database host); cciss, md and other block devices are kind `other` (opt-in)."),
         Family("dbhost_lun_queue_depth", "gauge", "Configured LUN queue depth (SCSI device/queue_depth).",
-               ("device",), source="block/X/device/queue_depth (SCSI only)"),
+               ("device",), source='`block/X/device/queue_depth` (SCSI only)', measure='requests'),
         Family("dbhost_lun_nr_requests", "gauge", "Block-layer request queue size (queue/nr_requests).",
-               ("device",), source="block/X/queue/nr_requests"),
+               ("device",), source='`block/X/queue/nr_requests`', measure='requests'),
         Family("dbhost_lun_inflight_requests", "gauge",
                "Requests in flight. queue=lun: dispatched to the device (SCSI device_busy, else "
                "/sys/block/X/inflight; iostat actv). queue=host: accepted by the block layer but not yet "
@@ -105,80 +103,79 @@ SPEC = Collector(
                "kernels 5.10-6.9 diskstats counts only dispatched requests, so the host queue reads 0 "
                "there (see dbhost_kernel_info host_queue_visible).",
                ("device", "queue"),
-               source="lun: block/X/device/device_busy (SCSI), else block/X/inflight (NVMe native multipath: "
-                      "summed over the hidden paths); host: /proc/diskstats field 12 minus the lun value"),
+               source="`lun`: `device/device_busy` (SCSI), else `block/X/inflight` (reads + writes); for an NVMe native-multipath head, the sum over its hidden paths `nvmeXcYnZ` (the head's own counters stay 0 unless `queue/iostats` is on), and `host` likewise the sum of the paths' host queues; iostat `actv`. `host`: `/proc/diskstats` field 12 (I/Os in progress) minus the `lun` value, never below 0; iostat `wait`. On blk-mq kernels 5.10-6.9 the host queue reads ~0 (diskstats counts dispatched requests only); from 6.10 it includes plugged and scheduler-queued requests, also for NVMe and loop devices (see docs/dbhost-exporter.md).", measure='requests', note='Labels: `device, queue` (`lun`, `host`).'),
         Family("dbhost_lun_host_queue_visible", "gauge",
                "1 if this device's host queue (inflight queue=host) can be "
                "seen on this kernel: blk-mq from 6.10, or a SCSI disk on the legacy request path (before 5.0, "
                "no /sys/block/X/mq); 0 where diskstats counts dispatched requests only.", ("device",),
-               source="/proc/sys/kernel/osrelease, block/X/mq/"),
+               source='whether `inflight{queue="host"}` can be non-zero on this device: 1 on blk-mq kernels from 6.10 (diskstats counts from block-layer entry) and for SCSI disks on the legacy request path (kernels before 5.0 without `/sys/block/X/mq`, e.g. RHEL 7: elevator-queued requests are counted); 0 on blk-mq before 6.10 (dispatched or driver-tag requests only). No series when the kernel release cannot be read. Source: `/proc/sys/kernel/osrelease`, `block/X/mq/`', measure='1/0'),
         Family("dbhost_lun_iorequests_total", "counter", "SCSI commands issued to the LUN (device/iorequest_cnt).",
-               ("device",), source="block/X/device/iorequest_cnt (hex)"),
+               ("device",), source='`device/iorequest_cnt` (hex `0x...`)', measure='commands'),
         Family("dbhost_lun_iodone_total", "counter", "SCSI commands completed (device/iodone_cnt).",
-               ("device",), source="block/X/device/iodone_cnt (hex)"),
+               ("device",), source='`device/iodone_cnt` (hex)', measure='commands'),
         Family("dbhost_lun_ioerrors_total", "counter", "SCSI commands completed with an error (device/ioerr_cnt).",
-               ("device",), source="block/X/device/ioerr_cnt (hex)"),
+               ("device",), source='`device/ioerr_cnt` (hex)', measure='commands'),
         Family("dbhost_lun_samples_total", "counter", "Scrapes that sampled the LUN queue against its "
                "configured depth.", ("device",),
-               source="scrapes that compared inflight{queue=lun} with queue_depth (NVMe: queue_tags)"),
+               source='scrapes that compared the LUN queue with `queue_depth` (exporter lifetime)', measure='scrapes'),
         Family("dbhost_lun_queue_full_samples_total", "counter",
                "Scrapes that found the LUN queue full (in-flight >= configured "
                "queue depth); judges Q2 where the host queue is invisible.", ("device",),
-               source="scrapes that found inflight{queue=lun} >= queue_depth (NVMe: queue_tags)"),
+               source='scrapes that found `inflight{queue="lun"} >= queue_depth`; `rate(full)/rate(samples)` is the share of time the LUN queue was full (Q2/Q3 on kernels where the host queue is invisible)', measure='scrapes'),
         Family("dbhost_scsi_host_can_queue", "gauge", "Commands the SCSI host adapter accepts at once (can_queue).",
-               ("host",), source="class/scsi_host/hostH/can_queue"),
+               ("host",), source='`class/scsi_host/hostH/can_queue`', measure='commands', note='Labels: `host` (`host2`).'),
         Family("dbhost_scsi_host_cmd_per_lun", "gauge", "Default queue depth the SCSI host "
-               "adapter gives each LUN (cmd_per_lun).", ("host",), source="class/scsi_host/hostH/cmd_per_lun"),
+               "adapter gives each LUN (cmd_per_lun).", ("host",), source="`class/scsi_host/hostH/cmd_per_lun` (the adapter's default per-LUN queue depth; cached with identity)", measure='commands'),
         Family("dbhost_scsi_host_busy", "gauge", "Commands outstanding on the SCSI host adapter "
-               "(host_busy).", ("host",), source="class/scsi_host/hostH/host_busy"),
+               "(host_busy).", ("host",), source='`class/scsi_host/hostH/host_busy`', measure='commands'),
         Family("dbhost_kernel_info", "info",
                "Running kernel release; host_queue_visible: true from 6.10 (diskstats counts "
                "requests from block-layer entry), false on 5.10-6.9 (dispatched only), partial before 5.10 "
                "(requests holding a driver tag; scheduler-queued ones missed), unknown if unparsable.",
-               ("release", "host_queue_visible"), source="/proc/sys/kernel/osrelease"),
+               ("release", "host_queue_visible"), source='`/proc/sys/kernel/osrelease`', note='Labels: `release, host_queue_visible` (`true` from 6.10, `false` on 5.10-6.9, `partial` before 5.10, `unknown` if unparsable).'),
         Family("dbhost_scsi_device_state", "gauge",
                "1 for the SCSI disk's current state (device/state: running, offline, "
                "blocked, transport-offline, quiesce, ...); only running devices carry I/O.", ("device", "state"),
-               source="block/X/device/state"),
+               source='`block/X/device/state` of every SCSI disk, one series with the current state: `running` carries I/O; `blocked` (FC dev_loss_tmo pending), `transport-offline` (fast_io_fail_tmo), `offline` (error recovery gave up), `quiesce`, `cancel`, `deleted`, `created`, `created-blocked`; text that is not a short state word reads `unknown`'),
         Family("dbhost_multipath_paths", "gauge",
                "Paths of a multipath device: slaves/ of a dm-multipath map, hidden "
                "per-controller paths of an NVMe native-multipath namespace.", ("device",),
-               source="block/dm-N/slaves/; NVMe: the namespace's hidden paths nvmeXcZnY"),
+               source="dm-multipath map: entries of `block/dm-N/slaves/` (read every scrape: multipathd drops failed paths by reloading the map); NVMe: the namespace's hidden per-controller paths `nvmeXcZnY`", measure='paths', note='Labels: `device` (`dm-N`, or an NVMe native-multipath namespace `nvmeXnY`).'),
         Family("dbhost_multipath_paths_active", "gauge",
                "Paths that can carry I/O: SCSI state running, NVMe controller "
                "live (and ANA optimized or non-optimized for NVMe native multipath). Below "
                "dbhost_multipath_paths: the device lost redundancy.", ("device",),
-               source="each path's device/state (running, live) and ana_state"),
+               source="paths that can carry I/O: a path's `device/state` is `running` (SCSI) or `live` (an NVMe slave's controller); for NVMe native multipath the controller is `live` and the path's `ana_state` is `optimized` or `non-optimized` (or the controller has no ANA). Below `dbhost_multipath_paths`: the device lost redundancy. Does not see dm-multipath's own path checker (a path whose SCSI device runs but which multipathd marked failed, e.g. ALUA standby)", measure='paths'),
         Family("dbhost_multipath_suspended", "gauge",
                "1 if the dm-multipath map is suspended (dm/suspended): its I/O is "
-               "held until it is resumed.", ("device",), source="block/dm-N/dm/suspended"),
+               "held until it is resumed.", ("device",), source='`block/dm-N/dm/suspended` (dm-multipath maps): 1 while the map is suspended and its I/O held (a reload that never resumed freezes every write)', measure='1/0'),
         Family("dbhost_nvme_controller_info", "info",
                "NVMe controller: its subsystem (native multipath joins controllers of "
                "one subsystem), transport (pcie, tcp, rdma, fc, loop), model.",
                ("controller", "subsystem", "transport", "model"),
-               source="class/nvme/nvmeN/{transport,model}; class/nvme-subsystem/nvme-subsysN/nvmeN"),
+               source='`class/nvme/nvmeN/{transport,model}`; `subsystem` the `class/nvme-subsystem/nvme-subsysN` that holds the controller (joins the controllers of one native-multipath namespace)'),
         Family("dbhost_nvme_controller_state", "gauge",
                "1 for the NVMe controller's current state (live, resetting, "
                "connecting, deleting, dead, new); only live controllers carry I/O.", ("controller", "state"),
-               source="class/nvme/nvmeN/state"),
+               source='`class/nvme/nvmeN/state`, one series with the current state: `live` carries I/O; `resetting`, `connecting` (fabrics reconnect), `deleting`, `deleting (no IO)`, `dead`, `new`'),
         Family("dbhost_nvme_controller_io_queues", "gauge",
                "I/O queue pairs of the NVMe controller (queue_count minus the "
-               "admin queue).", ("controller",), source="class/nvme/nvmeN/queue_count - 1"),
+               "admin queue).", ("controller",), source='`queue_count` - 1 (the admin queue)', measure='queues'),
         Family("dbhost_nvme_controller_queue_size", "gauge",
                "Entries per I/O submission queue of the NVMe controller "
                "(sqsize + 1; a PCIe queue holds one command less).", ("controller",),
-               source="class/nvme/nvmeN/sqsize + 1"),
+               source="`sqsize` + 1 (sqsize is 0's based); a PCIe queue holds one command less, a fabrics queue all of them", measure='entries'),
         Family("dbhost_nvme_path_ana_state", "gauge",
                "1 for the ANA state of an NVMe native-multipath path (ana_state: "
                "optimized, non-optimized, inaccessible, persistent-loss, change).",
-               ("device", "multipath", "controller", "state"), source="block/nvmeXcZnY/ana_state"),
+               ("device", "multipath", "controller", "state"), source='`block/nvmeXcZnY/ana_state` (controllers with ANA: arrays over NVMe/FC, TCP, RDMA): `optimized`, `non-optimized`, `inaccessible`, `persistent-loss`, `change`', note='Labels: `device` (`nvmeXcZnY`), `multipath` (its namespace), `controller`, `state`.'),
         Family("dbhost_lun_queue_tags", "gauge",
                "Requests the NVMe device's hardware queues can hold at once (sum of "
                "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
                "SCSI queue depth for the queue-full samples.", ("device",),
-               source="sum of block/X/mq/*/nr_tags (NVMe; native multipath: over its paths)"),
+               source='NVMe only: requests the device\'s blk-mq hardware queues can hold at once, the sum of `block/X/mq/*/nr_tags` (a native-multipath namespace: summed over its paths). The NVMe counterpart of `queue_depth` for `dbhost_lun_queue_full_samples_total` (full = `inflight{queue="lun"} >= queue_tags`, every queue full)', measure='requests'),
     ),
-    exporter="dbhost-exporter")
+    exporter="dbhost-exporter", title='LUN')
 
 # virtio-blk (vdX: KVM, OpenStack) and Xen (xvdX) disks are the real disks of a virtual database host
 DEFAULT_KINDS = frozenset(SPEC.default("include_types"))

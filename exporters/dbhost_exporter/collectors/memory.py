@@ -40,28 +40,28 @@ SPEC = Collector(
     metrics=(
         Family("dbhost_kernel_shmmax_bytes", "gauge",
                "Largest System V shared memory segment allowed (kernel.shmmax): "
-               "an SGA segment above it does not start (ORA-27102).", source="/proc/sys/kernel/shmmax"),
+               "an SGA segment above it does not start (ORA-27102).", source='`/proc/sys/kernel/shmmax`: the largest segment; Oracle splits an SGA into segments of at most this size'),
         Family("dbhost_kernel_shmall_bytes", "gauge",
                "All System V shared memory together allowed (kernel.shmall pages x "
                "page size): every SGA on the host must fit in it.",
-               source="/proc/sys/kernel/shmall (pages) x the page size"),
+               source='`/proc/sys/kernel/shmall` (pages) x the page size: all segments together must fit'),
         Family("dbhost_kernel_shmmni", "gauge", "System V shared memory segments allowed (kernel.shmmni).",
-               source="/proc/sys/kernel/shmmni"),
+               source='`/proc/sys/kernel/shmmni`', measure='segments'),
         Family("dbhost_kernel_page_size_bytes", "gauge", "The kernel's base page size (the unit of "
-               "kernel.shmall).", source="the exporter's sysconf(_SC_PAGE_SIZE)"),
+               "kernel.shmall).", source="the exporter's `sysconf(_SC_PAGE_SIZE)` (the monitored host's when the exporter runs there; the unit of `shmall`)"),
         Family("dbhost_shm_segments", "gauge", "System V shared memory segments now "
-               "(/proc/sysvipc/shm).", source="rows of /proc/sysvipc/shm"),
+               "(/proc/sysvipc/shm).", source='rows of `/proc/sysvipc/shm`', measure='segments'),
         Family("dbhost_shm_bytes", "gauge", "Size of all System V shared memory segments now "
                "(/proc/sysvipc/shm size column): the SGAs and others.",
-               source="sum of the size column of /proc/sysvipc/shm"),
+               source='sum of the `size` column of `/proc/sysvipc/shm`: the SGAs and any other segments'),
         Family("dbhost_memory_hugepages", "gauge",
                "Huge pages of the default size by state (/proc/meminfo HugePages_*): "
                "total configured, free, reserved (promised to a mapping, not yet faulted in), surplus.",
-               ("state",), source="/proc/meminfo HugePages_Total, HugePages_Free, HugePages_Rsvd, HugePages_Surp"),
+               ("state",), source='`/proc/meminfo` `HugePages_Total`, `_Free`, `_Rsvd`, `_Surp` (pages of the default huge page size)', measure='pages', note='Labels: `state` (`total`, `free`, `reserved`, `surplus`).'),
         Family("dbhost_memory_hugepage_size_bytes", "gauge", "Default huge page size "
-               "(/proc/meminfo Hugepagesize).", source="/proc/meminfo Hugepagesize"),
+               "(/proc/meminfo Hugepagesize).", source='`/proc/meminfo` `Hugepagesize`'),
     ),
-    exporter="dbhost-exporter")
+    exporter="dbhost-exporter", doc="System V shared memory limits and segments, and huge pages: what decides whether an SGA fits (ORA-27102 at startup when it does not) and whether it sits on huge pages. Compare with the oracle-exporter's `oracle_sga_target_bytes` in PromQL. A missing file leaves its series out (a kernel without System V IPC, a recorded tree); a file that is there but does not parse fails the collector with one line naming it.", title='Memory')
 
 
 def gauge(name: str, value: float) -> Metric:

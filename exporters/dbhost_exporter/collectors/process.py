@@ -80,37 +80,36 @@ SPEC = Collector(
         Family("dbhost_process_context_switches_total", "counter",
                "Context switches of the group's threads (task/TID/sched nr_voluntary_switches, "
                "nr_involuntary_switches), including threads that exited.", _GROUP + ("kind",),
-               source="task/TID/sched nr_voluntary_switches, nr_involuntary_switches (without sched: "
-                      "task/TID/status voluntary_ctxt_switches, nonvoluntary_ctxt_switches)"),
+               source="`task/TID/sched` `nr_voluntary_switches`, `nr_involuntary_switches` (same numbers as `task/TID/status` `voluntary_ctxt_switches`, `nonvoluntary_ctxt_switches`) summed over the group's threads", measure='switches', note='Labels: `sid, role, kind` (`voluntary`, `involuntary`).'),
         Family("dbhost_process_migrations_total", "counter",
                "CPU migrations of the group's threads (task/TID/sched se.nr_migrations), "
-               "including threads that exited.", _GROUP, source="task/TID/sched se.nr_migrations"),
+               "including threads that exited.", _GROUP, source='`task/TID/sched` `se.nr_migrations`', measure='migrations'),
         Family("dbhost_process_cpu_seconds_total", "counter",
                "CPU time of the group's processes (/proc/PID/stat utime, stime / SC_CLK_TCK: all "
                "their threads), including threads and processes that exited.", _GROUP + ("mode",),
-               source="/proc/PID/stat fields 14 (utime), 15 (stime) / SC_CLK_TCK"),
+               source='`/proc/PID/stat` fields 14 (utime) and 15 (stime) / `SC_CLK_TCK`: the whole thread group, including threads that exited', note='Labels: `sid, role, mode` (`user`, `system`).'),
         Family("dbhost_process_run_delay_seconds_total", "counter",
                "Time the group's threads were runnable but waited on a run queue for a CPU "
                "(task/TID/schedstat run_delay), including threads that exited.", _GROUP,
-               source="task/TID/schedstat field 2 (sched_info.run_delay, ns) / 1e9",
+               source="`task/TID/schedstat` field 2 (`sched_info.run_delay`, ns) / 1e9 summed over the group's threads: time they were runnable but waited on a run queue for a CPU (CPU starvation, R13/R14). Needs CONFIG_SCHED_INFO (every distribution kernel); absent where `schedstat` is missing or reads `0 0 0` (sched_info off, kernels before 5.14)",
                note="Absent where schedstat is missing or reads 0 0 0 (sched_info off, kernels before 5.14)."),
         Family("dbhost_process_running_seconds_total", "counter",
                "Time the group's threads ran on a CPU (task/TID/schedstat sum_exec_runtime, ns "
                "precision), including threads that exited: what run_delay competes with.", _GROUP,
-               source="task/TID/schedstat field 1 (se.sum_exec_runtime, ns) / 1e9"),
+               source="`task/TID/schedstat` field 1 (`se.sum_exec_runtime`, ns) / 1e9 summed over the group's threads: the CPU time the run delay competes with (ns precision, same threads as the run delay; like node_exporter's `node_schedstat_running_seconds_total`, per Oracle group). `rate(run_delay) / rate(running)`: seconds waited per second run"),
         Family("dbhost_process_timeslices_total", "counter",
                "Times the group's threads were put on a CPU (task/TID/schedstat pcount); run delay / "
                "timeslices = average wait for a CPU per dispatch.", _GROUP,
-               source="task/TID/schedstat field 3 (sched_info.pcount)"),
+               source='`task/TID/schedstat` field 3 (`sched_info.pcount`): times the threads were put on a CPU. `rate(run_delay) / rate(timeslices)`: average wait for a CPU per wakeup (LGWR: per write request)', measure='dispatches'),
         Family("dbhost_process_processes", "gauge", "Processes in the group now.", _GROUP,
-               source="matching /proc/PID directories"),
+               source='matching processes now', measure='processes'),
         Family("dbhost_process_threads", "gauge", "Threads of the group's processes now.", _GROUP,
-               source="threads of the matching processes (task/TID read)"),
+               source='their threads now', measure='threads'),
         Family("dbhost_process_dropped_series_total", "counter",
                "Series the process collector did not export because of its series limit "
-               "(summed over scrapes).", source="groups beyond max_series (10 series a group)"),
+               "(summed over scrapes).", source='series not exported because of the series cap, summed over scrapes', measure='series'),
     ),
-    exporter="dbhost-exporter")
+    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave. Details: docs/dbhost-process-collector.md.', title='Process')
 
 
 def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:

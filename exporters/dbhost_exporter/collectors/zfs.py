@@ -49,39 +49,39 @@ SPEC = Collector(
     ),
     metrics=(
         Family("dbhost_zfs_arc_hits_total", "counter", "ARC requests served from memory without I/O, by kind.",
-               _KIND, source="arcstats <kind>_hits (demand_data, demand_metadata, prefetch_data, prefetch_metadata)"),
+               _KIND, source='`<kind>_hits`', measure='requests', note='Labels: `kind` (`demand_data`, `demand_metadata`, `prefetch_data`, `prefetch_metadata`).'),
         Family("dbhost_zfs_arc_misses_total", "counter", "ARC requests that needed new I/O, by kind.",
-               _KIND, source="arcstats <kind>_misses"),
+               _KIND, source='`<kind>_misses`', measure='requests'),
         Family("dbhost_zfs_arc_iohits_total", "counter", "ARC requests that found their I/O already in progress, "
-               "by kind (OpenZFS 2.2+).", _KIND, source="arcstats <kind>_iohits", since="OpenZFS 2.2"),
+               "by kind (OpenZFS 2.2+).", _KIND, source='`<kind>_iohits` (OpenZFS 2.2+: the block was already being read)', since="OpenZFS 2.2", measure='requests'),
         Family("dbhost_zfs_arc_state_hits_total", "counter",
                "ARC hits by list: MRU, MFU, their ghost lists "
                "(a ghost hit is a miss the ARC would have had with more memory), uncached "
                "(OpenZFS 2.2+).", ("state",),
-               source="arcstats mru_hits, mfu_hits, mru_ghost_hits, mfu_ghost_hits, uncached_hits (2.2+)"),
-        Family("dbhost_zfs_arc_size_bytes", "gauge", "Current ARC size.", source="arcstats size"),
-        Family("dbhost_zfs_arc_target_bytes", "gauge", "ARC target size (c).", source="arcstats c"),
-        Family("dbhost_zfs_arc_min_bytes", "gauge", "ARC minimum target size (c_min).", source="arcstats c_min"),
-        Family("dbhost_zfs_arc_max_bytes", "gauge", "ARC maximum target size (c_max).", source="arcstats c_max"),
-        Family("dbhost_zfs_l2arc_hits_total", "counter", "L2ARC read hits.", source="arcstats l2_hits"),
-        Family("dbhost_zfs_l2arc_misses_total", "counter", "L2ARC read misses.", source="arcstats l2_misses"),
+               source='`mru_hits`, `mfu_hits`, `mru_ghost_hits`, `mfu_ghost_hits`, `uncached_hits` (2.2+)', measure='requests', note='Labels: `state` (`mru`, `mfu`, `mru_ghost`, `mfu_ghost`, `uncached`).'),
+        Family("dbhost_zfs_arc_size_bytes", "gauge", "Current ARC size.", source='`size`'),
+        Family("dbhost_zfs_arc_target_bytes", "gauge", "ARC target size (c).", source='`c`'),
+        Family("dbhost_zfs_arc_min_bytes", "gauge", "ARC minimum target size (c_min).", source='`c_min`'),
+        Family("dbhost_zfs_arc_max_bytes", "gauge", "ARC maximum target size (c_max).", source='`c_max`'),
+        Family("dbhost_zfs_l2arc_hits_total", "counter", "L2ARC read hits.", source='`l2_hits`', measure='requests'),
+        Family("dbhost_zfs_l2arc_misses_total", "counter", "L2ARC read misses.", source='`l2_misses`', measure='requests'),
         Family("dbhost_zfs_l2arc_size_bytes", "gauge", "Data held in L2ARC (uncompressed, l2_size).",
-               source="arcstats l2_size"),
+               source='`l2_size`'),
         Family("dbhost_zfs_l2arc_allocated_bytes", "gauge", "Space allocated on the L2ARC devices (l2_asize).",
-               source="arcstats l2_asize"),
+               source='`l2_asize`'),
         Family("dbhost_zfs_l2arc_read_bytes_total", "counter", "Bytes read from L2ARC devices.",
-               source="arcstats l2_read_bytes"),
+               source='`l2_read_bytes`'),
         Family("dbhost_zfs_l2arc_written_bytes_total", "counter", "Bytes written to L2ARC devices (the feed).",
-               source="arcstats l2_write_bytes"),
-        Family("dbhost_zfs_l2arc_feeds_total", "counter", "L2ARC feed thread runs.", source="arcstats l2_feeds"),
+               source='`l2_write_bytes` (the feed rate)'),
+        Family("dbhost_zfs_l2arc_feeds_total", "counter", "L2ARC feed thread runs.", source='`l2_feeds`', measure='runs'),
         Family("dbhost_zfs_l2arc_errors_total", "counter",
                "L2ARC read errors by kind (io: l2_io_error, "
                "checksum: l2_cksum_bad); the read falls back to the pool (Z4).", _KIND,
-               source="arcstats l2_io_error (io), l2_cksum_bad (checksum)"),
+               source='`l2_io_error`, `l2_cksum_bad`', measure='reads', note='Labels: `kind` (`io`, `checksum`).'),
         Family("dbhost_zfs_l2arc_write_errors_total", "counter", "L2ARC writes that failed (l2_writes_error).",
-               source="arcstats l2_writes_error"),
+               source='`l2_writes_error`', measure='writes'),
     ),
-    exporter="dbhost-exporter")
+    exporter="dbhost-exporter", doc='Linux: `/proc/spl/kstat/zfs/arcstats` (OpenZFS 2.1 and 2.2+). illumos/Solaris: `kstat -p zfs:0:arcstats` text from `zfs.kstat_file`, or the `kstat` command where it exists (never on Linux). Without ZFS none of these series exist. Metrics whose arcstats field is missing in a release (e.g. `iohits` before 2.2) are absent.', title='ZFS')
 
 
 def parse_kstat_file(fields: Fields, key: str) -> str | None:

@@ -37,14 +37,14 @@ SPEC = Collector(
         Family("oracle_archive_dest_info", "gauge",
                "Configured archive destination, value 1 (GV$ARCHIVE_DEST; error is the ORA- code).",
                ("inst_id", "dest_name", "target", "destination", "status", "valid_now", "error"),
-               source="GV$ARCHIVE_DEST (STATUS <> 'INACTIVE')"),
+               source='DEST_NAME (LOG_ARCHIVE_DEST_n), TARGET, DESTINATION, STATUS (VALID, DEFERRED, ERROR, DISABLED, BAD PARAM, ALTERNATE, FULL), VALID_NOW (YES, WRONG VALID_ROLE, ...), `error` = the ORA- code of ERROR only (bounded), empty when none', measure='1'),
         Family("oracle_archive_dest_error", "gauge",
                "1 if an archive destination in use is in error (STATUS ERROR/DISABLED/BAD PARAM/FULL or an ERROR "
-               "text), else 0.", ("inst_id", "dest_name"), source="GV$ARCHIVE_DEST.STATUS, ERROR"),
+               "text), else 0.", ("inst_id", "dest_name"), source="1 if a destination in use (VALID_NOW 'YES') has STATUS ERROR, DISABLED, BAD PARAM or FULL or an ERROR text; DEFERRED (switched off on purpose) and destinations not valid in the current role are 0", measure='1/0'),
         Family("oracle_archive_dest_log_sequence", "gauge",
                "Last log sequence archived to the destination (GV$ARCHIVE_DEST.LOG_SEQUENCE).",
-               ("inst_id", "dest_name"), source="GV$ARCHIVE_DEST.LOG_SEQUENCE"),
-    ))
+               ("inst_id", "dest_name"), source='LOG_SEQUENCE: last log sequence archived there; a remote destination behind the local one shows here', measure='sequence'),
+    ), doc="Only configured destinations (`STATUS <> 'INACTIVE'`) are selected.", title='Archive destinations')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 ERROR_STATUSES = frozenset({"ERROR", "DISABLED", "BAD PARAM", "FULL"})

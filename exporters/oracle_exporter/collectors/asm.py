@@ -35,14 +35,14 @@ SPEC = Collector(
     reads=(ASM_DISKGROUP_STAT.name,),
     interval=60.0,      # disk group space changes slowly (collector_intervals overrides)
     metrics=(
-        Family('oracle_asm_diskgroup_total_bytes', "gauge", 'Size of the ASM disk group, bytes (V$ASM_DISKGROUP_STAT.TOTAL_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.TOTAL_MB"),
-        Family('oracle_asm_diskgroup_free_bytes', "gauge", 'Free space in the ASM disk group before mirroring, bytes (FREE_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.FREE_MB"),
-        Family('oracle_asm_diskgroup_usable_file_bytes', "gauge", 'Space files can still use with redundancy restorable, bytes (USABLE_FILE_MB; negative when a disk failure could not be re-mirrored).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.USABLE_FILE_MB"),
-        Family('oracle_asm_diskgroup_required_mirror_free_bytes', "gauge", 'Free space needed to restore redundancy after the worst failure, bytes (REQUIRED_MIRROR_FREE_MB).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.REQUIRED_MIRROR_FREE_MB"),
-        Family('oracle_asm_diskgroup_offline_disks', "gauge", 'Disks of the disk group that are offline (OFFLINE_DISKS).', ("diskgroup",), source="V$ASM_DISKGROUP_STAT.OFFLINE_DISKS"),
+        Family('oracle_asm_diskgroup_total_bytes', "gauge", 'Size of the ASM disk group, bytes (V$ASM_DISKGROUP_STAT.TOTAL_MB).', ("diskgroup",), source='TOTAL_MB x 2^20'),
+        Family('oracle_asm_diskgroup_free_bytes', "gauge", 'Free space in the ASM disk group before mirroring, bytes (FREE_MB).', ("diskgroup",), source='FREE_MB x 2^20 (raw, before mirroring)'),
+        Family('oracle_asm_diskgroup_usable_file_bytes', "gauge", 'Space files can still use with redundancy restorable, bytes (USABLE_FILE_MB; negative when a disk failure could not be re-mirrored).', ("diskgroup",), source='USABLE_FILE_MB x 2^20: space files can still use with redundancy restorable after a disk failure; **negative** when it could not be'),
+        Family('oracle_asm_diskgroup_required_mirror_free_bytes', "gauge", 'Free space needed to restore redundancy after the worst failure, bytes (REQUIRED_MIRROR_FREE_MB).', ("diskgroup",), source='REQUIRED_MIRROR_FREE_MB x 2^20'),
+        Family('oracle_asm_diskgroup_offline_disks', "gauge", 'Disks of the disk group that are offline (OFFLINE_DISKS).', ("diskgroup",), source='OFFLINE_DISKS', measure='disks'),
         Family("oracle_asm_diskgroup_info", "gauge", "ASM disk group state and redundancy type, value 1.",
-               ("diskgroup", "state", "type"), source="V$ASM_DISKGROUP_STAT.STATE, TYPE"),
-    ))
+               ("diskgroup", "state", "type"), source='STATE (CONNECTED, MOUNTED, ...), TYPE (EXTERN, NORMAL, HIGH, FLEX)', measure='1'),
+    ), doc='Read from V$ASM_DISKGROUP_STAT, never V$ASM_DISKGROUP (which rediscovers every disk on each query). A database without ASM has no rows and no series.', title='ASM disk groups')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 # metric, column, scale

@@ -28,8 +28,8 @@ SPEC = Collector(
     metrics=(
         Family("oracle_custom_query_success", "gauge",
                "1 if the custom SQL statement ran and returned numbers, else 0.", ("query",),
-               source="each custom statement"),
-    ))
+               source='1 if the custom statement ran and every value was a number; 0 if it failed (ORA- error, its own timeout), returned no rows (unless `ignorezeroresult`) or a value that is not a number (that sample is skipped). No series for a statement not run in that fetch (another database, scope)', measure='1/0'),
+    ), title='Custom SQL metrics')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 log = logging.getLogger(__name__)

@@ -42,18 +42,18 @@ SPEC = Collector(
     metrics=(
         Family("oracle_dataguard_lag_seconds", "gauge",
                "Data Guard lag on this standby, seconds (V$DATAGUARD_STATS 'transport lag' / 'apply lag').",
-               ("kind",), source="V$DATAGUARD_STATS 'transport lag', 'apply lag' (VALUE, an interval)", since="11.2"),
+               ("kind",), source="VALUE of 'transport lag' / 'apply lag', an INTERVAL DAY TO SECOND as text (`+00 00:00:05`, `+01 02:03:04` = 93784 s)", since="11.2", note='Labels: kind (`transport`, `apply`).'),
         Family("oracle_dataguard_lag_computed", "gauge",
                "1 if V$DATAGUARD_STATS has a value for the lag, 0 if the lag is not computed (NULL VALUE).",
-               ("kind",), source="V$DATAGUARD_STATS.VALUE", since="11.2"),
+               ("kind",), source='1 if the lag has a value, 0 if the row is there but VALUE is NULL: the lag is **not computed** (standby lost the primary, apply stopped). A missing lag is not a zero lag', since="11.2", measure='1/0'),
         Family("oracle_dataguard_lag_datum_age_seconds", "gauge",
                "Age of the data the lag was computed from, seconds (TIME_COMPUTED - DATUM_TIME); grows while the "
                "standby receives nothing from the primary.", ("kind",),
-               source="V$DATAGUARD_STATS.TIME_COMPUTED - DATUM_TIME", since="11.2"),
+               source='TIME_COMPUTED - DATUM_TIME (11.2+): age of the data the lag was computed from. Oracle: an unchanging DATUM_TIME means the standby is not receiving data, and the reported lag (however small) is stale. Both are standby-local text times, so no time zone is involved', since="11.2"),
         Family("oracle_dataguard_apply_finish_seconds", "gauge",
                "Estimated time to apply the redo received so far, seconds (V$DATAGUARD_STATS 'apply finish time').",
-               (), source="V$DATAGUARD_STATS 'apply finish time'", since="11.2"),
-    ))
+               (), source="'apply finish time': estimated time to apply the redo received so far", since="11.2"),
+    ), doc='Emitted only on a standby (V$DATABASE.DATABASE_ROLE contains STANDBY; a primary returns no rows from 12.2, empty values before). The role is `database_role` of `oracle_database_info`. Alert on `oracle_dataguard_lag_seconds > N`, on `oracle_dataguard_lag_computed == 0` and on `oracle_dataguard_lag_datum_age_seconds > N` (a lag that stopped being computed or updated).', title='Data Guard')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 KINDS = (("transport", "transport lag"), ("apply", "apply lag"))

@@ -22,14 +22,14 @@ SPEC = Collector(
                 "into latch=\"all\", the latch hit ratio's denominator)", kind="names"),
     ),
     metrics=(
-        Family("oracle_latch_gets_total", "counter", "Willing-to-wait latch requests (GV$LATCH.GETS).", _LABELS, source="GV$LATCH.GETS"),
-        Family("oracle_latch_misses_total", "counter", "Willing-to-wait requests that missed on the first try (GV$LATCH.MISSES).", _LABELS, source="GV$LATCH.MISSES"),
-        Family("oracle_latch_sleeps_total", "counter", "Willing-to-wait requests that slept (GV$LATCH.SLEEPS).", _LABELS, source="GV$LATCH.SLEEPS"),
-        Family("oracle_latch_immediate_gets_total", "counter", "No-wait latch requests (GV$LATCH.IMMEDIATE_GETS).", _LABELS, source="GV$LATCH.IMMEDIATE_GETS"),
-        Family("oracle_latch_immediate_misses_total", "counter", "No-wait latch requests that failed (GV$LATCH.IMMEDIATE_MISSES).", _LABELS, source="GV$LATCH.IMMEDIATE_MISSES"),
-        Family("oracle_latch_spin_gets_total", "counter", "Misses that got the latch while spinning (GV$LATCH.SPIN_GETS).", _LABELS, source="GV$LATCH.SPIN_GETS"),
-        Family("oracle_latch_wait_time_seconds_total", "counter", "Time waited for the latch, seconds (GV$LATCH.WAIT_TIME microseconds).", _LABELS, source="GV$LATCH.WAIT_TIME"),
-    ))
+        Family("oracle_latch_gets_total", "counter", "Willing-to-wait latch requests (GV$LATCH.GETS).", _LABELS, source='GV$LATCH.GETS (willing-to-wait)', measure='requests'),
+        Family("oracle_latch_misses_total", "counter", "Willing-to-wait requests that missed on the first try (GV$LATCH.MISSES).", _LABELS, source='GV$LATCH.MISSES', measure='requests'),
+        Family("oracle_latch_sleeps_total", "counter", "Willing-to-wait requests that slept (GV$LATCH.SLEEPS).", _LABELS, source='GV$LATCH.SLEEPS', measure='sleeps'),
+        Family("oracle_latch_immediate_gets_total", "counter", "No-wait latch requests (GV$LATCH.IMMEDIATE_GETS).", _LABELS, source='GV$LATCH.IMMEDIATE_GETS (no-wait)', measure='requests'),
+        Family("oracle_latch_immediate_misses_total", "counter", "No-wait latch requests that failed (GV$LATCH.IMMEDIATE_MISSES).", _LABELS, source='GV$LATCH.IMMEDIATE_MISSES', measure='requests'),
+        Family("oracle_latch_spin_gets_total", "counter", "Misses that got the latch while spinning (GV$LATCH.SPIN_GETS).", _LABELS, source='GV$LATCH.SPIN_GETS', measure='requests'),
+        Family("oracle_latch_wait_time_seconds_total", "counter", "Time waited for the latch, seconds (GV$LATCH.WAIT_TIME microseconds).", _LABELS, source='GV$LATCH.WAIT_TIME (microseconds) / 1e6 (10.1+)'),
+    ), doc='`latch` is one of the configured names (default: redo allocation, redo writing, redo copy, cache buffers chains, cache buffers lru chain, shared pool, row cache objects, enqueue hash chains, session allocation, messages, checkpoint queue latch, In memory undo latch) or `all`, the sum over every latch of the instance. Latch hit ratio (I1) = `1 - rate(misses{latch="all"}) / rate(gets{latch="all"})`.', title='Latches')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 # metric, column, scale

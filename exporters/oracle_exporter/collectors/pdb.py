@@ -69,35 +69,35 @@ SPEC = Collector(
                "Foreground CPU of the PDB, seconds (GV$CON_SYS_TIME_MODEL 'DB CPU').", _PDB,
                source="GV$CON_SYS_TIME_MODEL 'DB CPU'", since="12.2"),
         Family("oracle_pdb_user_commits_total", "counter", "Commits in the PDB (GV$CON_SYSSTAT 'user commits').",
-               _PDB, source="GV$CON_SYSSTAT 'user commits'", since="12.2"),
+               _PDB, source="GV$CON_SYSSTAT 'user commits'", since="12.2", measure='commits'),
         Family("oracle_pdb_user_calls_total", "counter", "User calls in the PDB ('user calls').", _PDB,
-               source="GV$CON_SYSSTAT 'user calls'", since="12.2"),
+               source="'user calls'", since="12.2", measure='calls'),
         Family("oracle_pdb_executions_total", "counter", "SQL executions in the PDB ('execute count').", _PDB,
-               source="GV$CON_SYSSTAT 'execute count'", since="12.2"),
+               source="'execute count'", since="12.2", measure='executions'),
         Family("oracle_pdb_logical_reads_total", "counter",
                "Logical reads in the PDB, blocks ('session logical reads').", _PDB,
-               source="GV$CON_SYSSTAT 'session logical reads'", since="12.2"),
+               source="'session logical reads'", since="12.2", measure='blocks'),
         Family("oracle_pdb_physical_reads_total", "counter", "Physical reads in the PDB, blocks ('physical reads').",
-               _PDB, source="GV$CON_SYSSTAT 'physical reads'", since="12.2"),
+               _PDB, source="'physical reads'", since="12.2", measure='blocks'),
         Family("oracle_pdb_redo_bytes_total", "counter", "Redo generated in the PDB, bytes ('redo size').", _PDB,
-               source="GV$CON_SYSSTAT 'redo size'", since="12.2"),
+               source="'redo size'", since="12.2"),
         Family("oracle_pdb_wait_event_waits_total", "counter",
                "Waits per non-Idle event in the PDB (GV$CON_SYSTEM_EVENT).", _PDB_EVENT,
-               source="GV$CON_SYSTEM_EVENT.TOTAL_WAITS", since="12.2"),
+               source='GV$CON_SYSTEM_EVENT.TOTAL_WAITS (Idle class left out in SQL)', since="12.2", measure='waits'),
         Family("oracle_pdb_wait_event_time_seconds_total", "counter",
                "Time waited per non-Idle event in the PDB, seconds (GV$CON_SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
-               _PDB_EVENT, source="GV$CON_SYSTEM_EVENT.TIME_WAITED_MICRO / 1e6", since="12.2"),
+               _PDB_EVENT, source='TIME_WAITED_MICRO / 1e6', since="12.2"),
         Family("oracle_pdb_average_active_sessions", "gauge", "Average active sessions of the PDB over the last 60 s "
                                                              "(GV$CON_SYSMETRIC 'Average Active Sessions').", _PDB,
-               source="GV$CON_SYSMETRIC 'Average Active Sessions'", since="12.2"),
+               source="GV$CON_SYSMETRIC 'Average Active Sessions' (60 s)", since="12.2", measure='sessions'),
         Family("oracle_pdb_wait_event_latency_seconds", "histogram",
                "Wait latency histogram per PDB of the pdb_histogram_events, seconds (GV$CON_EVENT_HISTOGRAM_MICRO made "
                "cumulative); _sum from GV$CON_SYSTEM_EVENT.", ("inst_id", "pdb", "event"),
-               source="GV$CON_EVENT_HISTOGRAM_MICRO", since="12.2"),
+               source='GV$CON_EVENT_HISTOGRAM_MICRO made cumulative (buckets as `oracle_wait_event_latency_seconds`); `_sum` from GV$CON_SYSTEM_EVENT', since="12.2"),
         Family("oracle_pdbs_omitted", "gauge", "PDBs of an instance left out of the per-PDB series because "
                                                "pdb_series_max would be exceeded (least DB time first); absent when "
-                                               "none was.", ("inst_id",)),
-    ))
+                                               "none was.", ("inst_id",), measure='PDBs', source='PDBs left out by `pdb_series_max`; absent when none was'),
+    ), doc='Off unless `collectors: {pdb: true}`. From CDB$ROOT a series per container (`pdb` = V$CONTAINERS.NAME: CDB$ROOT and each PDB; PDB$SEED never), from a PDB that PDB\'s only, from a non-CDB none. Bounded by `pdbs` (allow-list), `pdb_wait_events_max` (default 25 non-Idle events per PDB, most time waited), `pdb_histogram_events` (default log file sync, db file sequential read) and `pdb_series_max` (default 5000 per database: beyond it whole PDBs are left out, least DB time first).\n\nCommit latency per PDB: `histogram_quantile(0.99, sum by (le, pdb) (rate(oracle_pdb_wait_event_latency_seconds_bucket{event="log file sync"}[5m])))`.', title='Per PDB')
 NAME, VIEWS = SPEC.name, SPEC.reads
 OPT_IN = SPEC.opt_in
 DEFAULT_PDB_WAIT_EVENTS_MAX = SPEC.default("pdb_wait_events_max")

@@ -28,11 +28,11 @@ SPEC = Collector(
     reads=(RECOVERY_FILE_DEST.name,),
     interval=60.0,      # the FRA fills over minutes (collector_intervals overrides)
     metrics=(
-        Family('oracle_recovery_area_limit_bytes', "gauge", 'Size limit of the fast recovery area, bytes (V$RECOVERY_FILE_DEST.SPACE_LIMIT).', (), source="V$RECOVERY_FILE_DEST.SPACE_LIMIT"),
-        Family('oracle_recovery_area_used_bytes', "gauge", 'Space used in the fast recovery area, bytes (SPACE_USED).', (), source="V$RECOVERY_FILE_DEST.SPACE_USED"),
-        Family('oracle_recovery_area_reclaimable_bytes', "gauge", 'Used space Oracle can reclaim on its own, bytes (SPACE_RECLAIMABLE).', (), source="V$RECOVERY_FILE_DEST.SPACE_RECLAIMABLE"),
-        Family('oracle_recovery_area_files', "gauge", 'Files in the fast recovery area (NUMBER_OF_FILES).', (), source="V$RECOVERY_FILE_DEST.NUMBER_OF_FILES"),
-    ))
+        Family('oracle_recovery_area_limit_bytes', "gauge", 'Size limit of the fast recovery area, bytes (V$RECOVERY_FILE_DEST.SPACE_LIMIT).', (), source='SPACE_LIMIT (DB_RECOVERY_FILE_DEST_SIZE)'),
+        Family('oracle_recovery_area_used_bytes', "gauge", 'Space used in the fast recovery area, bytes (SPACE_USED).', (), source='SPACE_USED'),
+        Family('oracle_recovery_area_reclaimable_bytes', "gauge", 'Used space Oracle can reclaim on its own, bytes (SPACE_RECLAIMABLE).', (), source='SPACE_RECLAIMABLE: obsolete or backed-up files Oracle deletes by itself when it needs room'),
+        Family('oracle_recovery_area_files', "gauge", 'Files in the fast recovery area (NUMBER_OF_FILES).', (), source='NUMBER_OF_FILES', measure='files'),
+    ), doc='No recovery area configured: no series. A full FRA stops archiving (ORA-19809/ORA-00257), then every commit: the space that counts is `(oracle_recovery_area_used_bytes - oracle_recovery_area_reclaimable_bytes) / oracle_recovery_area_limit_bytes`.', title='Fast recovery area')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 # metric, column

@@ -36,14 +36,14 @@ SPEC = Collector(
     metrics=(
         Family("oracle_resource_current_utilization", "gauge",
                "Current use of the resource (GV$RESOURCE_LIMIT.CURRENT_UTILIZATION).", _LABELS,
-               source="GV$RESOURCE_LIMIT.CURRENT_UTILIZATION"),
+               source='GV$RESOURCE_LIMIT.CURRENT_UTILIZATION', measure='count'),
         Family("oracle_resource_max_utilization", "gauge",
                "Highest use of the resource since instance start (GV$RESOURCE_LIMIT.MAX_UTILIZATION).", _LABELS,
-               source="GV$RESOURCE_LIMIT.MAX_UTILIZATION"),
+               source='MAX_UTILIZATION: highest since instance start', measure='count'),
         Family("oracle_resource_limit", "gauge",
                "Limit of the resource (GV$RESOURCE_LIMIT.LIMIT_VALUE); no series when UNLIMITED.", _LABELS,
-               source="GV$RESOURCE_LIMIT.LIMIT_VALUE", note="LIMIT_VALUE is text; UNLIMITED gives no series."),
-    ))
+               source="LIMIT_VALUE (text, blank-padded); **no series when it reads UNLIMITED** (Oracle's exporter writes -1 instead)", note="LIMIT_VALUE is text; UNLIMITED gives no series.", measure='count'),
+    ), doc='`resource` is RESOURCE_NAME trimmed: processes, sessions, transactions, enqueue_locks, enqueue_resources, max_shared_servers, parallel_max_servers, ... (20 to 30 per instance). Headroom before ORA-00020 (processes) / ORA-00018 (sessions): `oracle_resource_current_utilization{resource=~"processes|sessions"} / oracle_resource_limit`. In a CDB a resource listed per container counts once: the lowest CON_ID (instance-wide) row.', title='Resource limits')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 def limit_value(value: Any) -> float | None:

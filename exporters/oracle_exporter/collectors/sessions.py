@@ -56,20 +56,20 @@ SPEC = Collector(
     metrics=(
         Family("oracle_sessions_active", "gauge",
                "User sessions active now by wait class, CPU when on CPU (GV$SESSION STATUS 'ACTIVE', idle waits "
-               "excluded; sampled each scrape).", ("inst_id", "wait_class"), source="GV$SESSION STATUS, STATE, WAIT_CLASS"),
+               "excluded; sampled each scrape).", ("inst_id", "wait_class"), source='user sessions (TYPE \'USER\') with STATUS \'ACTIVE\': on CPU (STATE not \'WAITING\') as `wait_class="CPU"`, else by the WAIT_CLASS of their non-idle wait. A sampled average-active-sessions profile, comparable with `oracle_average_active_sessions` (DB time based, so background sessions are left out here too). `CPU` is always exported (0 included), other classes while sessions are in them', measure='sessions'),
         Family("oracle_sessions_waiting", "gauge",
                "Sessions (background included) waiting now on a non-idle event (GV$SESSION STATE 'WAITING'); "
-               "top events only, the rest as event=\"other\".", _EVENT, source="GV$SESSION STATE, EVENT, WAIT_CLASS"),
+               "top events only, the rest as event=\"other\".", _EVENT, source="sessions of any type (LGWR, DBWn ... included) with STATE 'WAITING' on a non-idle event, per event; top events only (below)", measure='sessions'),
         Family("oracle_sessions_waiting_longest_seconds", "gauge",
                "Longest wait in progress on the event, seconds (max GV$SESSION.WAIT_TIME_MICRO / 1e6).", _EVENT,
-               source="GV$SESSION.WAIT_TIME_MICRO", since="11.1"),
+               source='longest wait in progress on that event: max WAIT_TIME_MICRO / 1e6 (11.1+) of those sessions', since="11.1"),
         Family("oracle_sessions_blocked", "gauge",
                "Sessions blocked by another session now (GV$SESSION BLOCKING_SESSION_STATUS 'VALID').", ("inst_id",),
-               source="GV$SESSION.BLOCKING_SESSION_STATUS"),
+               source="sessions with BLOCKING_SESSION_STATUS 'VALID' (a known session holds what they wait for); 0 when none, for every instance", measure='sessions'),
         Family("oracle_sessions_blocked_longest_seconds", "gauge",
                "Longest wait of a blocked session so far, seconds (0 when none is blocked).", ("inst_id",),
-               source="GV$SESSION.WAIT_TIME_MICRO of blocked sessions"),
-    ))
+               source='longest current wait of a blocked session (WAIT_TIME_MICRO / 1e6); 0 when none'),
+    ), doc='One statement per scrape selects the sessions that are ACTIVE or in a non-idle wait (`STATUS = \'ACTIVE\' OR (STATE = \'WAITING\' AND WAIT_CLASS <> \'Idle\')`), leaving out the exporter\'s own session; the rows (`INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION`) are aggregated in Python. These are samples of *waits in progress*: unlike GV$SYSTEM_EVENT they see a hang (LGWR stuck: no \'log file sync\' wait completes, but 40 sessions sit in one). Idle events (WAIT_CLASS \'Idle\') are never exported.\n\nCardinality: per instance at most `session_events_max` events (config, default 15) get their own `oracle_sessions_waiting*` series, ranked by waiting sessions, then longest wait; the key events of `histogram_events` (log file sync, log buffer space, log file switch completion, log file switch (checkpoint incomplete), ...) always get theirs while sessions wait on them. All other waiting sessions are counted under `event="other", wait_class="other"` (with the longest of their waits). Series exist only while sessions wait: absent means none.\n\nPromQL: commit stall (issue 12) = `max by (database, inst_id) (oracle_sessions_waiting_longest_seconds{event=~"log file sync|log file switch.*|log buffer space"}) > 30`; on-CPU share = `oracle_sessions_active{wait_class="CPU"} / ignoring(wait_class) sum without (wait_class) (oracle_sessions_active)`.', title='Sessions now')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 DEFAULT_EVENTS_MAX = SPEC.default("session_events_max")

@@ -43,13 +43,13 @@ SPEC = Collector(
     metrics=(
         Family("oracle_tablespace_used_bytes", "gauge",
                "Space used in the tablespace, bytes ((CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x block size).",
-               LABELS, source="(CDB_|DBA_)TABLESPACE_USAGE_METRICS.USED_SPACE x (CDB_|DBA_)TABLESPACES.BLOCK_SIZE",
+               LABELS, source='USED_SPACE (blocks) x BLOCK_SIZE of the tablespace',
                note="container is empty outside a CDB; contents is PERMANENT, TEMPORARY or UNDO."),
         Family("oracle_tablespace_max_bytes", "gauge",
                "Size the tablespace can reach, autoextend MAXSIZE included, bytes "
                "(TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x block size).", LABELS,
-               source="(CDB_|DBA_)TABLESPACE_USAGE_METRICS.TABLESPACE_SIZE x BLOCK_SIZE"),
-    ))
+               source='TABLESPACE_SIZE (blocks) x BLOCK_SIZE: the size the tablespace can reach, autoextensible files counted at MAXSIZE'),
+    ), doc='Connected to a CDB root the exporter reads `CDB_TABLESPACE_USAGE_METRICS` and `CDB_TABLESPACES` (every open container) and names containers from `V$CONTAINERS` (`container="CDB$ROOT"`, `"SALES"`, ...; a CON_ID without a name is given as its number); anywhere else (non-CDB, a PDB, 11g) `DBA_TABLESPACE_USAGE_METRICS` / `DBA_TABLESPACES` with `container=""`. Block sizes are per tablespace (non-default block size tablespaces exist); without the tablespaces view the `db_block_size` parameter is used, and without either the tablespace is left out rather than guessed. `contents` is Oracle\'s CONTENTS: `PERMANENT`, `TEMPORARY`, `UNDO` (21c: `LOST WRITE PROTECTION`). Undo "used" includes unexpired undo that Oracle reuses on demand and temp "used" is sort space in use: alert on PERMANENT by percent and days-to-full (`predict_linear(oracle_tablespace_used_bytes[6h], 4*86400) > oracle_tablespace_max_bytes`), on TEMPORARY/UNDO differently. Fetched every 5 minutes by default (see collector intervals).', title='Tablespaces')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 def _pick(snapshot: Any, cdb: str, dba: str) -> list[dict[str, Any]]:
