@@ -63,7 +63,8 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 if a generated file is out of date; write nothing")
     p.add_argument("--config", default=None, help="a site's override file (see mixin/config.py); needs --out")
     p.add_argument("--out", default=None, help="output root (default: the repository)")
-    p.add_argument("--thresholds", default=None, help="thresholds file (default alerts/thresholds.yaml)")
+    p.add_argument("--thresholds", default=None, help="thresholds file replacing alerts/thresholds.yaml in full "
+                   "(a --config file's per-threshold changes apply on top of it)")
     args = p.parse_args(argv)
     if (args.config or args.thresholds) and not args.out and not args.check:
         print("generate: error: --config/--thresholds render a site's own pack: give --out DIR "

@@ -97,3 +97,83 @@ def test_a_threshold_the_pack_needs_is_missing(tmp_path):
     res = generate("--check", "--thresholds", str(bad))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "R14" in res.stderr
+
+
+# ---------------------------------------------------------------- a site file that names one threshold
+
+def _rules(path):
+    return [r for g in yaml.safe_load(path.read_text())["groups"] for r in g["rules"]]
+
+
+def _uses(entry, tid):
+    import re
+    text = " ".join(str(entry.get(k, "")) for k in ("expr", "summary", "description"))
+    return tid in entry["ids"] or re.search(r"\$\{" + tid + r"[.|}]", text) is not None
+
+
+def test_a_one_entry_site_file_changes_exactly_the_rules_of_that_threshold(tmp_path):
+    from mixin import config, rules as rule_templates
+    site = tmp_path / "site.yml"
+    site.write_text("thresholds:\n  R2: {value: 0.004}\n")
+    out = tmp_path / "out"
+    res = generate("--config", str(site), "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert (out / "alerts/recording.rules.yml").read_text() == (ROOT / "alerts/recording.rules.yml").read_text()
+    mine, shipped = _rules(out / "alerts/alerts.rules.yml"), _rules(ROOT / "alerts/alerts.rules.yml")
+    entries = rule_templates.alerts(config.load())
+    layers = list(dict.fromkeys(e["layer"] for e in entries))       # the rule file groups them by layer
+    entries = sorted(entries, key=lambda e: layers.index(e["layer"]))
+    assert [r["alert"] for r in mine] == [r["alert"] for r in shipped] == [e["alert"] for e in entries]
+    changed = [i for i, (a, b) in enumerate(zip(mine, shipped)) if a != b]
+    expected = [i for i, e in enumerate(entries) if _uses(e, "R2")]
+    assert changed == expected and changed
+    for i in changed:
+        assert mine[i]["expr"] == shipped[i]["expr"].replace("> 0.005\n", "> 0.004\n")
+        assert "threshold 4ms, R2" in mine[i]["annotations"]["description"]
+    # the threshold table and the panels follow; the site's promtool tests pass against its rules
+    assert "0.004 seconds (4ms) | 10m |" in next(l for l in (out / "docs/thresholds.md").read_text().splitlines()
+                               if '<a id="threshold-r2"></a>' in l)
+    res = subprocess.run(["promtool", "test", "rules", "oracle.test.yml"], cwd=out / "alerts/tests",
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:]
+
+
+def test_a_site_file_outlives_a_release_that_adds_a_threshold(tmp_path):
+    """The site names R2 only; the release's thresholds file (here --thresholds) has one more
+    entry: generation works, R2 is the site's, everything else the release's."""
+    doc = yaml.safe_load((ROOT / "alerts/thresholds.yaml").read_text())
+    doc["thresholds"].append(dict(doc["thresholds"][-1], id="X9_added_later", value=3))
+    base = tmp_path / "release.yaml"
+    base.write_text(yaml.safe_dump(doc, sort_keys=False))
+    site = tmp_path / "site.yml"
+    site.write_text("thresholds: {R2: {value: 0.004}}\n")
+    res = generate("--config", str(site), "--thresholds", str(base), "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    rule = next(r for r in _rules(tmp_path / "out/alerts/alerts.rules.yml") if r["alert"] == "OracleLogFileSyncSlow")
+    assert "> 0.004\n" in rule["expr"]
+    assert "X9_added_later" in (tmp_path / "out/docs/thresholds.md").read_text()
+
+
+def test_a_release_that_lacks_a_threshold_the_pack_uses_is_one_line(tmp_path):
+    doc = yaml.safe_load((ROOT / "alerts/thresholds.yaml").read_text())
+    doc["thresholds"] = [t for t in doc["thresholds"] if t["id"] != "M5_hugepages"]
+    base = tmp_path / "release.yaml"
+    base.write_text(yaml.safe_dump(doc, sort_keys=False))
+    site = tmp_path / "site.yml"
+    site.write_text("thresholds: {R2: {value: 0.004}}\n")
+    res = generate("--config", str(site), "--thresholds", str(base), "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"generate: error: {base}: no threshold with id 'M5_hugepages' (a thresholds file replaces "
+        "alerts/thresholds.yaml in full and must list every threshold the pack uses; a site file can instead "
+        "name only the thresholds it changes: `thresholds: {R2: {value: 0.004}}`, see mixin/README.md)"]
+
+
+def test_a_misspelt_site_key_is_one_line_exit_2(tmp_path):
+    site = tmp_path / "site.yml"
+    site.write_text("thresholds:\n  R2: {valeu: 0.004}\n")
+    res = generate("--config", str(site), "--out", str(tmp_path / "out"))
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"generate: error: {site}: thresholds.R2.valeu: unknown field (known: value, for, severity, noise_floor)"]
+    assert not (tmp_path / "out").exists()
