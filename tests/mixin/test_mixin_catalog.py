@@ -175,3 +175,45 @@ def catalog_panels(board):
     for p in board.get("panels", []):
         yield p
         yield from p.get("panels", [])
+
+
+def test_the_node_exporter_allow_list_matches_a_real_node_exporter(tmp_path):
+    """The Debian node_exporter on this machine exposes every listed series with exactly the listed
+    labels (perf counters only where the machine has hardware counters: skipped when absent)."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+    from prometheus_client.parser import text_string_to_metric_families
+    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if exe is None:
+        pytest.skip("no node_exporter installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    collectors = sorted({e.source.split("`")[1] for e in NODE_EXPORTER.values()})
+    proc = subprocess.Popen([exe, f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
+                             *(f"--collector.{c}" for c in collectors)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        text = None
+        for _ in range(100):
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert text is not None
+    seen: dict[str, set] = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            seen.setdefault(smp.name, set()).update(smp.labels)
+    for name, e in NODE_EXPORTER.items():
+        if name not in seen and "perf" in e.source:
+            continue
+        assert name in seen, name
+        assert seen[name] == set(e.labels), name
