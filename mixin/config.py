@@ -7,9 +7,14 @@
     cfg.selector("oracle")            # 'job="oracle"'
     cfg.runbook_url("OracleDown")     # where a notification's runbook link points
 
-The override file (every key optional; relative paths are relative to the file):
+The override file (every key optional; relative paths are relative to the file). Whatever it
+does not name keeps the shipped default, so a threshold a later release adds takes its shipped value:
 
-    thresholds: my-thresholds.yaml            # another thresholds file (same format)
+    thresholds:                               # change single thresholds, or single fields of one:
+      R2: {value: 0.004}                      #   value, for, severity, noise_floor: {NAME: {value: N}}
+      R13: {value: 3, for: 15m, noise_floor: {waits: {value: 2}}}
+    # thresholds: my-thresholds.yaml          # ... or a FULL REPLACEMENT of alerts/thresholds.yaml
+    #                                         # (same format; must list every threshold the pack uses)
     jobs:                                     # Prometheus job names of each scrape target kind
       oracle: oracle-prod                     # one name ...
       node: [node, node-exporter]             # ... or several (selector job=~"node|node-exporter")
@@ -25,12 +30,12 @@ mixin/generate.py); the repository's own files are always rendered from the defa
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-
+from mixin import strict_yaml
 from mixin import thresholds as thresholds_mod
 from mixin.thresholds import Threshold
 
@@ -61,14 +66,14 @@ class Config:
     grafana_url: str | None = None
     flash_luns: tuple[str, ...] = DEFAULT_FLASH_LUNS
     thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
+    # a site file's per-threshold changes ({id: {value: ...}}), applied by load(); and that file
+    threshold_changes: dict = field(default_factory=dict, compare=False, repr=False)
+    site_file: Path | None = None
 
     # ---------------------------------------------------------------- thresholds
     def th(self, tid: str) -> Threshold:
         """The threshold with this id (R1, R17_write, I1_red ...), exactly as thresholds.yaml names it."""
-        try:
-            return self.thresholds[tid]
-        except KeyError:
-            raise ConfigError(f"{self.thresholds_file}: no threshold with id {tid!r}") from None
+        return self.thresholds[tid]
 
     # ---------------------------------------------------------------- selectors
     def job_names(self, *kinds: str) -> tuple[str, ...]:
@@ -120,13 +125,43 @@ def _names(src: str, key: str, value) -> tuple[str, ...]:
     return tuple(items)
 
 
+class Thresholds(dict):
+    """{id: Threshold}; a missing id is a ConfigError naming the thresholds file (never a bare KeyError)."""
+
+    def __init__(self, src: Path, items: dict[str, Threshold]):
+        super().__init__(items)
+        self.src = src
+
+    def __missing__(self, tid):
+        hint = ""
+        if Path(self.src).resolve() != thresholds_mod.DEFAULT_PATH:
+            hint = (" (a thresholds file replaces alerts/thresholds.yaml in full and must list every "
+                    "threshold the pack uses; a site file can instead name only the thresholds it changes: "
+                    "`thresholds: {R2: {value: 0.004}}`, see mixin/README.md)")
+        raise ConfigError(f"{self.src}: no threshold with id {tid!r}{hint}")
+
+
 def load(path: str | Path | None = None, thresholds_file: str | Path | None = None) -> Config:
     """The defaults, overridden by the YAML file at `path` (if given); thresholds loaded.
-    `thresholds_file` (e.g. a command-line flag) wins over the file's `thresholds` key."""
+    `thresholds_file` (e.g. a command-line flag) is the base instead of alerts/thresholds.yaml
+    (it wins over a site file's `thresholds: FILE`); a site file's per-threshold changes
+    (`thresholds: {R2: {value: 0.004}}`) apply on top of whichever base."""
     cfg = Config() if path is None else _override(Config(), Path(path))
     if thresholds_file is None:
         thresholds_file = cfg.thresholds_file
-    return replace(cfg, thresholds_file=Path(thresholds_file), thresholds=_read_thresholds(thresholds_file))
+    base = _read_thresholds(thresholds_file)
+    src = str(cfg.site_file)
+    for tid, changes in cfg.threshold_changes.items():
+        if tid not in base:     # an id a later release dropped or renamed, or a typo: never ignored
+            close = [t for t in base if t.startswith(f"{tid}_")][:3] or \
+                difflib.get_close_matches(str(tid), list(base), n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise ConfigError(f"{src}: thresholds.{tid}: unknown threshold id ({hint}every id: docs/thresholds.md)")
+        try:
+            base[tid] = thresholds_mod.override(base[tid], changes, src, f"thresholds.{tid}")
+        except thresholds_mod.ThresholdError as exc:
+            raise ConfigError(str(exc)) from None
+    return replace(cfg, thresholds_file=Path(thresholds_file), thresholds=Thresholds(Path(thresholds_file), base))
 
 
 def _read_thresholds(thresholds_file: str | Path) -> dict[str, Threshold]:
@@ -136,33 +171,52 @@ def _read_thresholds(thresholds_file: str | Path) -> dict[str, Threshold]:
         raise ConfigError(str(exc)) from None
 
 
+def _unknown(src: str, where: str, key, known, what: str = "unknown key") -> ConfigError:
+    close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    known_text = ", ".join(map(str, known))
+    return ConfigError(f"{src}: {where}{key}: {what} ({hint}known: {known_text})")
+
+
+def _threshold_changes(src: str, value: dict) -> dict:
+    """A site's per-threshold changes: {id: {value, for, severity, noise_floor}}; load() checks them
+    against the thresholds file they apply to."""
+    if not value:
+        raise ConfigError(f"{src}: thresholds: expected a thresholds file name or a mapping of threshold id "
+                          f"to the fields to change, e.g. {{R2: {{value: 0.004}}}}, got {value!r}")
+    return dict(value)
+
+
 def _override(cfg: Config, path: Path) -> Config:
     src = str(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{src}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{src}: not valid YAML: {exc}") from None
+        doc = strict_yaml.load_file(path)
+    except strict_yaml.YamlError as exc:
+        raise ConfigError(str(exc)) from None
     if doc is None:
-        return cfg
+        return replace(cfg, site_file=path)
     if not isinstance(doc, dict):
         raise ConfigError(f"{src}: expected a mapping of {', '.join(KEYS)}")
-    unknown = sorted(set(doc) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"{src}: unknown key(s) {', '.join(unknown)} (known: {', '.join(KEYS)})")
-    changes: dict = {}
+    for key in doc:
+        if key not in KEYS:
+            raise _unknown(src, "", key, KEYS)
+    changes: dict = {"site_file": path}
     if "thresholds" in doc:
-        if not isinstance(doc["thresholds"], str):
-            raise ConfigError(f"{src}: thresholds: expected a file name, got {doc['thresholds']!r}")
-        changes["thresholds_file"] = (path.parent / doc["thresholds"]).resolve()
+        value = doc["thresholds"]
+        if isinstance(value, str):          # a full replacement of alerts/thresholds.yaml
+            changes["thresholds_file"] = (path.parent / value).resolve()
+        elif isinstance(value, dict):       # single thresholds, single fields
+            changes["threshold_changes"] = _threshold_changes(src, value)
+        else:
+            raise ConfigError(f"{src}: thresholds: expected a thresholds file name or a mapping of threshold id "
+                              f"to the fields to change, e.g. {{R2: {{value: 0.004}}}}, got {value!r}")
     if "jobs" in doc:
         jobs = doc["jobs"]
         if not isinstance(jobs, dict):
             raise ConfigError(f"{src}: jobs: expected a mapping of {', '.join(DEFAULT_JOBS)} to job names")
-        bad = sorted(set(jobs) - set(DEFAULT_JOBS))
-        if bad:
-            raise ConfigError(f"{src}: jobs: unknown kind(s) {', '.join(map(str, bad))} (known: {', '.join(DEFAULT_JOBS)})")
+        for kind in jobs:
+            if kind not in DEFAULT_JOBS:
+                raise _unknown(src, "jobs.", kind, DEFAULT_JOBS, "unknown kind")
         changes["jobs"] = {**cfg.jobs, **{k: _names(src, f"jobs.{k}", v) for k, v in jobs.items()}}
     if "target_labels" in doc:
         labels = doc["target_labels"] if doc["target_labels"] is not None else []

@@ -14,7 +14,10 @@ Generated (paths relative to the repository root, or to --out):
 Every one of them starts with a GENERATED line. Hand-written sources: alerts/thresholds.yaml,
 alerts/alertmanager.yml, docs/runbooks/, and this package.
 
-Errors in the thresholds or the config file exit 2 with one line naming the file and field.
+Errors in the thresholds or the config file exit 2 with one line naming the file and field. So does
+a rule, panel or variable that names a metric or label nothing declares (mixin.catalog checks every
+pack it renders against the exporters' exporters/exporter_common/metrics_catalog.json, the recording
+rules and mixin/external_metrics.py): one line naming the rule or the dashboard and panel, and the name.
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ import sys
 from pathlib import Path
 
 from mixin import config as config_mod
-from mixin import docs, render, scenarios
+from mixin import catalog, docs, render, scenarios
+from mixin.catalog import CatalogError
 from mixin.config import Config, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,16 +39,22 @@ DASHBOARDS = Path("dashboards/json")
 def outputs(cfg: Config) -> dict[Path, str]:
     """{path relative to the output root: text}."""
     from mixin.dashboards.build import build_all, render as render_board  # needs grafana-foundation-sdk
+    recording = render.recording(cfg)
     alerting = render.alerting(cfg)
+    boards = build_all(cfg)
+    problems = catalog.check(cfg, recording, alerting, boards)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CatalogError(problems[0] + more)
     files = {
-        Path("alerts/recording.rules.yml"): render.dump_yaml(render.recording(cfg), HEADER),
+        Path("alerts/recording.rules.yml"): render.dump_yaml(recording, HEADER),
         Path("alerts/alerts.rules.yml"): render.dump_yaml(alerting, HEADER),
         Path("docs/alerts.md"): docs.alerts_md(cfg),
         Path("docs/thresholds.md"): docs.thresholds_md(cfg),
     }
     for name, doc in scenarios.test_files(cfg, alerting).items():
         files[RULE_TESTS / name] = render.dump_yaml(doc, HEADER)
-    for uid, board in build_all(cfg).items():
+    for uid, board in boards.items():
         files[DASHBOARDS / f"{uid}.json"] = render_board(board)
     return files
 
@@ -63,7 +73,8 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 if a generated file is out of date; write nothing")
     p.add_argument("--config", default=None, help="a site's override file (see mixin/config.py); needs --out")
     p.add_argument("--out", default=None, help="output root (default: the repository)")
-    p.add_argument("--thresholds", default=None, help="thresholds file (default alerts/thresholds.yaml)")
+    p.add_argument("--thresholds", default=None, help="thresholds file replacing alerts/thresholds.yaml in full "
+                   "(a --config file's per-threshold changes apply on top of it)")
     args = p.parse_args(argv)
     if (args.config or args.thresholds) and not args.out and not args.check:
         print("generate: error: --config/--thresholds render a site's own pack: give --out DIR "
@@ -72,7 +83,7 @@ def main(argv=None) -> int:
     try:
         cfg = config_mod.load(args.config, args.thresholds)
         files = outputs(cfg)
-    except (ConfigError, KeyError) as exc:
+    except (ConfigError, CatalogError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         print(f"generate: error: {msg}", file=sys.stderr)
         return 2

@@ -12,10 +12,10 @@ dashboards (mixin.dashboards) all read this type; nothing else parses the file.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
+from mixin import strict_yaml
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "alerts" / "thresholds.yaml"
 SEVERITIES = ("critical", "warning", "info")
@@ -112,21 +112,89 @@ def _str(src: str, where: str, value) -> str:
     return value
 
 
+def _value(src: str, where: str, value, unit: str) -> float:
+    """A threshold or noise-floor value: a number, never negative (every measure the pack judges
+    is a count, a rate, a ratio or a time); a boolean measure's value is 0 or 1."""
+    value = _number(src, where, value)
+    if value < 0:
+        raise ThresholdError(f"{src}: {where}: must not be negative, got {value!r}")
+    if unit == "boolean" and value not in (0, 1):
+        raise ThresholdError(f"{src}: {where}: a boolean threshold is 0 or 1, got {value!r}")
+    return value
+
+
+def _duration(src: str, where: str, value) -> str:
+    dur = _str(src, where, value)
+    if not _DURATION.match(dur):
+        raise ThresholdError(f"{src}: {where}: not a Prometheus duration: {dur!r} (like 90s, 10m, 1h30m)")
+    return dur
+
+
+# What a site may change of one shipped threshold (mixin.config: `thresholds: {R2: {value: 0.004}}`).
+# The rest (id, alert, op, unit, note, description) is what the rule means, not a site's choice.
+SITE_FIELDS = ("value", "for", "severity", "noise_floor")
+
+
+def override(t: Threshold, changes, src: str, where: str) -> Threshold:
+    """`t` with a site's changes applied: {value, for, severity, noise_floor: {NAME: {value}}}, each
+    optional. Errors name `src` and the key path (`where` is e.g. `thresholds.R2`)."""
+    if not isinstance(changes, dict) or not changes:
+        raise ThresholdError(f"{src}: {where}: expected a mapping of the fields to change "
+                             f"({', '.join(SITE_FIELDS)}), e.g. {{value: {fmt(t.value)}}}, got {changes!r}")
+    for key in changes:
+        if key not in SITE_FIELDS:
+            why = "cannot be changed by a site" if key in _FIELDS else "unknown field"
+            raise ThresholdError(f"{src}: {where}.{key}: {why} (known: {', '.join(SITE_FIELDS)})")
+    kw: dict = {}
+    if "value" in changes:
+        kw["value"] = _value(src, f"{where}.value", changes["value"], t.unit)
+    if "for" in changes:
+        kw["for_"] = _duration(src, f"{where}.for", changes["for"])
+    if "severity" in changes:
+        if changes["severity"] not in SEVERITIES:
+            raise ThresholdError(f"{src}: {where}.severity: expected one of {', '.join(SEVERITIES)}, "
+                                 f"got {changes['severity']!r}")
+        kw["severity"] = changes["severity"]
+    if "noise_floor" in changes:
+        nf = changes["noise_floor"]
+        if not isinstance(nf, dict) or not nf:
+            raise ThresholdError(f"{src}: {where}.noise_floor: expected a mapping of floor name -> {{value: N}}, "
+                                 f"got {nf!r}")
+        floors = dict(t.noise_floor)
+        for name, f in nf.items():
+            fw = f"{where}.noise_floor.{name}"
+            if name not in floors:
+                known = ", ".join(floors) or "none"
+                raise ThresholdError(f"{src}: {fw}: unknown noise floor (known: {known})")
+            if not isinstance(f, dict) or not f:
+                raise ThresholdError(f"{src}: {fw}: expected {{value: N}}, got {f!r}")
+            for key in f:
+                if key != "value":
+                    raise ThresholdError(f"{src}: {fw}.{key}: unknown field (known: value)")
+            floors[name] = replace(floors[name], value=_value(src, f"{fw}.value", f["value"], floors[name].unit))
+        kw["noise_floor"] = floors
+    return replace(t, **kw)
+
+
+def fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else format(v, ".10g")
+
+
+_FIELDS = ("id", "note", "alert", "description", "value", "unit", "op", "for", "severity", "noise_floor")
+
+
 def load(path: str | Path | None = None) -> dict[str, Threshold]:
     """Read and validate the thresholds file; keys are threshold ids, in file order."""
     src = str(path or DEFAULT_PATH)
     try:
-        with open(src, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except OSError as exc:
-        raise ThresholdError(f"{src}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ThresholdError(f"{src}: not valid YAML: {exc}") from None
+        doc = strict_yaml.load_file(src)
+    except strict_yaml.YamlError as exc:
+        raise ThresholdError(str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("thresholds"), list):
         raise ThresholdError(f"{src}: expected a mapping with a 'thresholds' list")
     if doc.get("version") != 1:
         raise ThresholdError(f"{src}: version: expected 1, got {doc.get('version')!r}")
-    known = {"id", "note", "alert", "description", "value", "unit", "op", "for", "severity", "noise_floor"}
+    known = set(_FIELDS)
     out: dict[str, Threshold] = {}
     for i, raw in enumerate(doc["thresholds"]):
         where = f"thresholds[{i}]"
@@ -151,9 +219,7 @@ def load(path: str | Path | None = None) -> dict[str, Threshold]:
         sev = raw.get("severity")
         if sev not in SEVERITIES:
             raise ThresholdError(f"{src}: {where}.severity: expected one of {', '.join(SEVERITIES)}, got {sev!r}")
-        dur = _str(src, f"{where}.for", raw.get("for"))
-        if not _DURATION.match(dur):
-            raise ThresholdError(f"{src}: {where}.for: not a Prometheus duration: {dur!r}")
+        dur = _duration(src, f"{where}.for", raw.get("for"))
         floors: dict[str, Floor] = {}
         nf = raw.get("noise_floor") or {}
         if not isinstance(nf, dict):
@@ -162,13 +228,13 @@ def load(path: str | Path | None = None) -> dict[str, Threshold]:
             fw = f"{where}.noise_floor.{name}"
             if not isinstance(f, dict) or set(f) - {"value", "unit", "description"}:
                 raise ThresholdError(f"{src}: {fw}: expected a mapping with value, unit, description")
-            floors[name] = Floor(name, _number(src, f"{fw}.value", f.get("value")),
-                                 _str(src, f"{fw}.unit", f.get("unit")),
+            funit = _str(src, f"{fw}.unit", f.get("unit"))
+            floors[name] = Floor(name, _value(src, f"{fw}.value", f.get("value"), funit), funit,
                                  _str(src, f"{fw}.description", f.get("description")))
         out[tid] = Threshold(
             id=tid, notes=notes, alert=_str(src, f"{where}.alert", raw.get("alert")),
             description=_str(src, f"{where}.description", raw.get("description")),
-            value=_number(src, f"{where}.value", raw.get("value")),
+            value=_value(src, f"{where}.value", raw.get("value"), _str(src, f"{where}.unit", raw.get("unit"))),
             unit=_str(src, f"{where}.unit", raw.get("unit")), op=op, for_=dur, severity=sev,
             noise_floor=floors)
     return out

@@ -29,3 +29,12 @@ def test_python_lives_in_the_package_not_beside_the_data():
     """alerts/ and dashboards/ hold data (sources and generated files); the code is mixin/."""
     assert not list((ROOT / "alerts").rglob("*.py"))
     assert not list((ROOT / "dashboards").rglob("*.py"))
+
+
+def test_scenarios_are_one_module_per_rule_test_file():
+    """mixin/scenarios/ has one module per alerts/tests/<section>.test.yml, plus the shared helpers."""
+    modules = {p.stem for p in (ROOT / "mixin" / "scenarios").glob("*.py")} - {"__init__", "common"}
+    assert modules == {p.name.split(".")[0] for p in (ROOT / "alerts" / "tests").glob("*.test.yml")}
+    assert not (ROOT / "mixin" / "scenarios.py").exists()
+    for p in (ROOT / "mixin" / "scenarios").glob("*.py"):
+        assert len(p.read_text().splitlines()) < 400, p

@@ -1,0 +1,61 @@
+"""hangs.test.yml: hangs (O2), the age of the current wait."""
+from mixin.scenarios.common import DB, H, ORA, quiet, scenario, Timeline, WAIT_CLASS
+
+
+# ---------------------------------------------------------------- hangs (O2): the age of the current wait
+def hang_tests(pack) -> list:
+    tests = []
+    n = 30
+    tl = Timeline(n)
+
+    def longest(event, per_minute, before=0.01, db=None):
+        """oracle_sessions_waiting_longest_seconds of `event`: `before` until H, then a session
+        stuck from H on (its wait grows by per_minute * 60 s each minute)."""
+        lab = {**ORA, **(db or DB), "event": event, "wait_class": WAIT_CLASS.get(event, "Other")}
+        return tl.gauge("oracle_sessions_waiting_longest_seconds", lab,
+                        [(0, before), (H, lambda t: (t - H) * 60 * per_minute)])
+
+    alert = "OracleCommitsStuck"
+    sync = {**ORA, **DB, "event": "log file sync", "wait_class": "Commit"}
+    # the failure: LGWR stops; no log file sync wait completes, so the counters freeze and every
+    # average stays quiet, while every committing session waits longer and longer
+    frozen = [tl.counter("oracle_wait_event_waits_total", sync, [(0, 72 * 60), (H, 0)]),
+              tl.counter("oracle_wait_event_time_seconds_total", sync, [(0, 72 * 60 * 0.002), (H, 0)]),
+              longest("log file sync", 1)]
+    tests.append({"name": "OracleCommitsStuck: LGWR hangs, no commit completes: the averages stay silent, the hang pages",
+                  "interval": "1m", "input_series": frozen, "alert_rule_test": [
+                      {"eval_time": f"{H + 10}m", "alertname": "OracleLogFileSyncSlow", "exp_alerts": []},
+                      {"eval_time": f"{H + 10}m", "alertname": "OracleCommitCpuStarvation", "exp_alerts": []},
+                      {"eval_time": f"{H}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{H + 1}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {**DB, "event": "log file sync"}, 60)]},
+                      {"eval_time": f"{H + 10}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {**DB, "event": "log file sync"}, 600)]}]})
+    ev = "log file switch (archiving needed)"
+    tests.append(scenario(pack, "OracleCommitsStuck: archiver stuck, sessions wait 'log file switch (archiving needed)' fires",
+                          alert, 0, [longest(ev, 0.75)], {**DB, "event": ev}, 45, window=0))
+    tests.append(quiet("OracleCommitsStuck: a commit waiting 20 s (under 30 s) does not page", alert,
+                       [tl.gauge("oracle_sessions_waiting_longest_seconds", sync, [(0, 0.01), (H, 20)])], H + 5))
+
+    alert = "OracleSessionsStuck"
+    ev = "db file sequential read"
+    tests.append(scenario(pack, "OracleSessionsStuck: a single-block read hanging for minutes (storage hang) fires", alert, 0,
+                          [longest(ev, 1)], {**DB, "event": ev, "wait_class": "User I/O"}, (H + 8 - H) * 60, window=5))
+    tests.append(quiet("OracleSessionsStuck: 10 minutes in 'enq: TX - row lock contention' is a blocked session, not this", alert,
+                       [tl.gauge("oracle_sessions_waiting_longest_seconds",
+                                 {**ORA, **DB, "event": "enq: TX - row lock contention", "wait_class": "Application"},
+                                 [(0, 600)])], H + 10))
+    tests.append(quiet("OracleSessionsStuck: a stuck commit is OracleCommitsStuck's page, not also this ticket", alert,
+                       [longest("log file sync", 1)], H + 10))
+    tests.append(quiet("OracleSessionsStuck: 4 minutes in a non-idle wait does not fire", alert,
+                       [tl.gauge("oracle_sessions_waiting_longest_seconds", {**ORA, **DB, "event": ev, "wait_class": "User I/O"},
+                                 [(0, 240)])], H + 10))
+
+    alert = "OracleSessionsBlocked"
+    tests.append(scenario(pack, "OracleSessionsBlocked: a session blocked for minutes by an uncommitted row lock fires", alert, 0,
+                          [tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
+                                    [(0, 0), (H, lambda t: (t - H) * 60)])], dict(DB), 480, window=5))
+    tests.append(quiet("OracleSessionsBlocked: blocks of 2 minutes come and go: no ticket", alert,
+                       [tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
+                                 [(0, lambda t: (t % 3) * 60)])], H + 10))
+    return tests

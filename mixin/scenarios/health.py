@@ -1,0 +1,146 @@
+"""health.test.yml: space, limits, standby (O4, O5)."""
+from mixin.scenarios.common import DB, H, ORA, quiet, scenario, Timeline
+
+
+# ---------------------------------------------------------------- space, limits, standby (O4, O5)
+def health_tests(pack) -> list:
+    tests = []
+    th = pack.th
+    n = 40
+    tl = Timeline(n)
+
+    # resource limits (GV$RESOURCE_LIMIT)
+    alert = "OracleResourceLimitNear"
+
+    def resource(name, current, limit=1000):
+        lab = {**ORA, **DB, "resource": name}
+        out = [tl.gauge("oracle_resource_current_utilization", lab, [(0, (limit or 1000) * 0.5), (H, current)])]
+        if limit is not None:
+            out.append(tl.gauge("oracle_resource_limit", lab, [(0, limit)]))
+        return out
+    tests.append(scenario(pack, "OracleResourceLimitNear: processes at 95% of the limit tickets", alert, 0,
+                          resource("processes", 950), {**DB, "resource": "processes"}, 0.95, window=1))
+    tests.append(scenario(pack, "OracleResourceLimitNear: sessions at 99% of the limit pages (ORA-00018 next)", alert, 1,
+                          resource("sessions", 990), {**DB, "resource": "sessions"}, 0.99, window=1))
+    tests.append(quiet("OracleResourceLimitNear: processes at 85% does not fire", alert, resource("processes", 850), n))
+    tests.append(quiet("OracleResourceLimitNear: UNLIMITED (no limit series) does not fire", alert,
+                       resource("transactions", 5000, limit=None), n))
+    tests.append(quiet("OracleResourceLimitNear: a resource that refuses nothing (enqueue_locks at 99%) does not fire", alert,
+                       resource("enqueue_locks", 990), n))
+
+    # tablespaces
+    alert = "OracleTablespaceFull"
+    gb = 1e9
+
+    def tablespace(used, size=100 * gb, contents="PERMANENT", name="USERS"):
+        lab = {**ORA, "database": "ODS", "container": "SALES", "tablespace": name, "contents": contents}
+        return [tl.gauge("oracle_tablespace_used_bytes", lab, [(0, 0.5 * size), (H, used)]),
+                tl.gauge("oracle_tablespace_max_bytes", lab, [(0, size)])]
+    ts = {"database": "ODS", "container": "SALES", "tablespace": "USERS", "contents": "PERMANENT"}
+    tests.append(scenario(pack, "OracleTablespaceFull: USERS 93% of its maximum size tickets", alert, 0,
+                          tablespace(93 * gb), ts, 0.93, window=1))
+    tests.append(scenario(pack, "OracleTablespaceFull: USERS 99% pages", alert, 1, tablespace(99 * gb), ts, 0.99, window=1))
+    tests.append(quiet("OracleTablespaceFull: a full TEMP tablespace (sort space in use) is not this alert", alert,
+                       tablespace(99 * gb, contents="TEMPORARY", name="TEMP"), n))
+    tests.append(quiet("OracleTablespaceFull: USERS 85% does not fire", alert, tablespace(85 * gb), n))
+
+    alert = "OracleTablespaceFillingUp"
+    days = th["O4_tablespace_days"].value
+    per_min = 20 * gb / 1440          # 20 GB a day into a 100 GB tablespace 60% full: full in 2 days
+    tl2 = Timeline(75)
+    lab = {**ORA, "database": "ODS", "container": "SALES", "tablespace": "USERS", "contents": "PERMANENT"}
+
+    def growing(start, size=100 * gb, rate=per_min):
+        return [tl2.gauge("oracle_tablespace_used_bytes", lab, [(0, lambda t: start + t * rate)]),
+                tl2.gauge("oracle_tablespace_max_bytes", lab, [(0, size)])]
+    at = 65
+    left_days = (100 * gb - (60 * gb + at * per_min)) / (per_min / 60) / 86400
+    tests.append({"name": f"OracleTablespaceFillingUp: 20 GB/day into 40 GB of room: full in 2 days (under {days:g}) fires",
+                  "interval": "1m", "input_series": growing(60 * gb), "alert_rule_test": [
+                      {"eval_time": "59m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{at}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, ts, left_days)]}]})
+    tests.append(quiet("OracleTablespaceFillingUp: a 30% full tablespace loading fast does not fire (floor)", alert,
+                       growing(30 * gb, rate=per_min * 2), at))
+    tests.append(quiet("OracleTablespaceFillingUp: 95% full but not growing: OracleTablespaceFull's finding", alert,
+                       growing(95 * gb, rate=0), at))
+
+    # fast recovery area
+    alert = "OracleRecoveryAreaFull"
+
+    def fra(used, reclaimable, limit=1000 * gb):
+        lab = {**ORA, "database": "ODS"}
+        return [tl.gauge("oracle_recovery_area_used_bytes", lab, [(0, 0.3 * limit), (H, used)]),
+                tl.gauge("oracle_recovery_area_reclaimable_bytes", lab, [(0, 0), (H, reclaimable)]),
+                tl.gauge("oracle_recovery_area_limit_bytes", lab, [(0, limit)])]
+    tests.append(scenario(pack, "OracleRecoveryAreaFull: 90% full net of reclaimable tickets", alert, 0,
+                          fra(950 * gb, 50 * gb), {"database": "ODS"}, 0.9, window=1))
+    tests.append(scenario(pack, "OracleRecoveryAreaFull: 98% full net of reclaimable pages", alert, 1,
+                          fra(990 * gb, 10 * gb), {"database": "ODS"}, 0.98, window=1))
+    tests.append(quiet("OracleRecoveryAreaFull: 99% used but 30% reclaimable (Oracle deletes it itself) does not fire",
+                       alert, fra(990 * gb, 300 * gb), n))
+
+    # ASM
+    alert = "OracleAsmDiskgroupSpaceLow"
+
+    def asm(usable, offline=0, total=1000 * gb):
+        lab = {**ORA, "database": "ODS", "diskgroup": "DATA"}
+        return [tl.gauge("oracle_asm_diskgroup_usable_file_bytes", lab, [(0, 0.4 * total), (H, usable)]),
+                tl.gauge("oracle_asm_diskgroup_total_bytes", lab, [(0, total)]),
+                tl.gauge("oracle_asm_diskgroup_offline_disks", lab, [(0, 0), (H, offline)])]
+    dg = {"database": "ODS", "diskgroup": "DATA"}
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: 5% usable file space fires", alert, 0,
+                          asm(50 * gb), dg, 0.05, window=0))
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: negative usable space (redundancy not restorable) fires", alert, 0,
+                          asm(-20 * gb), dg, -0.02, window=0))
+    tests.append(quiet("OracleAsmDiskgroupSpaceLow: 30% usable does not fire", alert, asm(300 * gb), n))
+    alert = "OracleAsmDiskOffline"
+    tests.append(scenario(pack, "OracleAsmDiskOffline: one disk offline fires", alert, 0, asm(300 * gb, offline=1), dg, 1,
+                          window=0))
+    tests.append(quiet("OracleAsmDiskOffline: all disks online does not fire", alert, asm(300 * gb), n))
+
+    # Data Guard. Failure first: a primary (or any database without Data Guard) has no
+    # V$DATAGUARD_STATS rows, so no lag series: neither alert may read that as "not computed".
+    primary = [tl.gauge("oracle_database_info", {**ORA, "database": "ODS", "database_role": "PRIMARY",
+                                                 "log_mode": "ARCHIVELOG"}, [(0, 1)]),
+               tl.gauge("oracle_up", {**ORA, "database": "ODS"}, [(0, 1)])]
+    for name in ("OracleDataGuardLag", "OracleDataGuardLagNotComputed"):
+        tests.append(quiet(f"{name}: a primary without Data Guard (no V$DATAGUARD_STATS rows) does not fire",
+                           name, primary, n))
+    alert = "OracleDataGuardLag"
+
+    def dataguard(lag, computed=1, age=5, kind="transport"):
+        lab = {**ORA, "database": "ODSSTBY", "kind": kind}
+        return [tl.gauge("oracle_dataguard_lag_seconds", lab, [(0, 2), (H, lag)]),
+                tl.gauge("oracle_dataguard_lag_computed", lab, [(0, 1), (H, computed)]),
+                tl.gauge("oracle_dataguard_lag_datum_age_seconds", lab, [(0, 3), (H, age)])]
+    sb = {"database": "ODSSTBY", "kind": "transport"}
+    tests.append(scenario(pack, "OracleDataGuardLag: standby 40 minutes behind in transport fires", alert, 0,
+                          dataguard(2400), sb, 2400, window=0))
+    tests.append(quiet("OracleDataGuardLag: 2 minutes behind does not fire", alert, dataguard(120), n))
+    alert = "OracleDataGuardLagNotComputed"
+    tests.append(scenario(pack, "OracleDataGuardLagNotComputed: the lag is NULL (standby lost the primary) fires", alert, 0,
+                          dataguard(0, computed=0), sb, 0, window=0))
+    tests.append(scenario(pack, "OracleDataGuardLagNotComputed: a lag of 0 s computed from 15-minute-old data fires", alert, 1,
+                          dataguard(0, age=900), sb, 900, window=0))
+    tests.append(quiet("OracleDataGuardLagNotComputed: lag computed from fresh data does not fire", alert, dataguard(3), n))
+
+    # archive destinations
+    alert = "OracleArchiveDestinationError"
+    lab = {**ORA, **DB, "dest_name": "LOG_ARCHIVE_DEST_2"}
+    tests.append(scenario(pack, "OracleArchiveDestinationError: LOG_ARCHIVE_DEST_2 in ERROR fires", alert, 0,
+                          [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)])],
+                          {**DB, "dest_name": "LOG_ARCHIVE_DEST_2"}, 1, window=0))
+    tests.append(quiet("OracleArchiveDestinationError: a deferred destination (error 0) does not fire", alert,
+                       [tl.gauge("oracle_archive_dest_error", lab, [(0, 0)])], n))
+
+    def info(log_mode):
+        return tl.gauge("oracle_database_info", {**ORA, "database": "ODS", "database_role": "PRIMARY",
+                                                 "log_mode": log_mode}, [(0, 1)])
+    tests.append(quiet("OracleArchiveDestinationError: a NOARCHIVELOG database with a destination in ERROR "
+                       "does not fire (it archives nowhere)", alert,
+                       [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)]), info("NOARCHIVELOG")], n))
+    tests.append(scenario(pack, "OracleArchiveDestinationError: the same destination in ERROR on an ARCHIVELOG "
+                          "database fires", alert, 0,
+                          [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)]), info("ARCHIVELOG")],
+                          {**DB, "dest_name": "LOG_ARCHIVE_DEST_2"}, 1, window=0))
+    return tests
