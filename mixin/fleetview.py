@@ -1,0 +1,166 @@
+"""The one definition of what the wallboard and the capacity profile show, for Grafana and
+for the Grafana-free pages (exporters/fleetview, issue 25).
+
+* ``db_tiles(cfg)`` / ``host_tiles(cfg)``: the figures of a database tile and of a host tile
+  (PromQL, unit, the threshold id that colours it). mixin/dashboards/wallboard.py builds its
+  Grafana tiles from them; the fleet wallboard page (fleetview.wallboard) runs the same
+  expressions with ``$database`` / ``$host`` = ``.+`` (Grafana's "All").
+* ``capacity_*``: the expressions of the oracle-capacity dashboard (mixin/dashboards/capacity.py)
+  as functions of the range selector, and ``capacity_sections(cfg)``: the rows of the capacity
+  report (fleetview.capacity) in the order of AWR Compare Periods, each naming the dashboard
+  query it reads, its threshold id and how it is judged.
+* ``steps(th, neutral)``: how a threshold colours a value, as Grafana threshold steps
+  (mixin/dashboards/common.py turns them into Grafana's model; fleetview colours HTML with them).
+* ``spec(cfg)``: all of the above resolved against the thresholds as one JSON document,
+  written by ``make generate`` to exporters/fleetview/spec.json, so the installed console
+  scripts need neither the mixin nor alerts/thresholds.yaml.
+
+Expressions use Grafana's variable syntax ($database, $host, $__range, $baseline); fleetview
+substitutes them exactly as Grafana does for a single value or "All".
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from mixin import records as R
+from mixin.config import Config
+from mixin.records import LGWR_ROLES
+from mixin.thresholds import Threshold
+
+DB = 'database=~"$database"'
+HOST = 'instance=~"$host"'
+RANGE_NOW = "[$__range]"
+RANGE_BASE = "[$__range] $baseline"
+
+# tile level: 0 ok, 1 warning, 2 critical (or database down), 3 unknown (seen within the hour,
+# no data now). The Grafana value mappings and the HTML pages use these names and colours.
+STATES = {0: ("OK", "green"), 1: ("WARNING", "orange"), 2: ("CRITICAL", "red"), 3: ("UNKNOWN", "purple")}
+
+
+# ---------------------------------------------------------------- colours
+
+def steps(th, neutral: str = "green") -> list[tuple[float | None, str]]:
+    """Threshold steps for one alert threshold or several tiers of one measure (e.g. I1, I1_red):
+    [(None, base colour), (value, colour from value on), ...] (a value is coloured by the last
+    step whose value it reaches, as in Grafana)."""
+    tiers = [] if th is None else ([th] if isinstance(th, Threshold) else list(th))
+    if not tiers:
+        return [(None, neutral)]
+    tiers.sort(key=lambda t: t.colour_at)
+    if tiers[0].lower_is_bad:
+        s: list[tuple[float | None, str]] = [(None, tiers[0].colour)]
+        for i, t in enumerate(tiers):
+            s.append((t.colour_at, tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
+        return s
+    return [(None, "green")] + [(t.colour_at, t.colour) for t in tiers]
+
+
+# ---------------------------------------------------------------- wallboard tiles
+
+@dataclass(frozen=True)
+class Figure:
+    key: str                    # stable id (fleetview, tests)
+    label: str                  # the tile's field name (Grafana displayName)
+    expr: str                   # PromQL, one series per database (by database) or host (by instance)
+    unit: str                   # Grafana unit id
+    threshold: str | None = None    # threshold id colouring it (alerts/thresholds.yaml)
+    neutral: str = "blue"       # colour without a threshold
+    status: bool = False        # the STATUS figure (0..3, STATES)
+
+
+def db_status_expr() -> str:
+    return ('max by (database) ('
+            '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
+            ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
+            ' or 2 * (1 - oracle_up{' + DB + '})'
+            ' or 3 * (group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
+            ' unless on (database) oracle_up{' + DB + '}))')
+
+
+def host_status_expr(cfg: Config) -> str:
+    # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
+    # warning); `min` so that one of the two exporters being down is enough (max would hide it).
+    # Both exporters gone (seen within the hour, no `up` now): UNKNOWN.
+    hosts = cfg.selector("node", "dbhost")
+    return ('max by (instance) ('
+            '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
+            ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
+            ' or (1 - min by (instance) (up{' + hosts + ', ' + HOST + '}))'
+            ' or 3 * (group by (instance) (last_over_time(up{' + hosts + ', ' + HOST + '}[1h]))'
+            ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
+
+
+# sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
+SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
+             '"sid", "$1", "instance_name", "(.*)")')
+# the same with the short host name of the instance (GV$INSTANCE.HOST_NAME up to the first dot)
+_SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
+                   + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
+_SHARED_SIDS = f"(count by (sid) ({SID_TO_DB}) > 1)"
+
+
+def sid_to_database(expr: str) -> str:
+    """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
+    instance whose INSTANCE_NAME is its sid. Where one database has that SID the sid decides;
+    where several do (a Data Guard pair, cloned test databases on other hosts) the host decides
+    too: the short host name of the target's `instance` against GV$INSTANCE.HOST_NAME. A join on
+    the sid alone would fail with many-to-many there, or give one host's LGWR to another's database."""
+    with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
+    return (f"(({expr}) * on (sid) group_left (database) ({SID_TO_DB} unless on (sid) {_SHARED_SIDS}))"
+            f" or ({with_host} * on (host, sid) group_left (database) ({_SID_HOST_TO_DB} and on (sid) {_SHARED_SIDS}))")
+
+
+def lgwr_share_by_db(cfg: Config) -> str:
+    """LGWR's involuntary share per database, only with R14's traffic behind it (as the alert)."""
+    floor = cfg.th("R14").floor("switches").value
+    share = (R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '} and on (' + cfg.by("instance", "sid", "role") + ') '
+             + R.PROC_SWITCHES + '{' + LGWR_ROLES + '} >= ' + f"{floor:g}")
+    return 'max by (database) (' + sid_to_database(share) + ')'
+
+
+def sync_avg_by_db(cfg: Config) -> str:
+    """log file sync average per database, only with R2's traffic behind it (as the alert): an idle
+    database's few slow commits do not colour its tile."""
+    floor = cfg.th("R2").floor("waits").value
+    return ('max by (database) (' + R.WAIT_AVG + '{' + DB + ', event="log file sync"}'
+            ' and on (' + cfg.by("database", "inst_id", "event") + ') '
+            + R.WAITS + '{' + DB + ', event="log file sync"} >= ' + f"{floor:g})")
+
+
+def db_tiles(cfg: Config) -> list[Figure]:
+    """The figures of one database tile, in the Grafana tile's order (refs A, B, ...)."""
+    return [
+        Figure("status", "status", db_status_expr(), "none", None, "green", status=True),
+        Figure("sync_avg", "log file sync avg", sync_avg_by_db(cfg), "s", "R2"),
+        Figure("commits", "commits/s", 'sum by (database) (' + R.USER_COMMITS + '{' + DB + '})', "ops"),
+        Figure("redo", "redo", 'sum by (database) (' + R.REDO_SIZE + '{' + DB + '})', "Bps"),
+        Figure("lgwr_involuntary", "LGWR involuntary", lgwr_share_by_db(cfg), "percentunit", "R14"),
+        Figure("lgwr_cpu_wait", "LGWR CPU wait", 'max by (database) (' + R.LGWR_RUN_DELAY + '{' + DB + '})',
+               "s", "R13_run_delay"),
+    ]
+
+
+def host_tiles(cfg: Config) -> list[Figure]:
+    """The figures of one host tile, in the Grafana tile's order (refs A, B, ...)."""
+    c4 = cfg.th("C4")
+    return [
+        Figure("status", "status", host_status_expr(cfg), "none", None, "green", status=True),
+        Figure("lun_host_queue", "worst LUN host queue",
+               'max by (instance) (' + R.LUN_HOST_QUEUE + '{' + HOST + '})', "short", "Q2"),
+        Figure("arc_hit", "ARC hit ratio", 'max by (instance) (' + R.ARC_HIT_RATIO + '{' + HOST + '})',
+               "percentunit"),
+        Figure("run_queue", "run queue per CPU",
+               'max by (instance) (' + R.RUN_QUEUE_PER_CPU + '{' + HOST + '})', "short", "C1"),
+        Figure("system_share", "system CPU share",
+               'max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '} and on (' + cfg.by("instance")
+               + ') ' + R.CPU_SYSTEM_SHARE + '{' + HOST + '} > ' + f"{c4.floor('system_share').value:g})",
+               "percentunit", "C4"),
+        Figure("paths_lost", "LUN paths lost",
+               'max by (instance) (max by (instance, device) (max_over_time(dbhost_multipath_paths{' + HOST
+               + '}[1d])) - max by (instance, device) (dbhost_multipath_paths_active{' + HOST + '}))',
+               "none", "O6_paths"),
+    ]
+
+
+FIRING_ALERTS = ('sort_desc(max by (alertname, severity, database, instance) '
+                 '(ALERTS{alertstate="firing", alertname!="Watchdog"}))')
