@@ -164,3 +164,148 @@ def host_tiles(cfg: Config) -> list[Figure]:
 
 FIRING_ALERTS = ('sort_desc(max by (alertname, severity, database, instance) '
                  '(ALERTS{alertstate="firing", alertname!="Watchdog"}))')
+
+
+# ---------------------------------------------------------------- capacity profile (oracle-capacity)
+# "now" is each measure over a window (`rate(x[$__range])` at its end); the baseline is the same
+# expression with `$baseline` (`offset 7d`, `@ <end>`) after the range selector.
+
+# (label, counter, unit) -- the section 1 workload profile
+WORKLOAD = [
+    ("redo size", "oracle_redo_size_bytes_total", "Bps"),
+    ("commits", "oracle_user_commits_total", "ops"),
+    ("redo synch writes", "oracle_redo_synch_writes_total", "wps"),
+    ("LGWR redo writes", "oracle_redo_writes_total", "wps"),
+    ("redo entries", "oracle_redo_entries_total", "ops"),
+]
+
+# (field-notes id, event, kind of threshold): 'avg' = average wait ceiling, 'rate' = eliminate
+WAITS = [
+    ("R1", "log file parallel write", "avg"),
+    ("R2", "log file sync", "avg"),
+    ("R3", "log buffer space", "rate"),
+    ("R4", "log file switch (checkpoint incomplete)", "rate"),
+    ("R5", "latch: redo allocation", "rate"),
+    ("R5", "latch: redo writing", "rate"),
+    ("R6", "log file switch completion", "rate"),
+    ("R7", "log file sequential read", None),
+    ("I2", "db file sequential read", "avg"),
+]
+
+LOAD_PROFILE = [
+    ("logical reads", "oracle_logical_reads_total"),
+    ("block changes", "oracle_db_block_changes_total"),
+    ("physical reads", "oracle_physical_reads_total"),
+    ("physical writes", "oracle_physical_writes_total"),
+    ("user calls", "oracle_user_calls_total"),
+    ("parses", "oracle_parses_total"),
+    ("hard parses", "oracle_hard_parses_total"),
+    ("sorts", "oracle_sorts_total"),
+    ("logons", "oracle_logons_total"),
+    ("executes", "oracle_executions_total"),
+]
+
+
+def re_escape(value: str) -> str:
+    """A literal for a PromQL regex inside a double-quoted string."""
+    import re
+    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", value)
+
+
+def events_regex(events) -> str:
+    return "|".join(re_escape(e) for e in events)
+
+
+def per_db_rate(counter: str, rng: str, extra: str = "") -> str:
+    sel = DB + (", " + extra if extra else "")
+    return f"sum by (database) (rate({counter}{{{sel}}}{rng}))"
+
+
+def waits_selector() -> str:
+    return f'event=~"{events_regex([e for _, e, _ in WAITS])}"'
+
+
+def cap_waits_rate(rng: str) -> str:
+    return (f"sum by (database, event) (rate(oracle_wait_event_waits_total"
+            f"{{{DB}, {waits_selector()}}}{rng}))")
+
+
+def cap_time_rate(rng: str) -> str:
+    return (f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total"
+            f"{{{DB}, {waits_selector()}}}{rng}))")
+
+
+def cap_wait_avg(rng: str) -> str:
+    return f"{cap_time_rate(rng)} / ({cap_waits_rate(rng)} > 0)"
+
+
+def cap_wait_thresholds(cfg: Config) -> tuple[str, str]:
+    """The waits table's 'max avg wait' and 'max waits/s' columns: each event's threshold as a
+    series per database."""
+    avg_th, rate_th = [], []
+    for ident, event, kind in WAITS:
+        if kind is None:
+            continue
+        th = cfg.th(ident)
+        base = (f'label_replace(group by (database) (oracle_up{{{DB}}}), "event", '
+                f'"{event}", "", "") * {th.colour_at!r}')
+        (avg_th if kind == "avg" else rate_th).append(base)
+    return " or ".join(avg_th), " or ".join(rate_th)
+
+
+NONIDLE = f'{DB}, wait_class!="Idle"'
+
+
+def cap_event_time(rng: str) -> str:
+    return f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total{{{NONIDLE}}}{rng}))"
+
+
+def cap_event_waits(rng: str) -> str:
+    return f"sum by (database, event) (rate(oracle_wait_event_waits_total{{{NONIDLE}}}{rng}))"
+
+
+def cap_total_wait(rng: str) -> str:
+    return f"sum by (database) (rate(oracle_wait_event_time_seconds_total{{{NONIDLE}}}{rng}))"
+
+
+def cap_top5() -> str:
+    return f"topk by (database) (5, {cap_event_time(RANGE_NOW)})"
+
+
+def cap_top_queries() -> dict[str, str]:
+    """The 'Top 5 timed events' table: share of wait time, avg wait, waits/s, share in baseline."""
+    top5 = cap_top5()
+    return {
+        "share": f"{top5} / ignoring (event) group_left {cap_total_wait(RANGE_NOW)}",
+        "avg": f"({cap_event_time(RANGE_NOW)} / ({cap_event_waits(RANGE_NOW)} > 0)) and on (database, event) {top5}",
+        "waits": f"{cap_event_waits(RANGE_NOW)} and on (database, event) {top5}",
+        "share_base": (f"({cap_event_time(RANGE_BASE)} / ignoring (event) group_left {cap_total_wait(RANGE_BASE)})"
+                       f" and on (database, event) {top5}"),
+    }
+
+
+def cap_load_profile(rng: str, per_txn: bool = False) -> str:
+    parts = []
+    for label, counter in LOAD_PROFILE:
+        e = per_db_rate(counter, rng)
+        if per_txn:
+            e = (f"{e} / ({per_db_rate('oracle_user_commits_total', rng)} + "
+                 f"{per_db_rate('oracle_user_rollbacks_total', rng)} > 0)")
+        parts.append(f'label_replace({e}, "measure", "{label}", "", "")')
+    return " or ".join(parts)
+
+
+def cap_run_queue(rng: str) -> str:
+    return f"max by (instance) (avg_over_time({R.RUN_QUEUE_PER_CPU}{{{HOST}}}{rng}))"
+
+
+def cap_lgwr_share(rng: str) -> str:
+    return "max by (database) (" + sid_to_database(f"avg_over_time({R.PROC_INVOLUNTARY_SHARE}{{{LGWR_ROLES}}}{rng})") + ")"
+
+
+def cap_lun_write(rng: str) -> str:
+    return f"max by (instance) (avg_over_time({R.DISK_WRITE_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))"
+
+
+def cap_lun_read(rng: str) -> str:
+    return f"max by (instance) (avg_over_time({R.DISK_READ_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))"

@@ -124,9 +124,7 @@ def ms(t: Threshold) -> str:
     return f"{t.colour_at * 1000:g} ms"
 
 
-def re_escape(value: str) -> str:
-    """A literal for a PromQL regex inside a double-quoted string."""
-    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", value)
+re_escape = fleetview.re_escape
 
 
 # ---------------------------------------------------------------- thresholds
