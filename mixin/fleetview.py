@@ -309,3 +309,218 @@ def cap_lun_write(rng: str) -> str:
 
 def cap_lun_read(rng: str) -> str:
     return f"max by (instance) (avg_over_time({R.DISK_READ_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))"
+
+
+# ---------------------------------------------------------------- capacity report sections
+# The report (fleetview.capacity) in the order of AWR Compare Periods (awrddrpt.sql): load
+# profile, top timed events, wait classes, wait events (here: the redo and I/O events the alert
+# pack judges), redo/LGWR statistics, PGA, latches, then the host side. Where the oracle-capacity
+# dashboard has the measure, the column is its query (`dashboard` names panel and ref); the rest
+# is defined here, once, with the same `$__range` / `$baseline` conventions.
+
+HOSTS_OF_DATABASE = ("group by (instance) (" + sid_to_database(
+    'dbhost_process_context_switches_total{' + LGWR_ROLES + '}') + ")")
+
+LOAD_EXTRA = [
+    ("DB time", "oracle_db_time_seconds_total", "s"),
+    ("DB CPU", "oracle_db_cpu_seconds_total", "s"),
+    ("redo size", "oracle_redo_size_bytes_total", "bytes"),
+    ("user commits", "oracle_user_commits_total", "ops"),
+    ("user rollbacks", "oracle_user_rollbacks_total", "ops"),
+]
+
+
+def _subquery(rng: str) -> str:
+    return rng.replace("]", ":]", 1)
+
+
+def _base(rng: str) -> str:
+    return RANGE_BASE if rng == RANGE_NOW else rng
+
+
+def _col(cid, title, window, expr, unit, dashboard=None):
+    return {"id": cid, "title": title, "window": window, "expr": expr, "unit": unit, "dashboard": dashboard}
+
+
+def _scalar(label, fn, unit, threshold=None, floor=None, note="", dashboard=None):
+    """A row with one value per window; fn(rng) -> PromQL with one series per database (or host);
+    floor = (floor name, fn(rng)): the traffic the threshold needs behind the value."""
+    row = {"label": label, "unit": unit, "threshold": threshold, "note": note, "dashboard": dashboard,
+           "now": fn(RANGE_NOW), "base": fn(RANGE_BASE)}
+    if floor:
+        row["floor"] = {"name": floor[0], "now": floor[1](RANGE_NOW), "base": floor[1](RANGE_BASE)}
+    return row
+
+
+def _rate_sum(counter: str, extra: str = ""):
+    return lambda rng: per_db_rate(counter, rng, extra)
+
+
+def capacity_sections(cfg: Config) -> list[dict]:
+    top = cap_top_queries()
+    top5 = cap_top5()
+    hist = lambda rng: (f"histogram_quantile(0.99, sum by (database, event, le) "
+                        f"(rate(oracle_wait_event_latency_seconds_bucket{{{DB}}}{rng}))) and on (database, event) {top5}")
+    avg_base = (f"({cap_event_time(RANGE_BASE)} / ({cap_event_waits(RANGE_BASE)} > 0)) and on (database, event) {top5}")
+    cls_time = lambda rng: (f"sum by (database, wait_class) (rate(oracle_wait_event_time_seconds_total"
+                            f"{{{NONIDLE}}}{rng}))")
+    cls_share = lambda rng: f"{cls_time(rng)} / ignoring (wait_class) group_left {cap_total_wait(rng)}"
+    cls_waits = lambda rng: (f"sum by (database, wait_class) (rate(oracle_wait_event_waits_total"
+                             f"{{{NONIDLE}}}{rng}))")
+    avg_th, rate_th = cap_wait_thresholds(cfg)
+    load_extra = lambda rng, txn=False: " or ".join(
+        f'label_replace({per_db_rate(c, rng)}'
+        + (f" / ({per_db_rate('oracle_user_commits_total', rng)} + {per_db_rate('oracle_user_rollbacks_total', rng)} > 0)"
+           if txn else "") + f', "measure", "{label}", "", "")' for label, c, _ in LOAD_EXTRA)
+    wait_rows = []
+    for ident, event, kind in WAITS:
+        row = {"key": event, "threshold": None if kind is None else ident, "id": ident,
+               "judge": {"avg": ("avg_now", "avg_base"), "rate": ("waits_now", "waits_base")}.get(kind)}
+        if kind == "avg":
+            row["floor"] = {"name": "waits", "columns": ("waits_now", "waits_base")}
+        if kind is None:
+            row["note"] = f"{ident}: no threshold (watched)"
+        wait_rows.append(row)
+
+    sync_avg = lambda rng: (f'sum by (database) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file sync"}}{rng}))'
+                            f' / (sum by (database) (rate(oracle_wait_event_waits_total{{{DB}, event="log file sync"}}{rng})) > 0)')
+    lpw_avg = lambda rng: (f'sum by (database) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file parallel write"}}{rng}))'
+                           f' / (sum by (database) (rate(oracle_wait_event_waits_total{{{DB}, event="log file parallel write"}}{rng})) > 0)')
+    pga_ratio = lambda rng: (f"max by (database) (max_over_time((sum by (database, inst_id) (oracle_pga_allocated_bytes{{{DB}}})"
+                             f" / (sum by (database, inst_id) (oracle_pga_target_bytes{{{DB}}}) > 0)){_subquery(rng)}))")
+    latch = lambda m: (lambda rng: f'sum by (database) (rate({m}{{{DB}, latch="all"}}{rng}))')
+    latch_hit = lambda rng: (f'1 - {latch("oracle_latch_misses_total")(rng)} / ({latch("oracle_latch_gets_total")(rng)} > 0)')
+    cpu_mode = lambda mode: (lambda rng: (f'sum by (instance) (rate(node_cpu_seconds_total{{{HOST}, mode="{mode}"}}{rng}))'
+                                          f' / sum by (instance) (rate(node_cpu_seconds_total{{{HOST}}}{rng}))'))
+    avg_host = lambda rec: (lambda rng: f"max by (instance) (avg_over_time({rec}{{{HOST}}}{rng}))")
+    return [
+        {"id": "load", "title": "Load Profile", "key": "measure", "unit_per_row": True,
+         "about": "per second and per transaction (user commits + user rollbacks), as the AWR load profile [I3, I4]",
+         "columns": [
+             _col("ps_now", "per second", "now", cap_load_profile(RANGE_NOW), "ops", "oracle-capacity/Load profile/A"),
+             _col("pt_now", "per transaction", "now", cap_load_profile(RANGE_NOW, True), "short",
+                  "oracle-capacity/Load profile/B"),
+             _col("ps_base", "per second", "base", cap_load_profile(RANGE_BASE), "ops", "oracle-capacity/Load profile/C"),
+             _col("pt_base", "per transaction", "base", cap_load_profile(RANGE_BASE, True), "short"),
+             _col("ps_now", "per second", "now", load_extra(RANGE_NOW), "ops"),
+             _col("pt_now", "per transaction", "now", load_extra(RANGE_NOW, True), "short"),
+             _col("ps_base", "per second", "base", load_extra(RANGE_BASE), "ops"),
+             _col("pt_base", "per transaction", "base", load_extra(RANGE_BASE, True), "short")],
+         "order": [m for m, _, _ in LOAD_EXTRA] + [m for m, _ in LOAD_PROFILE]},
+        {"id": "top", "title": "Top Timed Events", "key": "event",
+         "about": "the five non-idle events with the most time waited in the current window; average and p99 "
+                  "(histogram_quantile over GV$EVENT_HISTOGRAM buckets, for the events the exporter histograms) [I3]",
+         "columns": [
+             _col("share_now", "% of wait time", "now", top["share"], "percentunit", "oracle-capacity/Top 5 timed events/A"),
+             _col("avg_now", "avg wait", "now", top["avg"], "s", "oracle-capacity/Top 5 timed events/B"),
+             _col("p99_now", "p99", "now", hist(RANGE_NOW), "s"),
+             _col("waits_now", "waits/s", "now", top["waits"], "ops", "oracle-capacity/Top 5 timed events/C"),
+             _col("share_base", "% of wait time", "base", top["share_base"], "percentunit",
+                  "oracle-capacity/Top 5 timed events/D"),
+             _col("avg_base", "avg wait", "base", avg_base, "s"),
+             _col("p99_base", "p99", "base", hist(RANGE_BASE), "s")],
+         "sort": "share_now"},
+        {"id": "classes", "title": "Wait Classes", "key": "wait_class",
+         "about": "non-idle wait time by class: seconds waited per second (average active sessions waiting) and share",
+         "columns": [
+             _col("time_now", "time waited/s", "now", cls_time(RANGE_NOW), "s"),
+             _col("share_now", "% of wait time", "now", cls_share(RANGE_NOW), "percentunit"),
+             _col("waits_now", "waits/s", "now", cls_waits(RANGE_NOW), "ops"),
+             _col("time_base", "time waited/s", "base", cls_time(RANGE_BASE), "s"),
+             _col("share_base", "% of wait time", "base", cls_share(RANGE_BASE), "percentunit"),
+             _col("waits_base", "waits/s", "base", cls_waits(RANGE_BASE), "ops")],
+         "sort": "time_now"},
+        {"id": "waits", "title": "Wait Events: redo and I/O, with thresholds", "key": "event",
+         "about": "the events the alert pack judges: average waits against R1/R2/I2, rates of the 'eliminate' "
+                  "events against their noise floors (R3-R6); R7 is watched without a threshold",
+         "columns": [
+             _col("waits_now", "waits/s", "now", cap_waits_rate(RANGE_NOW), "ops", "oracle-capacity/Waits/A"),
+             _col("avg_now", "avg wait", "now", cap_wait_avg(RANGE_NOW), "s", "oracle-capacity/Waits/C"),
+             _col("waits_base", "waits/s", "base", cap_waits_rate(RANGE_BASE), "ops", "oracle-capacity/Waits/B"),
+             _col("avg_base", "avg wait", "base", cap_wait_avg(RANGE_BASE), "s", "oracle-capacity/Waits/D"),
+             _col("max_avg", "max avg wait", "threshold", avg_th, "s", "oracle-capacity/Waits/E"),
+             _col("max_rate", "max waits/s", "threshold", rate_th, "ops", "oracle-capacity/Waits/F")],
+         "rows": wait_rows},
+        {"id": "redo", "title": "Redo and LGWR", "key": None,
+         "about": "the section 1 workload profile (the capacity dashboard's workload table) and the redo statistics "
+                  "the alert pack judges",
+         "rows": [_scalar(label, (lambda c: (lambda rng: per_db_rate(c, rng)))(counter), unit,
+                          dashboard=f"oracle-capacity/Workload profile/{label}")
+                  for label, counter, unit in WORKLOAD] + [
+             _scalar("log file sync / log file parallel write", lambda rng: f"{sync_avg(rng)} / ({lpw_avg(rng)} > 0)",
+                     "x", "R13", note="R13: commits wait for more than the redo write (CPU, LGWR scheduling)"),
+             _scalar("redo buffer allocation retries/s", _rate_sum("oracle_redo_buffer_allocation_retries_total"),
+                     "ops", "R10"),
+             _scalar("redo log space requests/s", _rate_sum("oracle_redo_log_space_requests_total"), "ops", "R11"),
+             _scalar("log switches per hour", lambda rng: (f"sum by (database) (increase(oracle_redo_log_switches_total"
+                                                           f"{{{DB}}}{rng})) * 3600 / $__range_s"), "short", "R15")]},
+        {"id": "pga", "title": "PGA", "key": None,
+         "about": "PGA memory against pga_aggregate_target, over-allocations, work-area executions [M4]",
+         "rows": [
+             _scalar("PGA allocated (avg)", lambda rng: f"sum by (database) (avg_over_time(oracle_pga_allocated_bytes{{{DB}}}{rng}))", "bytes"),
+             _scalar("pga_aggregate_target", lambda rng: f"sum by (database) (avg_over_time(oracle_pga_target_bytes{{{DB}}}{rng}))", "bytes"),
+             _scalar("PGA allocated / target (max)", pga_ratio, "percentunit", "M4"),
+             _scalar("over-allocation count increase", lambda rng: f"sum by (database) (increase(oracle_pga_over_allocation_count_total{{{DB}}}{rng}))",
+                     "short", note="M4: precedes ORA-4030 when it grows"),
+             _scalar("PGA cache hit ratio (avg)", lambda rng: f"max by (database) (avg_over_time(oracle_pga_cache_hit_ratio{{{DB}}}{rng}))", "percentunit"),
+             _scalar("work areas optimal/s", _rate_sum("oracle_pga_workarea_executions_total", 'kind="optimal"'), "ops"),
+             _scalar("work areas one-pass/s", _rate_sum("oracle_pga_workarea_executions_total", 'kind="onepass"'), "ops"),
+             _scalar("work areas multi-pass/s", _rate_sum("oracle_pga_workarea_executions_total", 'kind="multipass"'), "ops")]},
+        {"id": "latches", "title": "Latch Activity", "key": None,
+         "about": "all latches (GV$LATCH, latch=\"all\") [I1, R5]",
+         "rows": [
+             _scalar("latch hit ratio", latch_hit, "percentunit", "I1_red",
+                     floor=("gets", latch("oracle_latch_gets_total"))),
+             _scalar("latch gets/s", latch("oracle_latch_gets_total"), "ops"),
+             _scalar("latch misses/s", latch("oracle_latch_misses_total"), "ops"),
+             _scalar("latch sleeps/s", latch("oracle_latch_sleeps_total"), "ops")]},
+        {"id": "host", "title": "Host", "key": None, "host": True,
+         "about": "the hosts running the database's LGWR (dbhost-exporter's sid joined to oracle_instance_info), "
+                  "from node_exporter and dbhost-exporter [C1, C4, R13, R14, R17, Q2, Z3, Z5]",
+         "rows": [
+             _scalar("run queue per CPU", cap_run_queue, "short", "C1", dashboard="oracle-capacity/Run queue per CPU"),
+             _scalar("CPU user share", cpu_mode("user"), "percentunit"),
+             _scalar("CPU system share", cpu_mode("system"), "percentunit"),
+             _scalar("CPU iowait share", cpu_mode("iowait"), "percentunit"),
+             _scalar("system share of busy CPU", avg_host(R.CPU_SYSTEM_SHARE_OF_BUSY), "percentunit", "C4"),
+             _scalar("LGWR involuntary switch share", cap_lgwr_share, "percentunit", "R14",
+                     dashboard="oracle-capacity/LGWR involuntary switch share"),
+             _scalar("LGWR run-queue wait per dispatch",
+                     lambda rng: f"max by (database) (avg_over_time({R.LGWR_RUN_DELAY}{{{DB}}}{rng}))", "s", "R13_run_delay"),
+             _scalar("redo LUN write latency", cap_lun_write, "s", "R17_write", dashboard="oracle-capacity/Redo LUN write latency"),
+             _scalar("redo LUN read latency", cap_lun_read, "s", "R17_read", dashboard="oracle-capacity/Redo LUN read latency"),
+             _scalar("worst LUN host queue", avg_host(R.LUN_HOST_QUEUE), "short", "Q2"),
+             _scalar("ZFS ARC hit ratio", avg_host(R.ARC_HIT_RATIO), "percentunit"),
+             _scalar("ZFS L2ARC hit ratio", avg_host(R.L2ARC_HIT_RATIO), "percentunit")]},
+    ]
+
+
+# ---------------------------------------------------------------- the generated spec
+
+def _threshold_json(t: Threshold) -> dict:
+    return {"id": t.id, "alert": t.alert, "op": t.op, "value": t.value, "unit": t.unit, "severity": t.severity,
+            "colour": t.colour, "colour_at": t.colour_at, "lower_is_bad": t.lower_is_bad, "notes": list(t.notes),
+            "description": t.description,
+            "floors": {n: {"value": f.value, "unit": f.unit} for n, f in t.noise_floor.items()},
+            "steps": [[v, c] for v, c in steps(t)]}
+
+
+def spec(cfg: Config) -> dict:
+    """Everything the fleetview pages need, resolved against the thresholds (JSON-able)."""
+    return {
+        "generated": "by `make generate` (python -m mixin.generate) from mixin/fleetview.py and "
+                     "alerts/thresholds.yaml -- do not edit by hand",
+        "states": {str(k): {"text": t, "colour": c} for k, (t, c) in STATES.items()},
+        "runbook_base_url": cfg.runbook_base_url,
+        "db_tiles": [asdict(f) for f in db_tiles(cfg)],
+        "host_tiles": [asdict(f) for f in host_tiles(cfg)],
+        "firing_alerts": FIRING_ALERTS,
+        "hosts_of_database": HOSTS_OF_DATABASE,
+        "capacity": capacity_sections(cfg),
+        "thresholds": {tid: _threshold_json(t) for tid, t in cfg.thresholds.items()},
+    }
+
+
+def spec_json(cfg: Config) -> str:
+    import json
+    return json.dumps(spec(cfg), indent=1, sort_keys=False) + "\n"
