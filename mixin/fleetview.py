@@ -448,7 +448,10 @@ def capacity_sections(cfg: Config) -> list[dict]:
                           dashboard=f"oracle-capacity/Workload profile/{label}")
                   for label, counter, unit in WORKLOAD] + [
              _scalar("log file sync / log file parallel write", lambda rng: f"{sync_avg(rng)} / ({lpw_avg(rng)} > 0)",
-                     "x", "R13", note="R13: commits wait for more than the redo write (CPU, LGWR scheduling)"),
+                     "x", note=f"R13: above {cfg.th('R13').value:g}x and with the gap below, commits wait for more "
+                               "than the redo write (CPU, LGWR scheduling)"),
+             _scalar("log file sync - log file parallel write", lambda rng: f"{sync_avg(rng)} - {lpw_avg(rng)}",
+                     "s", "R13_gap"),
              _scalar("redo buffer allocation retries/s", _rate_sum("oracle_redo_buffer_allocation_retries_total"),
                      "ops", "R10"),
              _scalar("redo log space requests/s", _rate_sum("oracle_redo_log_space_requests_total"), "ops", "R11"),

@@ -148,7 +148,7 @@ def collect(spec: dict, prom: Upstream, database: str, start: float, end: float,
                                            "SID joined to oracle_instance_info); give --host"))
             continue
         if sec["key"] is None:
-            s = Section(sec["id"], sec["title"], sec["about"], [("now", "current", "now", ""), ("base", "baseline", "base", "")])
+            s = Section(sec["id"], sec["title"], sec["about"], [("now", "value", "now", ""), ("base", "value", "base", "")])
             for r in sec["rows"]:
                 vals = {}
                 for w in ("now", "base"):
