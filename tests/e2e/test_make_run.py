@@ -176,7 +176,7 @@ def test_second_run_on_one_state_dir_is_refused_and_kill_9_leaves_nothing(tmp_pa
     stack = _Stack(_stack_argv(state, ports))
     try:
         assert re.search(r"^\[stack\] all targets up", stack.text, re.M), stack.text
-        assert len(stack.pids) == 6
+        assert len(stack.pids) == len(run.DEFAULT_PORTS)
         prom_cfg = (state / "prometheus" / "prometheus.yml").read_text()
         second = subprocess.run(_stack_argv(state, other), cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1
