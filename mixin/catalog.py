@@ -40,10 +40,11 @@ class Series:
     source: str
 
 
-def load_catalog(path: Path = CATALOG) -> dict[str, Series]:
-    """{series name: Series} of every sample name the exporters declare."""
+def load_catalog(path: "Path | dict" = CATALOG) -> dict[str, Series]:
+    """{series name: Series} of every sample name the exporters declare (``path``: the catalog
+    file, or the catalog itself as mixin.exporter_catalog.catalog() renders it)."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = path if isinstance(path, dict) else json.loads(Path(path).read_text(encoding="utf-8"))
         metrics = doc["metrics"]
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read the exporters' metrics catalog: {exc.strerror} "

@@ -45,6 +45,7 @@ DEFAULT_PORTS = {
     "node": 19100,         # node_exporter
     "alertmanager": 19093,
     "prometheus": 19090,
+    "fleetview": 19180,    # oracle-fleetview: the wallboard and capacity pages (issue 25)
 }
 
 # node_exporter collectors the rules and dashboards need (everything else off,
@@ -226,7 +227,27 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
                             # Prometheus over HTTP, and any local user could.
                             "--log.level=warn"],
              logs / "prometheus.log", ready_url=opts.url("prometheus") + "/-/ready"),
+        *fleetview_procs(opts, logs),
     ]
+
+
+def fleetview_procs(opts: StackOptions, logs: Path) -> list[Proc]:
+    """oracle-fleetview (the fleet wallboard and capacity pages, exporters/fleetview) on this
+    stack's Prometheus and Alertmanager; none when the options give it no port."""
+    if "fleetview" not in opts.ports:
+        return []
+    return [Proc("fleetview", [_script("oracle-fleetview"), "--web.listen-address", opts.addr("fleetview"),
+                               "--prometheus.url", opts.url("prometheus"),
+                               "--alertmanager.url", opts.url("alertmanager")],
+                 logs / "fleetview.log", ready_url=opts.url("fleetview") + "/-/healthy")]
+
+
+def fleetview_banner(opts: StackOptions) -> str:
+    """The banner lines of the Grafana-free pages (contract: the wallboard URL contains `wallboard`)."""
+    if "fleetview" not in opts.ports:
+        return ""
+    return (f"  wallboard        {opts.url('fleetview')}/wallboard\n"
+            f"  capacity report  {opts.url('fleetview')}/capacity?database=NAME   (or: oracle-capacity-report)\n")
 
 
 def start(opts: StackOptions, sup: Supervisor, ready_timeout: float = 30.0) -> dict[str, Path]:
@@ -418,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
   dbhost-exporter  {opts.url('dbhost')}/metrics
   node_exporter    {opts.url('node')}/metrics
   webhook          {opts.url('webhook')}/notifications   (log: {paths['webhook_log']})
-  logs             {opts.state / 'logs'}
+{fleetview_banner(opts)}  logs             {opts.state / 'logs'}
 """)
         for line in alert_eta(opts, replaying=not args.oracle_config):
             say(line)

@@ -164,6 +164,35 @@ def docs_page(docs: Path, url_path: str) -> tuple[int, str]:
     return 200, render_markdown(target.read_text(encoding="utf-8"), target.stem)
 
 
+def notifications_html(received: list[dict]) -> str:
+    """GET /notifications in a browser: one row per alert of every notification, newest first
+    (time, severity, alert, target, summary, runbook link). Programs get JSON (no text/html in
+    Accept), as before."""
+    rows = []
+    for n in received:
+        for a in n.get("alerts") or []:
+            labels, ann = a.get("labels") or {}, a.get("annotations") or {}
+            rows.append((n.get("received_at", ""), labels.get("severity", ""), labels.get("alertname", "?"),
+                         labels.get("database") or labels.get("instance", ""), a.get("status") or n.get("status", ""),
+                         ann.get("summary", ""), ann.get("runbook_url", ""), n.get("path", "")))
+    rows.sort(key=lambda r: r[0], reverse=True)
+    e = html.escape
+    body = "".join(
+        f'<tr class="{e(sev)}"><td>{e(t.replace("T", " ").rstrip("Z"))}</td><td>{e(sev)}</td><td>{e(name)}'
+        f'{" (resolved)" if status == "resolved" else ""}</td><td>{e(target)}</td><td>{e(summary)}</td>'
+        f'<td>{f"<a href={chr(34)}{e(rb)}{chr(34)}>runbook</a>" if rb else ""}</td><td>{e(route)}</td></tr>'
+        for t, sev, name, target, status, summary, rb, route in rows)
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"30\">"
+            "<title>Notifications</title><style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}"
+            "td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}"
+            ".critical td:nth-child(2){color:#c62828;font-weight:bold}.warning td:nth-child(2){color:#ef6c00}"
+            "</style></head><body><h1>Notifications received</h1>"
+            f"<p>{len(rows)} alert(s) in {len(received)} notification(s), newest first. JSON: "
+            "<code>curl -H 'Accept: application/json' .../notifications</code></p>"
+            "<table id=\"notifications\"><tr><th>time (UTC)</th><th>severity</th><th>alert</th><th>target</th>"
+            "<th>summary</th><th>runbook</th><th>route</th></tr>" + body + "</table></body></html>\n")
+
+
 class Receiver:
     def __init__(self, log_path: Path, echo=sys.stdout):
         self.log_path = Path(log_path)
@@ -200,7 +229,11 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
             self.wfile.write(body)
 
         def do_GET(self):
-            if self.path == "/notifications":
+            if self.path == "/notifications" and "text/html" in (self.headers.get("Accept") or ""):
+                with receiver.lock:
+                    page = notifications_html(list(receiver.received))
+                self._reply(200, page.encode(), "text/html; charset=utf-8")
+            elif self.path == "/notifications":
                 with receiver.lock:
                     body = json.dumps(receiver.received).encode()
                 self._reply(200, body)

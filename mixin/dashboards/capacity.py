@@ -10,6 +10,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models.dashboard import VariableOption
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
+from mixin import fleetview
 from mixin import records as R
 from mixin.config import Config
 from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, new_dashboard, override_name, override_ref,
@@ -25,43 +26,12 @@ BASELINE_OPTIONS = [
     ("fixed window ending at baseline_end", "@ ${baseline_end}"),
 ]
 
-# (label, counter, unit) -- the section 1 workload profile
-WORKLOAD = [
-    ("redo size", "oracle_redo_size_bytes_total", "Bps"),
-    ("commits", "oracle_user_commits_total", "ops"),
-    ("redo synch writes", "oracle_redo_synch_writes_total", "wps"),
-    ("LGWR redo writes", "oracle_redo_writes_total", "wps"),
-    ("redo entries", "oracle_redo_entries_total", "ops"),
-]
+# the measures and expressions are defined once in mixin/fleetview.py, shared with the capacity
+# report (exporters/fleetview): the report runs exactly these queries
+WORKLOAD, WAITS, LOAD_PROFILE = fleetview.WORKLOAD, fleetview.WAITS, fleetview.LOAD_PROFILE
+events_regex, per_db_rate = fleetview.events_regex, fleetview.per_db_rate
 
-# (field-notes id, event, kind of threshold): 'avg' = average wait ceiling, 'rate' = eliminate
-WAITS = [
-    ("R1", "log file parallel write", "avg"),
-    ("R2", "log file sync", "avg"),
-    ("R3", "log buffer space", "rate"),
-    ("R4", "log file switch (checkpoint incomplete)", "rate"),
-    ("R5", "latch: redo allocation", "rate"),
-    ("R5", "latch: redo writing", "rate"),
-    ("R6", "log file switch completion", "rate"),
-    ("R7", "log file sequential read", None),
-    ("I2", "db file sequential read", "avg"),
-]
-
-LOAD_PROFILE = [
-    ("logical reads", "oracle_logical_reads_total"),
-    ("block changes", "oracle_db_block_changes_total"),
-    ("physical reads", "oracle_physical_reads_total"),
-    ("physical writes", "oracle_physical_writes_total"),
-    ("user calls", "oracle_user_calls_total"),
-    ("parses", "oracle_parses_total"),
-    ("hard parses", "oracle_hard_parses_total"),
-    ("sorts", "oracle_sorts_total"),
-    ("logons", "oracle_logons_total"),
-    ("executes", "oracle_executions_total"),
-]
-
-RANGE_NOW = "[$__range]"
-RANGE_BASE = "[$__range] $baseline"
+RANGE_NOW, RANGE_BASE = fleetview.RANGE_NOW, fleetview.RANGE_BASE
 
 
 def v_baseline_end() -> db.TextBoxVariable:
@@ -113,23 +83,9 @@ def build(cfg: Config):
         workload = override_name(workload, name, unit=unit)
 
     # ---------------- waits table
-    events = [e for _, e, _ in WAITS]
-    ev_sel = f'event=~"{events_regex(events)}"'
-    waits_rate = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_waits_total"
-                              f"{{{DB}, {ev_sel}}}{rng}))")
-    time_rate = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total"
-                             f"{{{DB}, {ev_sel}}}{rng}))")
-    avg = lambda rng: f"{time_rate(rng)} / ({waits_rate(rng)} > 0)"
-    avg_th, rate_th, cited = [], [], []
-    for ident, event, kind in WAITS:
-        if kind is None:
-            cited.append(ident)
-            continue
-        th = cfg.th(ident)
-        cited.append(ident)
-        base = (f'label_replace(group by (database) (oracle_up{{{DB}}}), "event", '
-                f'"{event}", "", "") * {th.colour_at!r}')
-        (avg_th if kind == "avg" else rate_th).append(base)
+    waits_rate, avg = fleetview.cap_waits_rate, fleetview.cap_wait_avg
+    cited = list(dict.fromkeys(i for i, _, _ in WAITS))
+    avg_th, rate_th = fleetview.cap_wait_thresholds(cfg)
     waits = table_panel(
         "Waits: now vs baseline, with thresholds",
         f"[{', '.join(dict.fromkeys(cited))}] redo and I/O wait events: waits/s and average wait "
@@ -144,8 +100,8 @@ def build(cfg: Config):
          q(waits_rate(RANGE_BASE), "", "B", instant=True, fmt=T),
          q(avg(RANGE_NOW), "", "C", instant=True, fmt=T),
          q(avg(RANGE_BASE), "", "D", instant=True, fmt=T),
-         q(" or ".join(avg_th), "", "E", instant=True, fmt=T),
-         q(" or ".join(rate_th), "", "F", instant=True, fmt=T)],
+         q(avg_th, "", "E", instant=True, fmt=T),
+         q(rate_th, "", "F", instant=True, fmt=T)],
         h=9, rename={"Value #A": "waits/s now", "Value #B": "waits/s baseline",
                      "Value #C": "avg wait now", "Value #D": "avg wait baseline",
                      "Value #E": "max avg wait", "Value #F": "max waits/s"})
@@ -155,25 +111,17 @@ def build(cfg: Config):
         waits = override_name(waits, name, unit="s")
 
     # ---------------- top 5 timed events
-    nonidle = f'{DB}, wait_class!="Idle"'
-    ev_time = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_time_seconds_total"
-                           f"{{{nonidle}}}{rng}))")
-    ev_waits = lambda rng: (f"sum by (database, event) (rate(oracle_wait_event_waits_total"
-                            f"{{{nonidle}}}{rng}))")
-    total = lambda rng: f"sum by (database) (rate(oracle_wait_event_time_seconds_total{{{nonidle}}}{rng}))"
-    top5 = f"topk by (database) (5, {ev_time(RANGE_NOW)})"
+    tq = fleetview.cap_top_queries()
     top = table_panel(
         "Top 5 timed events (now) with share of wait time and average latency",
         "[I3] the statspack 'Top 5 timed events': the five non-idle events with the most time waited "
         "over the range, their share of total non-idle wait time, average wait (time/waits), waits/s, "
         "and the same event's share in the baseline window [K1].",
         "percentunit",
-        [q(f"{top5} / ignoring (event) group_left {total(RANGE_NOW)}", "", "A", instant=True, fmt=T),
-         q(f"({ev_time(RANGE_NOW)} / ({ev_waits(RANGE_NOW)} > 0)) and on (database, event) {top5}",
-           "", "B", instant=True, fmt=T),
-         q(f"{ev_waits(RANGE_NOW)} and on (database, event) {top5}", "", "C", instant=True, fmt=T),
-         q(f"({ev_time(RANGE_BASE)} / ignoring (event) group_left {total(RANGE_BASE)})"
-           f" and on (database, event) {top5}", "", "D", instant=True, fmt=T)],
+        [q(tq["share"], "", "A", instant=True, fmt=T),
+         q(tq["avg"], "", "B", instant=True, fmt=T),
+         q(tq["waits"], "", "C", instant=True, fmt=T),
+         q(tq["share_base"], "", "D", instant=True, fmt=T)],
         h=8, rename={"Value #A": "share of wait time", "Value #B": "avg wait",
                      "Value #C": "waits/s", "Value #D": "share in baseline"})
     top = override_name(top, "share of wait time", unit="percentunit")
@@ -195,32 +143,23 @@ def build(cfg: Config):
 
     runq = now_base("Run queue per CPU", "Runnable tasks per CPU (node_procs_running / CPUs); "
                     f"sustained >= {c1.colour_at} per CPU is a CPU bottleneck; 1.2 in the case study (R18).",
-                    "short", lambda rng: f"max by (instance) (avg_over_time({R.RUN_QUEUE_PER_CPU}{{{HOST}}}{rng}))",
+                    "short", fleetview.cap_run_queue,
                     c1, ["C1", "R18"])
     lgwr = now_base("LGWR involuntary switch share", "Share of LGWR's context switches that were "
                     "involuntary: 30% before, < 0.1% after the fix.", "percentunit",
-                    lambda rng: ("max by (database) (" + with_database(
-                        f"avg_over_time({R.PROC_INVOLUNTARY_SHARE}{{{LGWR_ROLES}}}{rng})") + ")"),
+                    fleetview.cap_lgwr_share,
                     r14, ["R14"])
     lunw = now_base("Redo LUN write latency", "Average write service time of LUNs with role=redo "
                     f"(node_exporter diskstats): writes < {r17w.colour_at} s.", "s",
-                    lambda rng: f"max by (instance) (avg_over_time({R.DISK_WRITE_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))",
+                    fleetview.cap_lun_write,
                     r17w, ["R17"])
     lunr = now_base("Redo LUN read latency", "Average read service time of LUNs with role=redo "
                     f"(ARCH reads redo): reads < {r17r.colour_at} s.", "s",
-                    lambda rng: f"max by (instance) (avg_over_time({R.DISK_READ_LATENCY}{{{HOST}, role=\"redo\"}}{rng}))",
+                    fleetview.cap_lun_read,
                     r17r, ["R17"])
 
     # ---------------- load profile (I3): per second and per transaction
-    def lp(rng, per_txn=False):
-        parts = []
-        for label, counter in LOAD_PROFILE:
-            e = per_db_rate(counter, rng)
-            if per_txn:
-                e = (f"{e} / ({per_db_rate('oracle_user_commits_total', rng)} + "
-                     f"{per_db_rate('oracle_user_rollbacks_total', rng)} > 0)")
-            parts.append(f'label_replace({e}, "measure", "{label}", "", "")')
-        return " or ".join(parts)
+    lp = fleetview.cap_load_profile
     load = table_panel(
         "Load profile: per second and per transaction",
         "[I3, I4] the statspack load profile over the range and the baseline window: per second, and "

@@ -22,6 +22,7 @@ from grafana_foundation_sdk.models.dashboard import (
 )
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
+from mixin import fleetview
 from mixin.config import Config
 from mixin.records import LGWR_ROLES  # noqa: F401  (re-exported for the boards)
 from mixin.thresholds import Threshold
@@ -103,24 +104,8 @@ def v_query(name: str, label: str, query: str) -> db.QueryVariable:
 
 # ---------------------------------------------------------------- queries
 
-# sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
-SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
-             '"sid", "$1", "instance_name", "(.*)")')
-# the same with the short host name of the instance (GV$INSTANCE.HOST_NAME up to the first dot)
-_SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
-                   + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
-_SHARED_SIDS = f"(count by (sid) ({SID_TO_DB}) > 1)"
-
-
-def with_database(expr: str) -> str:
-    """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
-    instance whose INSTANCE_NAME is its sid. Where one database has that SID the sid decides;
-    where several do (a Data Guard pair, cloned test databases on other hosts) the host decides
-    too: the short host name of the target's `instance` against GV$INSTANCE.HOST_NAME. A join on
-    the sid alone would fail with many-to-many there, or give one host's LGWR to another's database."""
-    with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
-    return (f"(({expr}) * on (sid) group_left (database) ({SID_TO_DB} unless on (sid) {_SHARED_SIDS}))"
-            f" or ({with_host} * on (host, sid) group_left (database) ({_SID_HOST_TO_DB} and on (sid) {_SHARED_SIDS}))")
+# sid -> database joins: one definition, shared with the Grafana-free pages (mixin/fleetview.py)
+from mixin.fleetview import SID_TO_DB, sid_to_database as with_database  # noqa: E402,F401
 
 
 def q(expr: str, legend: str = "", ref: str = "A", instant: bool = False,
@@ -139,26 +124,16 @@ def ms(t: Threshold) -> str:
     return f"{t.colour_at * 1000:g} ms"
 
 
-def re_escape(value: str) -> str:
-    """A literal for a PromQL regex inside a double-quoted string."""
-    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", value)
+re_escape = fleetview.re_escape
 
 
 # ---------------------------------------------------------------- thresholds
 
 def steps(th, neutral: str = "green") -> db.ThresholdsConfig:
-    """Threshold steps for one alert threshold or several tiers of one measure (e.g. I1, I1_red)."""
-    tiers = [] if th is None else ([th] if isinstance(th, Threshold) else list(th))
-    if not tiers:
-        return db.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps([Step(None, neutral)])
-    tiers.sort(key=lambda t: t.colour_at)
-    if tiers[0].lower_is_bad:
-        s = [Step(None, tiers[0].colour)]
-        for i, t in enumerate(tiers):
-            s.append(Step(t.colour_at, tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
-    else:
-        s = [Step(None, "green")] + [Step(t.colour_at, t.colour) for t in tiers]
-    return db.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps(s)
+    """Threshold steps for one alert threshold or several tiers of one measure (e.g. I1, I1_red);
+    the colour rule itself is mixin.fleetview.steps (the Grafana-free pages use it too)."""
+    return (db.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE)
+            .steps([Step(value, colour) for value, colour in fleetview.steps(th, neutral)]))
 
 
 def steps_json(th: Threshold | None, neutral: str = "text") -> dict:

@@ -8,6 +8,7 @@ from grafana_foundation_sdk.builders import common as cb, dashboard as db
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from grafana_foundation_sdk.models import common as cm
 
+from mixin import fleetview
 from mixin import records as R
 from mixin.config import Config
 from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, link, new_dashboard, override_ref, q, stat_panel,
@@ -15,57 +16,27 @@ from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, link, new_dashboard, 
 
 UID = "oracle-wallboard"
 
-# tile level: 0 ok, 1 warning, 2 critical (or database down), 3 unknown (seen within the hour,
-# no data now: its exporter is down or lost it). UNKNOWN is as loud as CRITICAL: the tile shows
-# it, rather than an uncoloured "no data", exactly when nobody is watching that database.
+# the tile states (0 OK .. 3 UNKNOWN) and the tiles' figures are defined once in mixin/fleetview.py,
+# shared with the Grafana-free fleet wallboard page (exporters/fleetview)
 STATUS_MAPPINGS = [{
     "type": "value",
-    "options": {
-        "0": {"text": "OK", "color": "green", "index": 0},
-        "1": {"text": "WARNING", "color": "orange", "index": 1},
-        "2": {"text": "CRITICAL", "color": "red", "index": 2},
-        "3": {"text": "UNKNOWN", "color": "purple", "index": 3},
-    },
+    "options": {str(level): {"text": text, "color": colour, "index": level}
+                for level, (text, colour) in fleetview.STATES.items()},
 }]
+db_status_expr, host_status_expr = fleetview.db_status_expr, fleetview.host_status_expr
+lgwr_share_by_db, sync_avg_by_db = fleetview.lgwr_share_by_db, fleetview.sync_avg_by_db
 
 
-def db_status_expr() -> str:
-    return ('max by (database) ('
-            '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
-            ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
-            ' or 2 * (1 - oracle_up{' + DB + '})'
-            ' or 3 * (group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
-            ' unless on (database) oracle_up{' + DB + '}))')
-
-
-def host_status_expr(cfg: Config) -> str:
-    # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
-    # warning); `min` so that one of the two exporters being down is enough (max would hide it).
-    # Both exporters gone (seen within the hour, no `up` now): UNKNOWN.
-    hosts = cfg.selector("node", "dbhost")
-    return ('max by (instance) ('
-            '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
-            ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
-            ' or (1 - min by (instance) (up{' + hosts + ', ' + HOST + '}))'
-            ' or 3 * (group by (instance) (last_over_time(up{' + hosts + ', ' + HOST + '}[1h]))'
-            ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
-
-
-def lgwr_share_by_db(cfg: Config) -> str:
-    """LGWR's involuntary share per database, only with R14's traffic behind it (as the alert)."""
-    floor = cfg.th("R14").floor("switches").value
-    share = (R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '} and on (' + cfg.by("instance", "sid", "role") + ') '
-             + R.PROC_SWITCHES + '{' + LGWR_ROLES + '} >= ' + f"{floor:g}")
-    return 'max by (database) (' + with_database(share) + ')'
-
-
-def sync_avg_by_db(cfg: Config) -> str:
-    """log file sync average per database, only with R2's traffic behind it (as the alert): an idle
-    database's few slow commits do not colour its tile."""
-    floor = cfg.th("R2").floor("waits").value
-    return ('max by (database) (' + R.WAIT_AVG + '{' + DB + ', event="log file sync"}'
-            ' and on (' + cfg.by("database", "inst_id", "event") + ') '
-            + R.WAITS + '{' + DB + ', event="log file sync"} >= ' + f"{floor:g})")
+def tile_targets(p, figures, cfg: Config):
+    """Override each figure's field (name, unit, threshold colours) on a tile built from them."""
+    for ref, f in zip("ABCDEFGHIJ", figures):
+        if f.status:
+            p = override_ref(p, ref, name=f.label, unit=f.unit, neutral=f.neutral, mappings=STATUS_MAPPINGS)
+        elif f.threshold:
+            p = override_ref(p, ref, name=f.label, unit=f.unit, th=cfg.th(f.threshold))
+        else:
+            p = override_ref(p, ref, name=f.label, unit=f.unit, neutral=f.neutral)
+    return p
 
 
 def fleet_links(var: str, field: str, targets) -> list:
@@ -87,6 +58,7 @@ def fleet_panel(title: str, desc: str, expr: str, legend: str, links: list, h: i
 
 def build(cfg: Config):
     r2, r14 = cfg.th("R2"), cfg.th("R14")
+    db_figures, host_figures = fleetview.db_tiles(cfg), fleetview.host_tiles(cfg)
     q2, c1, c4 = cfg.th("Q2"), cfg.th("C1"), cfg.th("C4")
 
     db_links = [link("oracle-redo", "Redo and LGWR deep dive", with_database=True),
@@ -111,21 +83,9 @@ def build(cfg: Config):
         f"{cfg.th('R13_run_delay').colour_at * 1000:g} ms, the cause OracleCommitCpuStarvation names). "
         "Click the tile for the redo, waits, memory and capacity dashboards.",
         "s",
-        [q(db_status_expr(), "status", "A", instant=True),
-         q(sync_avg_by_db(cfg), "log file sync avg", "B", instant=True),
-         q('sum by (database) (' + R.USER_COMMITS + '{' + DB + '})',
-           "commits/s", "C", instant=True),
-         q('sum by (database) (' + R.REDO_SIZE + '{' + DB + '})',
-           "redo", "D", instant=True),
-         q(lgwr_share_by_db(cfg), "LGWR involuntary", "E", instant=True),
-         q('max by (database) (' + R.LGWR_RUN_DELAY + '{' + DB + '})', "LGWR CPU wait", "F", instant=True)],
+        [q(f.expr, f.label, ref, instant=True) for ref, f in zip("ABCDEFGHIJ", db_figures)],
         w=12, h=7, th=r2, links=db_links)
-    tile = override_ref(tile, "A", name="status", unit="none", neutral="green", mappings=STATUS_MAPPINGS)
-    tile = override_ref(tile, "B", name="log file sync avg", unit="s", th=r2)
-    tile = override_ref(tile, "C", name="commits/s", unit="ops", neutral="blue")
-    tile = override_ref(tile, "D", name="redo", unit="Bps", neutral="blue")
-    tile = override_ref(tile, "E", name="LGWR involuntary", unit="percentunit", th=r14)
-    tile = override_ref(tile, "F", name="LGWR CPU wait", unit="s", th=cfg.th("R13_run_delay"))
+    tile = tile_targets(tile, db_figures, cfg)
     tile = (tile.repeat("database").repeat_direction("h").max_per_row(2)
             .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
             .orientation(cm.VizOrientation.HORIZONTAL))
@@ -145,27 +105,9 @@ def build(cfg: Config):
         "(LunPathRedundancyLost, LunAllPathsDown); no value on a host without multipath. "
         "Click the tile for the storage, CPU and ZFS dashboards.",
         "short",
-        [q(host_status_expr(cfg), "status", "A", instant=True),
-         q('max by (instance) (' + R.LUN_HOST_QUEUE + '{' + HOST + '})',
-           "worst LUN host queue", "B", instant=True),
-         q('max by (instance) (' + R.ARC_HIT_RATIO + '{' + HOST + '})',
-           "ARC hit ratio", "C", instant=True),
-         q('max by (instance) (' + R.RUN_QUEUE_PER_CPU + '{' + HOST + '})',
-           "run queue per CPU", "D", instant=True),
-         q('max by (instance) (' + R.CPU_SYSTEM_SHARE_OF_BUSY + '{' + HOST + '} and on (' + cfg.by("instance")
-           + ') ' + R.CPU_SYSTEM_SHARE + '{' + HOST + '} > ' + f"{c4.floor('system_share').value:g})",
-           "system CPU share", "E", instant=True),
-         q('max by (instance) (max by (instance, device) (max_over_time(dbhost_multipath_paths{' + HOST + '}[1d]))'
-           ' - max by (instance, device) (dbhost_multipath_paths_active{' + HOST + '}))', "LUN paths lost", "F",
-           instant=True)],
+        [q(f.expr, f.label, ref, instant=True) for ref, f in zip("ABCDEFGHIJ", host_figures)],
         w=12, h=7, th=q2, links=host_links)
-    host_tile = override_ref(host_tile, "A", name="status", unit="none", neutral="green",
-                             mappings=STATUS_MAPPINGS)
-    host_tile = override_ref(host_tile, "B", name="worst LUN host queue", unit="short", th=q2)
-    host_tile = override_ref(host_tile, "C", name="ARC hit ratio", unit="percentunit", neutral="blue")
-    host_tile = override_ref(host_tile, "D", name="run queue per CPU", unit="short", th=c1)
-    host_tile = override_ref(host_tile, "E", name="system CPU share", unit="percentunit", th=c4)
-    host_tile = override_ref(host_tile, "F", name="LUN paths lost", unit="none", th=cfg.th("O6_paths"))
+    host_tile = tile_targets(host_tile, host_figures, cfg)
     host_tile = (host_tile.repeat("host").repeat_direction("h").max_per_row(2)
                  .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
                  .orientation(cm.VizOrientation.HORIZONTAL))
@@ -176,8 +118,7 @@ def build(cfg: Config):
         "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M1..M5, "
         "C1, C2, Q2..Q4, Z3, Z4, O1..O6). Empty when all is well.",
         "none",
-        [q('sort_desc(max by (alertname, severity, database, instance) '
-           '(ALERTS{alertstate="firing", alertname!="Watchdog"}))',
+        [q(fleetview.FIRING_ALERTS,
            "", "A", instant=True, fmt=PromQueryFormat.TABLE)],
         w=24, h=6, hide=("Time", "Value"))
 

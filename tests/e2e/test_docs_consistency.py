@@ -194,7 +194,8 @@ def test_ports_in_readme_equal_the_code_defaults(helps):
     assert int(defaults["dbhost-exporter"]) == run.DEFAULT_PORTS["dbhost"]
     # the make run table: component -> URL port
     comp_of = {"Prometheus": "prometheus", "Alertmanager": "alertmanager", "webhook receiver": "webhook",
-               "oracle-exporter": "oracle", "dbhost-exporter": "dbhost", "node_exporter": "node"}
+               "oracle-exporter": "oracle", "dbhost-exporter": "dbhost", "node_exporter": "node",
+               "fleet wallboard": "fleetview"}
     urls = re.findall(r"^\| ([\w -]+?)(?: \(.*\))? \| http://127\.0\.0\.1:(\d+)(/\S*)? \|$",
                       _section(text, "## Running the stack"), re.M)
     assert {comp_of[name]: int(port) for name, port, _ in urls} == run.DEFAULT_PORTS
@@ -204,7 +205,8 @@ def test_ports_in_stack_md_equal_the_code_defaults():
     table = _section(_read(DOCS / "stack.md"), "## `make run` (no Docker)")
     rows = dict(re.findall(r"^\| ([\w -]+) \| (\d+) \|", table, re.M))
     comp_of = {"webhook receiver": "webhook", "oracle-exporter": "oracle", "dbhost-exporter": "dbhost",
-               "node_exporter": "node", "Alertmanager": "alertmanager", "Prometheus": "prometheus"}
+               "node_exporter": "node", "Alertmanager": "alertmanager", "Prometheus": "prometheus",
+               "fleet wallboard": "fleetview"}
     assert {comp_of[k]: int(v) for k, v in rows.items()} == run.DEFAULT_PORTS
 
 

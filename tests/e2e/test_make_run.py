@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -84,7 +85,12 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         assert re.search(r"^\[stack\] all targets up \(\d+\.\ds after start\)$", text, re.M), text
         assert "targets up: 0/0" not in text    # progress starts once Prometheus has discovered its targets
         assert set(pids) == {"webhook", "oracle-exporter", "dbhost-exporter", "node_exporter", "alertmanager",
-                             "prometheus"}
+                             "prometheus", "fleetview"}
+        # the contract of issue 25: the live wallboard page's URL path contains `wallboard`; make run prints it
+        wb = re.search(r"^  wallboard +(http://\S+)$", text, re.M)
+        assert wb and "wallboard" in urllib.parse.urlsplit(wb.group(1)).path, text
+        page = urllib.request.urlopen(wb.group(1), timeout=10).read().decode()
+        assert 'id="databases"' in page and 'data-name="DEMO"' in page, page[:2000]
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
         assert f"webhook          http://127.0.0.1:{ports['webhook']}/notifications" in text
         # all state under the one state directory
@@ -99,7 +105,7 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         assert page.status == 200 and b"<h1>OracleDown</h1>" in page.read()
         rest = stack.stop(sig)
         assert [l.split()[-1] for l in rest.splitlines() if l.startswith("[stack] stopped ")] == [
-            "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]
+            "fleetview", "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]
     finally:
         stack.kill()
 
@@ -170,7 +176,7 @@ def test_second_run_on_one_state_dir_is_refused_and_kill_9_leaves_nothing(tmp_pa
     stack = _Stack(_stack_argv(state, ports))
     try:
         assert re.search(r"^\[stack\] all targets up", stack.text, re.M), stack.text
-        assert len(stack.pids) == 6
+        assert len(stack.pids) == len(run.DEFAULT_PORTS)
         prom_cfg = (state / "prometheus" / "prometheus.yml").read_text()
         second = subprocess.run(_stack_argv(state, other), cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1

@@ -1,0 +1,192 @@
+"""The fleet wallboard page: one tile per database and one per host, coloured by the same
+figures, thresholds and states as the Grafana wallboard (mixin/fleetview.py, via spec.json),
+and the firing alerts from Alertmanager with their runbook and evidence (a Prometheus graph URL).
+
+A refresh runs one instant query per tile figure (12 with the shipped spec) plus one
+Alertmanager request, whatever the number of databases and hosts: every figure is aggregated
+`by (database)` or `by (instance)` over all of them at once.
+"""
+from __future__ import annotations
+
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+
+from .core import CSS, FleetviewError, Upstream, colour, esc, fmt, substitute, value_of
+
+REFRESH_S = 30
+
+
+@dataclass
+class Tile:
+    name: str
+    kind: str                      # database | host
+    level: int = 3                 # 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
+    figures: list = field(default_factory=list)   # (label, text, colour)
+
+
+@dataclass
+class Board:
+    databases: list[Tile]
+    hosts: list[Tile]
+    alerts: list[dict]
+    errors: list[str]
+    queries: int = 0
+    am_requests: int = 0
+    seconds: float = 0.0
+    at: float = 0.0
+
+
+def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thresholds: dict,
+                  errors: list[str]) -> list[Tile]:
+    tiles: dict[str, Tile] = {}
+    values: dict[str, dict[str, float | None]] = {}
+    for f in figures:
+        try:
+            result = prom.query(substitute(f["expr"]))
+        except FleetviewError as exc:
+            if "unreachable" in str(exc) or "HTTP" in str(exc):
+                raise
+            errors.append(f"{f['label']}: {exc}")
+            continue
+        for s in result:
+            name = s["metric"].get(key)
+            if name:
+                values.setdefault(name, {})[f["key"]] = value_of(s)
+    for name, vals in values.items():
+        t = Tile(name, kind)
+        status = vals.get("status")
+        # no status (its exporter gone and not seen within the hour, or only partial series): UNKNOWN
+        t.level = int(status) if status is not None and int(status) in (0, 1, 2, 3) else 3
+        for f in figures:
+            if f["status"]:
+                continue
+            v = vals.get(f["key"])
+            if f["threshold"]:
+                steps = thresholds[f["threshold"]]["steps"]
+            else:
+                steps = [[None, f["neutral"]]]
+            t.figures.append((f["label"], fmt(v, f["unit"]), colour(v, steps) if v is not None else "grey",
+                              f["threshold"]))
+        tiles[name] = t
+    # worst first (CRITICAL/UNKNOWN, WARNING, OK), then by name
+    order = {2: 0, 3: 0, 1: 1, 0: 2}
+    return sorted(tiles.values(), key=lambda t: (order[t.level], t.name))
+
+
+def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
+    if am is None:
+        return []
+    try:
+        data = am.get("/api/v2/alerts", {"active": "true", "silenced": "false", "inhibited": "false"})
+    except FleetviewError as exc:
+        errors.append(str(exc))
+        return []
+    out = []
+    for a in data if isinstance(data, list) else []:
+        labels, ann = a.get("labels") or {}, a.get("annotations") or {}
+        if labels.get("alertname") == "Watchdog" or (a.get("status") or {}).get("state", "active") != "active":
+            continue
+        out.append({"alertname": labels.get("alertname", "?"), "severity": labels.get("severity", ""),
+                    "target": labels.get("database") or labels.get("instance", ""),
+                    "summary": ann.get("summary", ""), "runbook": ann.get("runbook_url", ""),
+                    "evidence": a.get("generatorURL", ""), "since": a.get("startsAt", "")[:19].replace("T", " ")})
+    sev = {"critical": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
+
+
+def collect(spec: dict, prom: Upstream, am: Upstream | None) -> Board:
+    t0 = time.monotonic()
+    q0, a0 = prom.queries, am.queries if am else 0
+    errors: list[str] = []
+    dbs = collect_tiles(prom, spec["db_tiles"], "database", "database", spec["thresholds"], errors)
+    hosts = collect_tiles(prom, spec["host_tiles"], "instance", "host", spec["thresholds"], errors)
+    alerts = firing_alerts(am, errors)
+    return Board(dbs, hosts, alerts, errors, prom.queries - q0, (am.queries if am else 0) - a0,
+                 time.monotonic() - t0, time.time())
+
+
+# ---------------------------------------------------------------- HTML
+
+STYLE = """
+*{box-sizing:border-box}body{margin:0;font:13px/1.25 system-ui,sans-serif;background:#111;color:#eee}
+header{display:flex;gap:1.2em;align-items:baseline;padding:4px 10px;background:#222}
+header h1{font-size:16px;margin:0}header .sum span{padding:1px 6px;border-radius:3px;margin-right:4px;font-weight:bold}
+main{display:flex;gap:8px;padding:6px}#tiles{flex:1;min-width:0}#side{width:380px;flex:none}
+h2{font-size:13px;margin:4px 0;color:#bbb;font-weight:normal}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(92px,1fr));gap:3px;margin-bottom:6px}
+.t{display:block;color:#fff;text-decoration:none;padding:2px 4px;border-radius:3px;height:40px;overflow:hidden;
+   border:2px solid transparent}
+.t b{display:block;font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.t i{font-style:normal;font-size:11px;white-space:nowrap;display:block;overflow:hidden;text-overflow:ellipsis}
+.t.big{height:auto;min-height:64px}.t.big i{font-size:12px}
+table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 4px;border-bottom:1px solid #333;
+  text-align:left;vertical-align:top}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
+.sev-critical{color:#ff8a80;font-weight:bold}.sev-warning{color:#ffb74d}.sev-info{color:#fff176}
+footer{color:#888;font-size:11px;padding:2px 10px}.fig{display:inline-block;padding:0 3px;border-radius:2px}
+"""
+
+
+def _tile_html(t: Tile, states: dict, link: str, big: bool) -> str:
+    text, col = states[str(t.level)]["text"], states[str(t.level)]["colour"]
+    coloured = [f for f in t.figures if f[2] not in ("green", "blue", "grey")]
+    title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
+    shown = coloured or ([] if not big else [f for f in t.figures if f[1] != "no data"])
+    if big:
+        figs = " ".join(f'<span class="fig" style="background:{CSS.get(c, c)}">{esc(lab)} {esc(val)}</span>'
+                        for lab, val, c, _ in shown[:4])
+    else:
+        figs = esc(f"{shown[0][0]} {shown[0][1]}") if shown else ""
+    return (f'<a class="t{" big" if big else ""}" data-state="{text}" data-name="{esc(t.name)}" href="{esc(link)}" '
+            f'title="{esc(title)}" style="background:{CSS[col]}"><b>{esc(t.name)} · {text}</b><i>{figs}</i></a>')
+
+
+def _link(url: str, text: str) -> str:
+    return f'<a href="{esc(url)}">{text}</a>' if url else ""
+
+
+def _alert_row(a: dict) -> str:
+    return (f'<tr><td class="sev-{esc(a["severity"])}">{esc(a["severity"])}</td><td>{esc(a["alertname"])}</td>'
+            f'<td>{esc(a["target"])}</td><td>{esc(a["summary"])}</td>'
+            f'<td>{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")}</td></tr>')
+
+
+def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
+    states = spec["states"]
+    n = len(board.databases) + len(board.hosts)
+    big = n <= 48
+    counts = {}
+    for t in board.databases + board.hosts:
+        counts[t.level] = counts.get(t.level, 0) + 1
+    summary = " ".join(f'<span style="background:{CSS[states[str(lv)]["colour"]]}">{counts[lv]} {states[str(lv)]["text"]}</span>'
+                       for lv in (2, 3, 1, 0) if counts.get(lv))
+    db_tiles = "".join(_tile_html(t, states, f"{base}capacity?database={urllib.parse.quote(t.name)}", big)
+                       for t in board.databases)
+    host_tiles = "".join(_tile_html(t, states, prom_url + "/graph?" + urllib.parse.urlencode(
+        {"g0.expr": f'{{instance="{t.name}"}}', "g0.tab": "1"}), big) for t in board.hosts)
+    rows = "".join(_alert_row(a) for a in board.alerts)
+    errors = "".join(f'<div class="err">{esc(e)}</div>' for e in board.errors)
+    when = time.strftime("%H:%M:%S", time.localtime(board.at))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}">
+<meta name="viewport" content="width=device-width"><title>Fleet wallboard</title><style>{STYLE}</style></head>
+<body><header><h1>Oracle fleet wallboard</h1><span class="sum">{summary or "no database or host in Prometheus"}</span>
+<span>{len(board.databases)} databases, {len(board.hosts)} hosts, {len(board.alerts)} alerts firing</span>
+<span style="margin-left:auto">updated {when}, refresh {REFRESH_S}s</span></header>
+{errors}<main><section id="tiles"><h2>Databases (click: capacity report, current hour vs the same hour a week ago)</h2>
+<div class="grid" id="databases">{db_tiles}</div>
+<h2>Hosts (click: the host's series in Prometheus)</h2><div class="grid" id="hosts">{host_tiles}</div></section>
+<aside id="side"><h2>Firing alerts (Alertmanager)</h2>
+<table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th>summary</th><th>links</th></tr>{rows}</table>
+{"<p>None firing.</p>" if not board.alerts else ""}</aside></main>
+<footer>Colours: the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts, as the Grafana wallboard;
+UNKNOWN = seen within the hour, no data now. {board.queries} Prometheus queries and {board.am_requests} Alertmanager
+request(s) in {board.seconds * 1000:.0f} ms. Prometheus: <a href="{esc(prom_url)}">{esc(prom_url)}</a></footer>
+</body></html>
+"""
+
+
+def error_page(title: str, message: str) -> str:
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}">'
+            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><header><h1>{esc(title)}</h1></header>"
+            f'<div class="err" id="error">{esc(message)}</div><footer>retrying every {REFRESH_S}s</footer></body></html>\n')

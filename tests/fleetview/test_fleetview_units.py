@@ -1,0 +1,109 @@
+"""Pure functions of exporters/fleetview: substitution, formatting, colours, verdicts, windows,
+the wallboard's fixed query count (fake Prometheus), the spec generated from the mixin."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fleetview import capacity, wallboard
+from fleetview.core import FleetviewError, colour, fmt, judge, load_spec, re_escape, substitute
+from mixin import config, fleetview as mixin_fleetview
+
+SPEC = load_spec()
+
+
+def test_spec_is_what_the_mixin_generates():
+    assert json.loads(mixin_fleetview.spec_json(config.load())) == SPEC
+
+
+def test_substitute_as_grafana():
+    e = 'rate(x{database=~"$database"}[$__range] $baseline) * 3600 / $__range_s'
+    assert substitute(e, re_escape("DB.1"), range_s=1800, offset_s=604800) == \
+        'rate(x{database=~"DB\\\\.1"}[1800s] offset 604800s) * 3600 / 1800'
+
+
+def test_fmt_and_colour():
+    assert fmt(0.02644, "s") == "26.4 ms" and fmt(0.00055, "s") == "550 µs"
+    assert fmt(0.3, "percentunit") == "30.0%" and fmt(None, "s") == "no data"
+    r2 = SPEC["thresholds"]["R2"]["steps"]
+    assert colour(0.004, r2) == "green" and colour(0.026, r2) == "orange"
+    i1 = SPEC["thresholds"]["I1"]["steps"]
+    assert colour(0.98, i1) == "yellow" and colour(0.999, i1) == "green"
+
+
+def test_judge_with_floors():
+    th = SPEC["thresholds"]
+    assert judge(th["R2"], 0.026, 72, "waits").kind == "finding"
+    assert judge(th["R2"], 0.026, 0.5, "waits").kind == "floor"       # idle database: not a finding
+    assert judge(th["R2"], 0.002, 500, "waits").kind == "ok"
+    assert judge(th["R3"], 3.5).kind == "finding" and judge(th["R3"], 0.001).kind == "ok"
+    assert judge(th["I1_red"], 0.98, 1e6, "gets", th).kind == "finding"   # I1's floor, I1_red's tier
+    assert judge(th["R2"], None).kind == "nodata" and judge(None, 1.0).kind == "none"
+
+
+def test_windows():
+    s, e, off = capacity.windows("2025-03-11T09:00:00Z/35m", "7d")
+    assert e - s == 2100 and off == 604800
+    s, e, off = capacity.windows("2025-03-11T09:00:00Z/2025-03-11T10:00:00Z", "2025-03-04T09:00:00Z")
+    assert off == 604800
+    s, e, off = capacity.windows(None, None, now=1_000_000_000)
+    assert (s, e, off) == (1_000_000_000 - 3600, 1_000_000_000, 604800)
+    for w, b in (("2025-03-11T09:00:00Z/2025-03-11T09:00:00Z", "7d"), ("xx", "7d"), ("1h", "-1d"), ("30s", "7d")):
+        with pytest.raises(FleetviewError):
+            capacity.windows(w, b)
+
+
+class FakeProm:
+    """Answers every instant query with one series per database or host, counting queries."""
+    def __init__(self, dbs: int, hosts: int):
+        self.dbs, self.hosts, self.queries, self.url = dbs, hosts, 0, "http://prom.example"
+
+    def query(self, expr, at=None):
+        self.queries += 1
+        key, n = ("database", self.dbs) if "by (database)" in expr else ("instance", self.hosts)
+        return [{"metric": {key: f"{key[:2]}{i:03d}"}, "value": [0, str(i % 4 if expr.startswith("max by") and "ALERTS" in expr else 0.001 * i)]}
+                for i in range(n)]
+
+
+@pytest.mark.parametrize("dbs,hosts", [(10, 8), (200, 150)])
+def test_wallboard_queries_do_not_grow_with_the_fleet(dbs, hosts):
+    prom = FakeProm(dbs, hosts)
+    board = wallboard.collect(SPEC, prom, None)
+    assert board.queries == len(SPEC["db_tiles"]) + len(SPEC["host_tiles"]) == 12
+    assert len(board.databases) == dbs and len(board.hosts) == hosts
+    page = wallboard.render(board, SPEC, prom.url)
+    assert page.count('class="t') == dbs + hosts and 'http-equiv="refresh"' in page
+    assert {"OK", "WARNING", "CRITICAL", "UNKNOWN"} <= {t.split('"')[0] for t in page.split('data-state="')[1:]}
+    # worst first
+    states = [t.split('"')[0] for t in page.split('id="databases"')[1].split('data-state="')[1:dbs + 1]]
+    rank = {"CRITICAL": 0, "UNKNOWN": 0, "WARNING": 1, "OK": 2}
+    assert [rank[s] for s in states] == sorted(rank[s] for s in states)
+
+
+def test_wallboard_unreachable_prometheus_is_a_page():
+    from fleetview.cli import make_routes
+    from fleetview.core import Upstream
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    routes = make_routes(SPEC, Upstream(f"http://127.0.0.1:{port}", timeout=2), None)
+    resp = routes["/wallboard"]({}, {})
+    assert resp.status == 503 and b"is unreachable" in resp.body
+    resp = routes["/capacity"]({}, {})
+    assert resp.status == 400 and b"missing parameter" in resp.body
+
+
+def test_report_cli_bad_input_is_one_line(tmp_path, capsys):
+    from fleetview.cli import report_main
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert report_main(["--prometheus", f"http://127.0.0.1:{port}", "--database", "X", "--out", str(tmp_path / "r.html")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "unreachable" in err
+    assert report_main(["--prometheus", f"http://127.0.0.1:{port}", "--database", "X", "--window", "2025-01-01T00:00:00Z/0m",
+                        "--out", str(tmp_path / "r.html")]) == 1
+    assert "empty window" in capsys.readouterr().err
