@@ -11,32 +11,30 @@ fallbacks with the error codes that trigger them) and everything else derives fr
 * the SQL catalog test (tests/oracle/test_sql_catalog.py) and the shape of the demo and
   test rows (``row()`` orders a row's columns like the statement).
 
-How a collector registers a view (a new collector module, e.g. collectors/sessions.py)::
+The views the built-in collectors read are registered below, each once, with where it is
+refused (``refused_in``: inside a PDB, on a mounted database) and the grant it needs
+(``View.grant``); the codes of the errors that mean "not on this release" come from the one
+table of errors, oracle_exporter.ora_errors. This module imports no collector: the modules
+that need the complete registry (queries, rows, intervals, replay) import the collectors
+package, whose modules may register a view of their own when imported. A new collector does
+exactly that, in its own module (docs/adding-a-collector.md)::
 
     from ..views import View, register
 
-    SESSION = register(View(
+    MY_VIEW = register(View(
         "GV$SESSION",
         columns=("INST_ID", "SID", "SERIAL#", "TYPE", "STATUS", "WAIT_CLASS"),
         identity=("INST_ID", "SID", "SERIAL#"),    # what makes one row unique (CDB rows folded)
-        where="TYPE = 'USER'",                      # fixed filter, plain SQL on the view's columns
-        doc="V$SESSION, one row per session",
+        where="TYPE = 'USER'",                      # fixed filter, plain SQL on the view's own columns
+        since="10.1", doc="V$SESSION, one row per session",
     ))
 
-    NAME = "sessions"
-    VIEWS = (SESSION.name,)          # every view collect() reads: fetched when the collector is on
-    # NAMES = {"GV$SYSSTAT": ("user calls",)}   # only for a name-filtered view (filter_column):
-    #                                           # the statement asks for the union of all NAMES
-
-    def collect(snapshot, settings):
-        for row in snapshot.rows("GV$SESSION"): ...
-
-Then add the module to collectors/__init__.py, its columns to tests/oracle/data/gv_catalog.yaml
-(the catalog test checks every statement against the Oracle Reference transcription) and the
-grant to docs/oracle-monitoring-user.sql. A view that does not exist on some release gets a
-``Fallback`` (codes = the ORA- errors that mean "not on this release", ``use`` = the
-statement to read instead, kept for the rest of the session); a view without a fallback that
-fails lands in ``snapshot.errors[view]`` and costs only the collectors that read it.
+and names it in its ``SPEC.reads``. Its columns go into tests/oracle/data/gv_catalog.yaml (the
+catalog test checks every statement against the Oracle Reference transcription); the grant
+appears in docs/oracle-monitoring-user.sql by itself (``make generate``). A view that does not
+exist on some release gets a ``Fallback`` (codes = the errors that mean "not on this release",
+``use`` = the statement to read instead, kept for the rest of the session); a view without a
+fallback that fails lands in ``snapshot.errors[view]`` and costs only the collectors that read it.
 
 ``counters`` lists cumulative columns (they only grow while the instance is up). For
 NAME/VALUE views, ``name_column`` with ``counter_names`` (only these names are counters) or

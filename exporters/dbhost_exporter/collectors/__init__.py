@@ -7,18 +7,22 @@ registry state). The exporter runs each one per scrape, isolated from the others
 Each collector module declares itself once, ``SPEC`` (an exporter_common.declare.Collector:
 what it reads, its settings, its metric families), and has ``create(cfg, procfs, sysfs)``
 building the collector from a dbhost_exporter.config.DbhostConfig. ``MODULES`` below is the
-one list of them, in scrape order: the config's switches and sections (config.COLLECTORS),
+one list of them (found in this package), in scrape order: the config's switches and sections (config.COLLECTORS),
 the factories (cli.FACTORIES), ``--help`` and the metrics catalog (``SPECS``) all come from it.
 """
 from __future__ import annotations
 
+import pkgutil
 from importlib import import_module
 from types import ModuleType
 
 from exporter_common.declare import Collector
 
-# The collector modules, in scrape order.
-MODULES = ("lun", "zfs", "process", "memory")
+# The built-in collector modules, in scrape order; a module added to this package is found by
+# itself and scraped after them, in name order (docs/adding-a-collector.md).
+ORDER = ("lun", "zfs", "process", "memory")
+_FOUND = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+MODULES = tuple(n for n in ORDER if n in _FOUND) + tuple(n for n in _FOUND if n not in ORDER)
 
 
 def modules() -> tuple[ModuleType, ...]:
