@@ -113,7 +113,7 @@ def test_statistic_parameter_and_metric_names_are_real():
     assert set(names["GV$CON_SYS_TIME_MODEL"]) <= set(CATALOG["time_model"])
     assert set(names["GV$CON_SYSSTAT"]) <= set(CATALOG["statistics"])
     assert set(names["GV$CON_SYSMETRIC"]) == set(CATALOG["con_sysmetric"])
-    assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
+    assert {s for _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
     assert "redo synch time (usecs)" not in CATALOG["statistics"]     # the check can fail
 
 
