@@ -125,7 +125,7 @@ def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
             "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
     assert set(names["GV$SYSTEM_PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",
                                           "db_block_size"}
-    assert set(names["GV$SYSMETRIC"]) == {m for _, _, m, _ in host_load.METRICS}
+    assert set(names["GV$SYSMETRIC"]) == {m for _, m, _ in host_load.METRICS}
     assert host_load.GROUP_ID == queries.SYSMETRIC_GROUP_ID
     sysstat = queries.build_queries()["GV$SYSSTAT"]
     assert sorted(sysstat.binds.values()) == sorted(names["GV$SYSSTAT"])
