@@ -113,7 +113,7 @@ def test_statistic_parameter_and_metric_names_are_real():
     assert set(names["GV$CON_SYS_TIME_MODEL"]) <= set(CATALOG["time_model"])
     assert set(names["GV$CON_SYSSTAT"]) <= set(CATALOG["statistics"])
     assert set(names["GV$CON_SYSMETRIC"]) == set(CATALOG["con_sysmetric"])
-    assert {s for _, _, _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
+    assert {s for _, s, _ in pga.PGASTAT} <= set(CATALOG["pgastat"])
     assert "redo synch time (usecs)" not in CATALOG["statistics"]     # the check can fail
 
 
@@ -125,7 +125,7 @@ def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
             "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
     assert set(names["GV$SYSTEM_PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",
                                           "db_block_size"}
-    assert set(names["GV$SYSMETRIC"]) == {m for _, _, m, _ in host_load.METRICS}
+    assert set(names["GV$SYSMETRIC"]) == {m for _, m, _ in host_load.METRICS}
     assert host_load.GROUP_ID == queries.SYSMETRIC_GROUP_ID
     sysstat = queries.build_queries()["GV$SYSSTAT"]
     assert sorted(sysstat.binds.values()) == sorted(names["GV$SYSSTAT"])

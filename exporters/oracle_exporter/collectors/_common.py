@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from exporter_common.declare import Collector, Family
+
 
 def num(value: Any) -> float | None:
     """A finite float, or None for NULL / non-numeric / NaN values."""
@@ -126,6 +128,21 @@ def per_instance(values: dict[str, dict[str, float]], table: Iterable[tuple[str,
     return families
 
 
+def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
+                          table: Iterable[tuple[str, str, float]]) -> list[Metric]:
+    """``per_instance`` for declared families: one family per (metric, source name, scale) row,
+    built from ``spec``'s declaration of that metric (type, help and the ``inst_id`` label),
+    with an ``inst_id`` sample per instance that has the source name."""
+    families = []
+    for name, source, scale in table:
+        family = spec.family(name)
+        for i in sorted_inst(values):
+            if source in values[i]:
+                family.add_metric([i], values[i][source] * scale)
+        families.append(family)
+    return families
+
+
 def thread_owners(snapshot: Any) -> dict[int, str]:
     """{THREAD#: inst_id} from GV$INSTANCE (the instance that opened each redo thread).
 
@@ -173,6 +190,17 @@ def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
 
 def parameter_gauge(snapshot: Any, parameter: str, name: str, doc: str) -> GaugeMetricFamily:
     family = gauge(name, doc, ["inst_id"])
+    params = parameters(snapshot)
+    for i in sorted_inst(params):
+        if parameter in params[i]:
+            family.add_metric([i], params[i][parameter])
+    return family
+
+
+def declared_parameter(snapshot: Any, parameter: str, declared: Family) -> Metric:
+    """``parameter_gauge`` for a declared family (``SPEC.metric(name)``, label ``inst_id``):
+    the numeric value of ``parameter`` per instance (GV$SYSTEM_PARAMETER)."""
+    family = declared.make()
     params = parameters(snapshot)
     for i in sorted_inst(params):
         if parameter in params[i]:

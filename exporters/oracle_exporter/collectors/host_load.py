@@ -7,27 +7,48 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import emit, gauge, inst, num, parameter_gauge, per_instance
+from exporter_common.declare import Collector, Family
 
-NAME = "host_load"
-VIEWS = ("GV$SYSMETRIC", "GV$SYSTEM_PARAMETER")
+from ..views import PARAMETER, SYSMETRIC
+from ._common import declared_parameter, declared_per_instance, emit, inst, num
+
 GROUP_ID = 2  # the registry's GV$SYSMETRIC statement reads this group (views.SYSMETRIC_GROUP_ID)
 
-# metric, help, METRIC_NAME, scale
-METRICS: tuple[tuple[str, str, str, float], ...] = (
-    ("oracle_host_os_load", "Host run queue as Oracle sees it ('Current OS Load', GV$SYSMETRIC 60 s group).",
-     "Current OS Load", 1.0),
-    ("oracle_host_cpu_utilization_ratio", "Host CPU utilisation 0..1 ('Host CPU Utilization (%)'/100).",
-     "Host CPU Utilization (%)", 0.01),
-    ("oracle_average_active_sessions", "Average active sessions over the last 60 s ('Average Active Sessions').",
-     "Average Active Sessions", 1.0),
-    ("oracle_database_cpu_time_ratio", "Share of DB time spent on CPU 0..1 ('Database CPU Time Ratio'/100).",
-     "Database CPU Time Ratio", 0.01),
-    ("oracle_database_wait_time_ratio", "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).",
-     "Database Wait Time Ratio", 0.01),
+# metric, METRIC_NAME, scale
+METRICS: tuple[tuple[str, str, float], ...] = (
+    ("oracle_host_os_load", "Current OS Load", 1.0),
+    ("oracle_host_cpu_utilization_ratio", "Host CPU Utilization (%)", 0.01),
+    ("oracle_average_active_sessions", "Average Active Sessions", 1.0),
+    ("oracle_database_cpu_time_ratio", "Database CPU Time Ratio", 0.01),
+    ("oracle_database_wait_time_ratio", "Database Wait Time Ratio", 0.01),
 )
 
-NAMES = {"GV$SYSMETRIC": tuple(m for _, _, m, _ in METRICS), "GV$SYSTEM_PARAMETER": ("cpu_count",)}
+_INST = ("inst_id",)
+SPEC = Collector(
+    "host_load", "Host load as Oracle sees it: GV$SYSMETRIC 60-second group and cpu_count (field-notes C6).",
+    reads=(SYSMETRIC.name, PARAMETER.name),
+    metrics=(
+        Family("oracle_host_os_load", "gauge",
+               "Host run queue as Oracle sees it ('Current OS Load', GV$SYSMETRIC 60 s group).", _INST,
+               source="GV$SYSMETRIC 'Current OS Load' (GROUP_ID 2)"),
+        Family("oracle_host_cpu_utilization_ratio", "gauge",
+               "Host CPU utilisation 0..1 ('Host CPU Utilization (%)'/100).", _INST,
+               source="GV$SYSMETRIC 'Host CPU Utilization (%)' / 100 (GROUP_ID 2)"),
+        Family("oracle_average_active_sessions", "gauge",
+               "Average active sessions over the last 60 s ('Average Active Sessions').", _INST,
+               source="GV$SYSMETRIC 'Average Active Sessions' (GROUP_ID 2)", since="11.1"),
+        Family("oracle_database_cpu_time_ratio", "gauge",
+               "Share of DB time spent on CPU 0..1 ('Database CPU Time Ratio'/100).", _INST,
+               source="GV$SYSMETRIC 'Database CPU Time Ratio' / 100 (GROUP_ID 2)"),
+        Family("oracle_database_wait_time_ratio", "gauge",
+               "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).", _INST,
+               source="GV$SYSMETRIC 'Database Wait Time Ratio' / 100 (GROUP_ID 2)"),
+        Family("oracle_cpus", "gauge", "CPUs the instance may use (GV$SYSTEM_PARAMETER cpu_count).", _INST,
+               source="GV$SYSTEM_PARAMETER cpu_count"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+
+NAMES = {"GV$SYSMETRIC": tuple(m for _, m, _ in METRICS), "GV$SYSTEM_PARAMETER": ("cpu_count",)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
@@ -40,7 +61,6 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if i is None or name is None or value is None or (group is not None and int(group) != GROUP_ID):
             continue
         values.setdefault(i, {}).setdefault(str(name), value)
-    families = per_instance(values, METRICS, gauge)
-    families.append(parameter_gauge(snapshot, "cpu_count", "oracle_cpus",
-                                    "CPUs the instance may use (GV$SYSTEM_PARAMETER cpu_count)."))
+    families = declared_per_instance(SPEC, values, METRICS)
+    families.append(declared_parameter(snapshot, "cpu_count", SPEC.metric("oracle_cpus")))
     yield from emit(families)

@@ -14,15 +14,57 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import emit, gauge, inst, num, parameter_gauge, parse_time, text
+from exporter_common.declare import Collector, Family
+
+from ..views import DATABASE, INSTANCE, PARAMETER, PROCESS
+from ._common import declared_parameter, emit, inst, num, parse_time, text
 from ._health import host_utc_offset, local_to_unix
 
-NAME = "instance"
-VIEWS = ("GV$INSTANCE", "V$DATABASE", "GV$PROCESS", "GV$SYSTEM_PARAMETER")
+INFO_LABELS = ("inst_id", "instance_name", "host_name", "version", "db_name", "db_unique_name", "database_role")
 
-NAMES = {"GV$SYSTEM_PARAMETER": ("sga_target", "db_block_size")}
+# GV$SYSTEM_PARAMETER name -> metric
+PARAMETERS: tuple[tuple[str, str], ...] = (
+    ("sga_target", "oracle_sga_target_bytes"),
+    ("db_block_size", "oracle_db_block_size_bytes"),
+)
 
-INFO_LABELS = ["inst_id", "instance_name", "host_name", "version", "db_name", "db_unique_name", "database_role"]
+_INST = ("inst_id",)
+SPEC = Collector(
+    "instance", "Instance and database identity, start time, background processes, SGA target and block size.",
+    reads=(INSTANCE.name, DATABASE.name, PROCESS.name, PARAMETER.name),
+    metrics=(
+        Family("oracle_instance_info", "gauge", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS,
+               source="GV$INSTANCE INSTANCE_NAME, HOST_NAME, VERSION_FULL (18c+) else VERSION; V$DATABASE NAME, "
+                      "DB_UNIQUE_NAME, DATABASE_ROLE (GV$DATABASE in recordings)",
+               note="instance_name is dbhost-exporter's sid."),
+        Family("oracle_instance_start_time_seconds", "gauge",
+               "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a host-local DATE, converted "
+               "with the database host's UTC offset from SYSTIMESTAMP).", _INST,
+               source="GV$INSTANCE.STARTUP_TIME with the host's UTC offset from SYSTIMESTAMP (recording key DUAL; "
+                      "UTC without it)"),
+        Family("oracle_database_info", "gauge", "Database identity and modes, value 1 (V$DATABASE).",
+               ("dbid", "db_name", "db_unique_name", "database_role", "log_mode", "open_mode"),
+               source="V$DATABASE DBID, NAME, DB_UNIQUE_NAME, DATABASE_ROLE, LOG_MODE, OPEN_MODE "
+                      "(GV$DATABASE in recordings)"),
+        Family("oracle_background_process_info", "gauge",
+               "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set; "
+               "short-lived slaves are counted in oracle_background_slaves instead).", ("inst_id", "pname", "spid"),
+               source="GV$PROCESS PNAME, SPID where PNAME is set (11.1+; before, BACKGROUND = '1' named from "
+                      "PROGRAM)"),
+        Family("oracle_background_slaves", "gauge",
+               "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
+               "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
+               ("inst_id", "kind"), source="GV$PROCESS rows whose PNAME is a slave of the family (J, P, PZ, W, M, Q)"),
+        Family("oracle_sga_target_bytes", "gauge",
+               "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually).", _INST,
+               source="GV$SYSTEM_PARAMETER sga_target"),
+        Family("oracle_db_block_size_bytes", "gauge",
+               "Database block size, bytes (GV$SYSTEM_PARAMETER db_block_size).", _INST,
+               source="GV$SYSTEM_PARAMETER db_block_size"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+
+NAMES = {"GV$SYSTEM_PARAMETER": tuple(p for p, _ in PARAMETERS)}
 
 
 def _database(snapshot: Any) -> dict[str, Any]:
@@ -63,10 +105,8 @@ def _start_seconds(value: Any, offset) -> float | None:
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     db = _database(snapshot)
-    info = gauge("oracle_instance_info", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS)
-    started = gauge("oracle_instance_start_time_seconds",
-                    "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a host-local DATE, converted "
-                    "with the database host's UTC offset from SYSTIMESTAMP).", ["inst_id"])
+    info = SPEC.family("oracle_instance_info")
+    started = SPEC.family("oracle_instance_start_time_seconds")
     offset = host_utc_offset(snapshot)
     for row in sorted(snapshot.rows("GV$INSTANCE"), key=lambda r: num(r.get("INST_ID")) or 0):
         i = inst(row)
@@ -80,20 +120,13 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if ts is not None:
             started.add_metric([i], ts)
 
-    database = gauge("oracle_database_info", "Database identity and modes, value 1 (V$DATABASE).",
-                     ["dbid", "db_name", "db_unique_name", "database_role", "log_mode", "open_mode"])
+    database = SPEC.family("oracle_database_info")
     if db:
         database.add_metric([text(db.get("DBID")), text(db.get("NAME")), text(db.get("DB_UNIQUE_NAME")),
                              text(db.get("DATABASE_ROLE")), text(db.get("LOG_MODE")), text(db.get("OPEN_MODE"))], 1.0)
 
-    procs = gauge("oracle_background_process_info",
-                  "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set; "
-                  "short-lived slaves are counted in oracle_background_slaves instead).",
-                  ["inst_id", "pname", "spid"])
-    slaves = gauge("oracle_background_slaves",
-                   "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
-                   "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
-                   ["inst_id", "kind"])
+    procs = SPEC.family("oracle_background_process_info")
+    slaves = SPEC.family("oracle_background_slaves")
     seen: set[tuple[str, str, str]] = set()
     slave_count: dict[tuple[str, str], int] = {}
     for row in snapshot.rows("GV$PROCESS"):
@@ -112,9 +145,6 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for (i, kind), n in sorted(slave_count.items()):
         slaves.add_metric([i, kind], n)
 
-    families = [info, started, database, procs, slaves,
-                parameter_gauge(snapshot, "sga_target", "oracle_sga_target_bytes",
-                                "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually)."),
-                parameter_gauge(snapshot, "db_block_size", "oracle_db_block_size_bytes",
-                                "Database block size, bytes (GV$SYSTEM_PARAMETER db_block_size).")]
+    families = [info, started, database, procs, slaves]
+    families += [declared_parameter(snapshot, parameter, SPEC.metric(name)) for parameter, name in PARAMETERS]
     yield from emit(families)

@@ -12,45 +12,85 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import by_inst_name, counter, emit, gauge, per_instance, sorted_inst
+from exporter_common.declare import Collector, Family
 
-NAME = "load_profile"
-VIEWS = ("GV$SYSSTAT",)
+from ..views import SYSSTAT
+from ._common import by_inst_name, declared_per_instance, emit, sorted_inst
 
-# metric, help, statistic, scale
-COUNTERS: tuple[tuple[str, str, str, float], ...] = (
-    ("oracle_logical_reads_total", "Logical reads, blocks ('session logical reads').", "session logical reads", 1.0),
-    ("oracle_db_block_changes_total", "Block changes ('db block changes').", "db block changes", 1.0),
-    ("oracle_physical_reads_total", "Physical reads, blocks ('physical reads').", "physical reads", 1.0),
-    ("oracle_physical_writes_total", "Physical writes, blocks ('physical writes').", "physical writes", 1.0),
-    ("oracle_physical_read_io_requests_total", "Physical read I/O requests ('physical read total IO requests').",
-     "physical read total IO requests", 1.0),
-    ("oracle_physical_write_io_requests_total", "Physical write I/O requests ('physical write total IO requests').",
-     "physical write total IO requests", 1.0),
-    ("oracle_user_calls_total", "User calls ('user calls').", "user calls", 1.0),
-    ("oracle_parses_total", "Parse calls ('parse count (total)').", "parse count (total)", 1.0),
-    ("oracle_hard_parses_total", "Hard parses ('parse count (hard)').", "parse count (hard)", 1.0),
-    ("oracle_executions_total", "SQL executions ('execute count').", "execute count", 1.0),
-    ("oracle_user_rollbacks_total", "User rollbacks ('user rollbacks').", "user rollbacks", 1.0),
-    ("oracle_sorted_rows_total", "Rows sorted ('sorts (rows)').", "sorts (rows)", 1.0),
-    ("oracle_logons_total", "Logons since instance start ('logons cumulative').", "logons cumulative", 1.0),
-    ("oracle_cpu_used_seconds_total", "CPU used by sessions, seconds ('CPU used by this session' is centiseconds, "
-                                      "posted when a call ends; oracle_db_cpu_seconds_total is current).",
-     "CPU used by this session", 0.01),
+# metric, statistic, scale
+COUNTERS: tuple[tuple[str, str, float], ...] = (
+    ("oracle_logical_reads_total", "session logical reads", 1.0),
+    ("oracle_db_block_changes_total", "db block changes", 1.0),
+    ("oracle_physical_reads_total", "physical reads", 1.0),
+    ("oracle_physical_writes_total", "physical writes", 1.0),
+    ("oracle_physical_read_io_requests_total", "physical read total IO requests", 1.0),
+    ("oracle_physical_write_io_requests_total", "physical write total IO requests", 1.0),
+    ("oracle_user_calls_total", "user calls", 1.0),
+    ("oracle_parses_total", "parse count (total)", 1.0),
+    ("oracle_hard_parses_total", "parse count (hard)", 1.0),
+    ("oracle_executions_total", "execute count", 1.0),
+    ("oracle_user_rollbacks_total", "user rollbacks", 1.0),
+    ("oracle_sorted_rows_total", "sorts (rows)", 1.0),
+    ("oracle_logons_total", "logons cumulative", 1.0),
+    ("oracle_cpu_used_seconds_total", "CPU used by this session", 0.01),
 )
 
 SORTS = ("sorts (memory)", "sorts (disk)")
 SESSIONS = "logons current"
 
-NAMES = {"GV$SYSSTAT": tuple(s for _, _, s, _ in COUNTERS) + SORTS + (SESSIONS,)}
+_INST = ("inst_id",)
+SPEC = Collector(
+    "load_profile", "Load profile from GV$SYSSTAT: logical and physical I/O, calls, parses, executions, sorts, "
+                    "logons (field-notes I3).",
+    reads=(SYSSTAT.name,),
+    metrics=(
+        Family("oracle_logical_reads_total", "counter", "Logical reads, blocks ('session logical reads').", _INST,
+               source="GV$SYSSTAT 'session logical reads'"),
+        Family("oracle_db_block_changes_total", "counter", "Block changes ('db block changes').", _INST,
+               source="GV$SYSSTAT 'db block changes'"),
+        Family("oracle_physical_reads_total", "counter", "Physical reads, blocks ('physical reads').", _INST,
+               source="GV$SYSSTAT 'physical reads'"),
+        Family("oracle_physical_writes_total", "counter", "Physical writes, blocks ('physical writes').", _INST,
+               source="GV$SYSSTAT 'physical writes'"),
+        Family("oracle_physical_read_io_requests_total", "counter",
+               "Physical read I/O requests ('physical read total IO requests').", _INST,
+               source="GV$SYSSTAT 'physical read total IO requests'", since="10.2"),
+        Family("oracle_physical_write_io_requests_total", "counter",
+               "Physical write I/O requests ('physical write total IO requests').", _INST,
+               source="GV$SYSSTAT 'physical write total IO requests'", since="10.2"),
+        Family("oracle_user_calls_total", "counter", "User calls ('user calls').", _INST,
+               source="GV$SYSSTAT 'user calls'"),
+        Family("oracle_parses_total", "counter", "Parse calls ('parse count (total)').", _INST,
+               source="GV$SYSSTAT 'parse count (total)'"),
+        Family("oracle_hard_parses_total", "counter", "Hard parses ('parse count (hard)').", _INST,
+               source="GV$SYSSTAT 'parse count (hard)'"),
+        Family("oracle_executions_total", "counter", "SQL executions ('execute count').", _INST,
+               source="GV$SYSSTAT 'execute count'"),
+        Family("oracle_user_rollbacks_total", "counter", "User rollbacks ('user rollbacks').", _INST,
+               source="GV$SYSSTAT 'user rollbacks'"),
+        Family("oracle_sorted_rows_total", "counter", "Rows sorted ('sorts (rows)').", _INST,
+               source="GV$SYSSTAT 'sorts (rows)'"),
+        Family("oracle_logons_total", "counter", "Logons since instance start ('logons cumulative').", _INST,
+               source="GV$SYSSTAT 'logons cumulative'"),
+        Family("oracle_cpu_used_seconds_total", "counter",
+               "CPU used by sessions, seconds ('CPU used by this session' is centiseconds, posted when a call ends; "
+               "oracle_db_cpu_seconds_total is current).", _INST,
+               source="GV$SYSSTAT 'CPU used by this session' (centiseconds) / 100"),
+        Family("oracle_sorts_total", "counter", "Sorts by where they ran ('sorts (memory)', 'sorts (disk)').",
+               ("inst_id", "kind"), source="GV$SYSSTAT 'sorts (memory)' (kind memory), 'sorts (disk)' (kind disk)"),
+        Family("oracle_sessions", "gauge", "Sessions logged on now ('logons current').", _INST,
+               source="GV$SYSSTAT 'logons current'"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+
+NAMES = {"GV$SYSSTAT": tuple(s for _, s, _ in COUNTERS) + SORTS + (SESSIONS,)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
-    families = per_instance(stats, COUNTERS)
-    sorts = counter("oracle_sorts_total", "Sorts by where they ran ('sorts (memory)', 'sorts (disk)').",
-                    ["inst_id", "kind"])
-    sessions = gauge("oracle_sessions", "Sessions logged on now ('logons current').", ["inst_id"])
+    families = declared_per_instance(SPEC, stats, COUNTERS)
+    sorts = SPEC.family("oracle_sorts_total")
+    sessions = SPEC.family("oracle_sessions")
     for i in sorted_inst(stats):
         for stat in SORTS:
             if stat in stats[i]:

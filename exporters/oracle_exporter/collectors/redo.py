@@ -17,58 +17,112 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ._common import (by_inst_name, counter, emit, gauge, num, parameter_gauge, per_instance, sorted_inst, text,
+from exporter_common.declare import Collector, Family
+
+from ..views import INSTANCE, LOG, PARAMETER, SYSSTAT
+from ._common import (by_inst_name, declared_parameter, declared_per_instance, emit, num, sorted_inst, text,
                       thread_owners)
 
-NAME = "redo"
-VIEWS = ("GV$SYSSTAT", "GV$LOG", "GV$INSTANCE", "GV$SYSTEM_PARAMETER")
+LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
 
-# metric, help, statistic, scale to base unit
-COUNTERS: tuple[tuple[str, str, str, float], ...] = (
-    ("oracle_redo_size_bytes_total", "Redo generated, bytes ('redo size').", "redo size", 1.0),
-    ("oracle_redo_entries_total", "Redo entries copied into the log buffer ('redo entries').", "redo entries", 1.0),
-    ("oracle_redo_writes_total", "LGWR writes to the redo log ('redo writes').", "redo writes", 1.0),
-    ("oracle_redo_synch_writes_total", "Redo writes requested by commits ('redo synch writes').",
-     "redo synch writes", 1.0),
-    ("oracle_redo_buffer_allocation_retries_total",
-     "Retries to allocate space in the log buffer ('redo buffer allocation retries'; R10).",
-     "redo buffer allocation retries", 1.0),
-    ("oracle_redo_log_space_requests_total",
-     "Waits for space in the redo log file, i.e. for a log switch ('redo log space requests'; R11).",
-     "redo log space requests", 1.0),
-    ("oracle_redo_log_space_wait_time_seconds_total",
-     "Time waited for redo log space, seconds ('redo log space wait time' is centiseconds; R12).",
-     "redo log space wait time", 0.01),
-    ("oracle_redo_wastage_bytes_total", "Unused bytes in redo blocks written before they were full ('redo wastage').",
-     "redo wastage", 1.0),
-    ("oracle_redo_blocks_written_total",
-     "Redo blocks written by LGWR ('redo blocks written'; blocks of oracle_redo_log_block_size_bytes: 512 or 4096 bytes).",
-     "redo blocks written", 1.0),
-    ("oracle_user_commits_total", "User commits ('user commits').", "user commits", 1.0),
-    ("oracle_commit_wait_requested_total", "Commits that requested to wait for redo ('commit wait requested').",
-     "commit wait requested", 1.0),
-    ("oracle_commit_wait_performed_total", "Commits that waited for redo ('commit wait performed').",
-     "commit wait performed", 1.0),
+# metric, statistic, scale to base unit
+COUNTERS: tuple[tuple[str, str, float], ...] = (
+    ("oracle_redo_size_bytes_total", "redo size", 1.0),
+    ("oracle_redo_entries_total", "redo entries", 1.0),
+    ("oracle_redo_writes_total", "redo writes", 1.0),
+    ("oracle_redo_synch_writes_total", "redo synch writes", 1.0),
+    ("oracle_redo_buffer_allocation_retries_total", "redo buffer allocation retries", 1.0),
+    ("oracle_redo_log_space_requests_total", "redo log space requests", 1.0),
+    ("oracle_redo_log_space_wait_time_seconds_total", "redo log space wait time", 0.01),
+    ("oracle_redo_wastage_bytes_total", "redo wastage", 1.0),
+    ("oracle_redo_blocks_written_total", "redo blocks written", 1.0),
+    ("oracle_user_commits_total", "user commits", 1.0),
+    ("oracle_commit_wait_requested_total", "commit wait requested", 1.0),
+    ("oracle_commit_wait_performed_total", "commit wait performed", 1.0),
 )
 
-# metric, help, preferred (usec) statistic, fallback (centisecond) statistic
-TIMES: tuple[tuple[str, str, str, str], ...] = (
-    ("oracle_redo_write_time_seconds_total",
-     "Elapsed time of LGWR redo writes, seconds ('redo write time (usec)' when present, else 'redo write time' "
-     "centiseconds; R9).", "redo write time (usec)", "redo write time"),
-    ("oracle_redo_synch_time_seconds_total",
-     "Time commits spent in redo synch writes, seconds ('redo synch time (usec)' when present, else "
-     "'redo synch time' centiseconds; R8).", "redo synch time (usec)", "redo synch time"),
+# metric, preferred (usec) statistic, fallback (centisecond) statistic
+TIMES: tuple[tuple[str, str, str], ...] = (
+    ("oracle_redo_write_time_seconds_total", "redo write time (usec)", "redo write time"),
+    ("oracle_redo_synch_time_seconds_total", "redo synch time (usec)", "redo synch time"),
 )
+
+_INST = ("inst_id",)
+_GROUP = ("inst_id", "group", "thread")
+SPEC = Collector(
+    "redo", "Redo generation, LGWR writes, commits, log switches and redo log groups (field-notes section 1).",
+    reads=(SYSSTAT.name, LOG.name, INSTANCE.name, PARAMETER.name),
+    metrics=(
+        Family("oracle_redo_size_bytes_total", "counter", "Redo generated, bytes ('redo size').", _INST,
+               source="GV$SYSSTAT 'redo size'"),
+        Family("oracle_redo_entries_total", "counter", "Redo entries copied into the log buffer ('redo entries').",
+               _INST, source="GV$SYSSTAT 'redo entries'"),
+        Family("oracle_redo_writes_total", "counter", "LGWR writes to the redo log ('redo writes').", _INST,
+               source="GV$SYSSTAT 'redo writes'"),
+        Family("oracle_redo_synch_writes_total", "counter", "Redo writes requested by commits ('redo synch writes').",
+               _INST, source="GV$SYSSTAT 'redo synch writes'"),
+        Family("oracle_redo_buffer_allocation_retries_total", "counter",
+               "Retries to allocate space in the log buffer ('redo buffer allocation retries'; R10).", _INST,
+               source="GV$SYSSTAT 'redo buffer allocation retries'"),
+        Family("oracle_redo_log_space_requests_total", "counter",
+               "Waits for space in the redo log file, i.e. for a log switch ('redo log space requests'; R11).", _INST,
+               source="GV$SYSSTAT 'redo log space requests'"),
+        Family("oracle_redo_log_space_wait_time_seconds_total", "counter",
+               "Time waited for redo log space, seconds ('redo log space wait time' is centiseconds; R12).", _INST,
+               source="GV$SYSSTAT 'redo log space wait time' (centiseconds) / 100"),
+        Family("oracle_redo_wastage_bytes_total", "counter",
+               "Unused bytes in redo blocks written before they were full ('redo wastage').", _INST,
+               source="GV$SYSSTAT 'redo wastage'"),
+        Family("oracle_redo_blocks_written_total", "counter",
+               "Redo blocks written by LGWR ('redo blocks written'; blocks of oracle_redo_log_block_size_bytes: "
+               "512 or 4096 bytes).", _INST,
+               source="GV$SYSSTAT 'redo blocks written'"),
+        Family("oracle_user_commits_total", "counter", "User commits ('user commits').", _INST,
+               source="GV$SYSSTAT 'user commits'"),
+        Family("oracle_commit_wait_requested_total", "counter",
+               "Commits that requested to wait for redo ('commit wait requested').", _INST,
+               source="GV$SYSSTAT 'commit wait requested'", since="11.1"),
+        Family("oracle_commit_wait_performed_total", "counter",
+               "Commits that waited for redo ('commit wait performed').", _INST,
+               source="GV$SYSSTAT 'commit wait performed'", since="11.1"),
+        Family("oracle_redo_write_time_seconds_total", "counter",
+               "Elapsed time of LGWR redo writes, seconds ('redo write time (usec)' when present, else "
+               "'redo write time' centiseconds; R9).", _INST,
+               source="GV$SYSSTAT 'redo write time (usec)' / 1e6 (12.1+), "
+                      "else 'redo write time' (centiseconds) / 100"),
+        Family("oracle_redo_synch_time_seconds_total", "counter",
+               "Time commits spent in redo synch writes, seconds ('redo synch time (usec)' when present, else "
+               "'redo synch time' centiseconds; R8).", _INST,
+               source="GV$SYSSTAT 'redo synch time (usec)' / 1e6 (11.2+), "
+                      "else 'redo synch time' (centiseconds) / 100"),
+        Family("oracle_redo_log_switches_total", "counter",
+               "Log switches of the redo thread opened by this instance: SEQUENCE# of the CURRENT log (GV$LOG; R15).",
+               _INST, source="GV$LOG.SEQUENCE# of the CURRENT group, thread owner from GV$INSTANCE.THREAD#"),
+        Family("oracle_redo_log_group_size_bytes", "gauge",
+               "Size of each member of the redo log group, bytes (GV$LOG.BYTES).", _GROUP, source="GV$LOG.BYTES"),
+        Family("oracle_redo_log_group_members", "gauge",
+               "Members (multiplexed copies) of the redo log group (GV$LOG.MEMBERS).", _GROUP, source="GV$LOG.MEMBERS"),
+        Family("oracle_redo_log_group_archived", "gauge",
+               "1 if the redo log group has been archived (GV$LOG.ARCHIVED).", _GROUP, source="GV$LOG.ARCHIVED"),
+        Family("oracle_redo_log_group_status", "gauge",
+               "1 for the current status of the redo log group, 0 for the others (GV$LOG.STATUS: "
+               + ", ".join(LOG_STATUSES) + ").", _GROUP + ("status",),
+               source="GV$LOG.STATUS", note="Unknown statuses are exported as OTHER."),
+        Family("oracle_redo_log_block_size_bytes", "gauge",
+               "Redo block size of the instance's redo thread, bytes (GV$LOG.BLOCKSIZE: 512 or 4096).", _INST,
+               source="GV$LOG.BLOCKSIZE", since="11.2"),
+        Family("oracle_log_buffer_bytes", "gauge",
+               "Size of the redo log buffer, bytes (GV$SYSTEM_PARAMETER log_buffer; R16).", _INST,
+               source="GV$SYSTEM_PARAMETER log_buffer"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
 
 # The names this collector reads from the name-filtered views (the statement asks for the
 # union of every collector's NAMES).
 NAMES = {
-    "GV$SYSSTAT": tuple(s for _, _, s, _ in COUNTERS) + tuple(s for _, _, u, c in TIMES for s in (u, c)),
+    "GV$SYSSTAT": tuple(s for _, s, _ in COUNTERS) + tuple(s for _, u, c in TIMES for s in (u, c)),
     "GV$SYSTEM_PARAMETER": ("log_buffer",),
 }
-
-LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
 
 
 def _log_groups(snapshot: Any) -> dict[tuple[int, int], dict[str, Any]]:
@@ -87,9 +141,9 @@ def _log_groups(snapshot: Any) -> dict[tuple[int, int], dict[str, Any]]:
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
-    families = per_instance(stats, COUNTERS)
-    for name, doc, usec, csec in TIMES:
-        family = counter(name, doc, ["inst_id"])
+    families = declared_per_instance(SPEC, stats, COUNTERS)
+    for name, usec, csec in TIMES:
+        family = SPEC.family(name)
         for i in sorted_inst(stats):
             if usec in stats[i]:
                 family.add_metric([i], stats[i][usec] / 1e6)
@@ -99,9 +153,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
 
     owners = thread_owners(snapshot)
     groups = _log_groups(snapshot)
-    switches = counter("oracle_redo_log_switches_total",
-                       "Log switches of the redo thread opened by this instance: SEQUENCE# of the CURRENT log "
-                       "(GV$LOG; R15).", ["inst_id"])
+    switches = SPEC.family("oracle_redo_log_switches_total")
     current: dict[int, float] = {}
     highest: dict[int, float] = {}
     for (thread, _group), row in groups.items():
@@ -117,16 +169,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             switches.add_metric([owner], current.get(thread, highest[thread]))
     families.append(switches)
 
-    labels = ["inst_id", "group", "thread"]
-    size = gauge("oracle_redo_log_group_size_bytes", "Size of each member of the redo log group, bytes (GV$LOG.BYTES).",
-                 labels)
-    members = gauge("oracle_redo_log_group_members", "Members (multiplexed copies) of the redo log group (GV$LOG.MEMBERS).",
-                    labels)
-    archived = gauge("oracle_redo_log_group_archived", "1 if the redo log group has been archived (GV$LOG.ARCHIVED).",
-                     labels)
-    status = gauge("oracle_redo_log_group_status",
-                   "1 for the current status of the redo log group, 0 for the others (GV$LOG.STATUS: "
-                   + ", ".join(LOG_STATUSES) + ").", labels + ["status"])
+    size = SPEC.family("oracle_redo_log_group_size_bytes")
+    members = SPEC.family("oracle_redo_log_group_members")
+    archived = SPEC.family("oracle_redo_log_group_archived")
+    status = SPEC.family("oracle_redo_log_group_status")
     for (thread, group) in sorted(groups):
         owner = owners.get(thread)
         if owner is None:
@@ -151,8 +197,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
 
     # Redo block size (V$LOG.BLOCKSIZE, 11.2+): 512 or 4096 bytes. 'redo blocks written' and the
     # redo wastage per write are in these blocks; bytes = blocks x this, never x 512 blindly.
-    block = gauge("oracle_redo_log_block_size_bytes",
-                  "Redo block size of the instance's redo thread, bytes (GV$LOG.BLOCKSIZE: 512 or 4096).", ["inst_id"])
+    block = SPEC.family("oracle_redo_log_block_size_bytes")
     sizes: dict[str, float] = {}
     for (thread, _group), row in groups.items():
         owner, value = owners.get(thread), num(row.get("BLOCKSIZE"))
@@ -162,7 +207,5 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         block.add_metric([owner], sizes[owner])
     families.append(block)
 
-    log_buffer = parameter_gauge(snapshot, "log_buffer", "oracle_log_buffer_bytes",
-                                 "Size of the redo log buffer, bytes (GV$SYSTEM_PARAMETER log_buffer; R16).")
-    families.append(log_buffer)
+    families.append(declared_parameter(snapshot, "log_buffer", SPEC.metric("oracle_log_buffer_bytes")))
     yield from emit(families)

@@ -23,29 +23,45 @@ from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
-from ..views import TIME_MODEL
-from ._common import by_inst_name, emit, per_instance
+from exporter_common.declare import Collector, Family
 
-NAME = "time_model"
+from ..views import SYSSTAT, TIME_MODEL
+from ._common import by_inst_name, declared_per_instance, emit
 
-
-# metric, help, STAT_NAME, scale (microseconds -> seconds)
-STATS: tuple[tuple[str, str, str, float], ...] = (
-    ("oracle_db_time_seconds_total", "DB time, seconds (GV$SYS_TIME_MODEL 'DB time'); its rate is the average "
-                                     "active sessions.", "DB time", 1e-6),
-    ("oracle_db_cpu_seconds_total", "Foreground CPU in calls, seconds (GV$SYS_TIME_MODEL 'DB CPU', updated while "
-                                    "a call runs).", "DB CPU", 1e-6),
-    ("oracle_background_cpu_seconds_total", "CPU of background processes, seconds (GV$SYS_TIME_MODEL "
-                                            "'background cpu time').", "background cpu time", 1e-6),
-    ("oracle_parse_time_seconds_total", "Time spent parsing, seconds (GV$SYS_TIME_MODEL 'parse time elapsed').",
-     "parse time elapsed", 1e-6),
-    ("oracle_hard_parse_time_seconds_total", "Time spent hard parsing, seconds (GV$SYS_TIME_MODEL 'hard parse "
-                                             "elapsed time').", "hard parse elapsed time", 1e-6),
+# metric, STAT_NAME, scale (microseconds -> seconds)
+STATS: tuple[tuple[str, str, float], ...] = (
+    ("oracle_db_time_seconds_total", "DB time", 1e-6),
+    ("oracle_db_cpu_seconds_total", "DB CPU", 1e-6),
+    ("oracle_background_cpu_seconds_total", "background cpu time", 1e-6),
+    ("oracle_parse_time_seconds_total", "parse time elapsed", 1e-6),
+    ("oracle_hard_parse_time_seconds_total", "hard parse elapsed time", 1e-6),
 )
 SYSSTAT_DB_TIME = "DB time"    # centiseconds: the fallback of a recording without the time model
 
-VIEWS = (TIME_MODEL.name, "GV$SYSSTAT")
-NAMES = {TIME_MODEL.name: tuple(s for _, _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_DB_TIME,)}
+_INST = ("inst_id",)
+SPEC = Collector(
+    "time_model", "DB time, DB CPU, background CPU and parse times from the time model (GV$SYS_TIME_MODEL).",
+    reads=(TIME_MODEL.name, SYSSTAT.name),
+    metrics=(
+        Family("oracle_db_time_seconds_total", "counter",
+               "DB time, seconds (GV$SYS_TIME_MODEL 'DB time'); its rate is the average active sessions.", _INST,
+               source="GV$SYS_TIME_MODEL 'DB time' (microseconds) / 1e6; without GV$SYS_TIME_MODEL in the "
+                      "snapshot, GV$SYSSTAT 'DB time' (centiseconds) / 100"),
+        Family("oracle_db_cpu_seconds_total", "counter",
+               "Foreground CPU in calls, seconds (GV$SYS_TIME_MODEL 'DB CPU', updated while a call runs).", _INST,
+               source="GV$SYS_TIME_MODEL 'DB CPU' (microseconds) / 1e6"),
+        Family("oracle_background_cpu_seconds_total", "counter",
+               "CPU of background processes, seconds (GV$SYS_TIME_MODEL 'background cpu time').", _INST,
+               source="GV$SYS_TIME_MODEL 'background cpu time' (microseconds) / 1e6"),
+        Family("oracle_parse_time_seconds_total", "counter",
+               "Time spent parsing, seconds (GV$SYS_TIME_MODEL 'parse time elapsed').", _INST,
+               source="GV$SYS_TIME_MODEL 'parse time elapsed' (microseconds) / 1e6"),
+        Family("oracle_hard_parse_time_seconds_total", "counter",
+               "Time spent hard parsing, seconds (GV$SYS_TIME_MODEL 'hard parse elapsed time').", _INST,
+               source="GV$SYS_TIME_MODEL 'hard parse elapsed time' (microseconds) / 1e6"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+NAMES = {TIME_MODEL.name: tuple(s for _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_DB_TIME,)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
@@ -53,4 +69,4 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     if not values:
         sysstat = by_inst_name(snapshot.rows("GV$SYSSTAT"))
         values = {i: {"DB time": v[SYSSTAT_DB_TIME] * 1e4} for i, v in sysstat.items() if SYSSTAT_DB_TIME in v}
-    yield from emit(per_instance(values, STATS))
+    yield from emit(declared_per_instance(SPEC, values, STATS))
