@@ -171,10 +171,14 @@ def _section(exporter: str, spec: Collector) -> str:
     title = spec.title or spec.help.rstrip(".")
     if spec.name == "exporter":
         head = f"### {title} (the exporter itself)"
-    else:
+    elif exporter == "oracle-exporter":
         where = "; ".join(filter(None, [", ".join(spec.reads), "opt-in" if spec.opt_in else ""]))
         head = f"### {title} (collector `{spec.name}`" + (f"; {where}" if where else "") + ")"
+    else:
+        head = f"### {title} (collector `{spec.name}`" + ("; opt-in" if spec.opt_in else "") + ")"
     out = [head, ""]
+    if exporter != "oracle-exporter" and spec.reads:
+        out += ["Reads: " + ", ".join(f"`{r}`" for r in spec.reads) + ".", ""]
     if spec.doc:
         out += [spec.doc, ""]
     if spec.interval:

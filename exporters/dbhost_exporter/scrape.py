@@ -42,7 +42,7 @@ SPEC = Declaration(
         Family("dbhost_exporter_build_info", "info", "dbhost-exporter version.", ("version",),
                source='package version'),
     ),
-    exporter="dbhost-exporter")
+    exporter="dbhost-exporter", title="Self metrics")
 
 
 class Collector(Protocol):

@@ -30,22 +30,22 @@ SPEC = Collector(
     metrics=(
         Family("oracle_host_os_load", "gauge",
                "Host run queue as Oracle sees it ('Current OS Load', GV$SYSMETRIC 60 s group).", _INST,
-               source="GV$SYSMETRIC 'Current OS Load' (GROUP_ID 2)"),
+               source="'Current OS Load' (C6)", measure='processes'),
         Family("oracle_host_cpu_utilization_ratio", "gauge",
                "Host CPU utilisation 0..1 ('Host CPU Utilization (%)'/100).", _INST,
-               source="GV$SYSMETRIC 'Host CPU Utilization (%)' / 100 (GROUP_ID 2)"),
+               source="'Host CPU Utilization (%)' / 100", measure='ratio 0..1'),
         Family("oracle_average_active_sessions", "gauge",
                "Average active sessions over the last 60 s ('Average Active Sessions').", _INST,
-               source="GV$SYSMETRIC 'Average Active Sessions' (GROUP_ID 2)", since="11.1"),
+               source="'Average Active Sessions' (11.1+)", since="11.1", measure='sessions'),
         Family("oracle_database_cpu_time_ratio", "gauge",
                "Share of DB time spent on CPU 0..1 ('Database CPU Time Ratio'/100).", _INST,
-               source="GV$SYSMETRIC 'Database CPU Time Ratio' / 100 (GROUP_ID 2)"),
+               source="'Database CPU Time Ratio' / 100", measure='ratio 0..1'),
         Family("oracle_database_wait_time_ratio", "gauge",
                "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).", _INST,
-               source="GV$SYSMETRIC 'Database Wait Time Ratio' / 100 (GROUP_ID 2)"),
+               source="'Database Wait Time Ratio' / 100", measure='ratio 0..1'),
         Family("oracle_cpus", "gauge", "CPUs the instance may use (GV$SYSTEM_PARAMETER cpu_count).", _INST,
-               source="GV$SYSTEM_PARAMETER cpu_count"),
-    ))
+               source='GV$SYSTEM_PARAMETER cpu_count (named without `_count`, which Prometheus reserves for histograms and summaries)', measure='CPUs'),
+    ), doc="GV$SYSMETRIC values are Oracle's own averages over the last 60-second interval (INTSIZE_CSEC about 6000); the 15-second group (GROUP_ID 3) is ignored.", title='Host load as Oracle sees it')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 NAMES = {"GV$SYSMETRIC": tuple(m for _, m, _ in METRICS), "GV$SYSTEM_PARAMETER": ("cpu_count",)}

@@ -34,34 +34,30 @@ SPEC = Collector(
     reads=(INSTANCE.name, DATABASE.name, PROCESS.name, PARAMETER.name),
     metrics=(
         Family("oracle_instance_info", "gauge", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS,
-               source="GV$INSTANCE INSTANCE_NAME, HOST_NAME, VERSION_FULL (18c+) else VERSION; V$DATABASE NAME, "
-                      "DB_UNIQUE_NAME, DATABASE_ROLE (GV$DATABASE in recordings)",
-               note="instance_name is dbhost-exporter's sid."),
+               source="GV$INSTANCE (INSTANCE_NAME, HOST_NAME, `version` = VERSION_FULL (18c+, e.g. 19.21.0.0.0) else VERSION, which reads 19.0.0.0.0 on every 19c), V$DATABASE (NAME, DB_UNIQUE_NAME 10.1+, DATABASE_ROLE); GV$DATABASE accepted in recordings. `instance_name` = dbhost-exporter's `sid`",
+               note="instance_name is dbhost-exporter's sid.", measure='1'),
         Family("oracle_instance_start_time_seconds", "gauge",
                "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a host-local DATE, converted "
                "with the database host's UTC offset from SYSTIMESTAMP).", _INST,
-               source="GV$INSTANCE.STARTUP_TIME with the host's UTC offset from SYSTIMESTAMP (recording key DUAL; "
-                      "UTC without it)"),
+               source="GV$INSTANCE.STARTUP_TIME: a DATE, the database host's wall clock, converted with the host's UTC offset from `SYSTIMESTAMP` (read once per fetch, recording key `DUAL`); true Unix time east and west of UTC. A recording without the `DUAL` row: taken as UTC", measure='Unix seconds'),
         Family("oracle_database_info", "gauge", "Database identity and modes, value 1 (V$DATABASE).",
                ("dbid", "db_name", "db_unique_name", "database_role", "log_mode", "open_mode"),
-               source="V$DATABASE DBID, NAME, DB_UNIQUE_NAME, DATABASE_ROLE, LOG_MODE, OPEN_MODE "
-                      "(GV$DATABASE in recordings)"),
+               source='V$DATABASE', measure='1'),
         Family("oracle_background_process_info", "gauge",
                "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set; "
                "short-lived slaves are counted in oracle_background_slaves instead).", ("inst_id", "pname", "spid"),
-               source="GV$PROCESS PNAME, SPID where PNAME is set (11.1+; before, BACKGROUND = '1' named from "
-                      "PROGRAM)"),
+               source='GV$PROCESS where PNAME is set (11.1+); `spid` is the OS pid, for the join with per-process host metrics. Processes that live as long as the instance only: short-lived slaves are counted in `oracle_background_slaves`', measure='1'),
         Family("oracle_background_slaves", "gauge",
                "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
                "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
-               ("inst_id", "kind"), source="GV$PROCESS rows whose PNAME is a slave of the family (J, P, PZ, W, M, Q)"),
+               ("inst_id", "kind"), source='GV$PROCESS rows whose PNAME is a slave of that family now; one series per family instead of one per SPID (a new SPID with every slave)', measure='processes', note="Labels: inst_id, kind (`J` job queue, `P` parallel execution and recovery, `PZ` parallel slaves of GV$ queries, this exporter's included, `W` space management, `M` MMON, `Q` AQ)."),
         Family("oracle_sga_target_bytes", "gauge",
                "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually).", _INST,
-               source="GV$SYSTEM_PARAMETER sga_target"),
+               source='GV$SYSTEM_PARAMETER sga_target'),
         Family("oracle_db_block_size_bytes", "gauge",
                "Database block size, bytes (GV$SYSTEM_PARAMETER db_block_size).", _INST,
-               source="GV$SYSTEM_PARAMETER db_block_size"),
-    ))
+               source='GV$SYSTEM_PARAMETER db_block_size'),
+    ), doc='Joining Oracle and host metrics: `label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)")` gives a `sid` label to match the dbhost-exporter\'s `dbhost_process_*{sid=...}` series; `oracle_background_process_info{spid}` maps LGWR, DBWn, ARCn... to OS pids.', title='Instance and database')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 NAMES = {"GV$SYSTEM_PARAMETER": tuple(p for p, _ in PARAMETERS)}

@@ -45,21 +45,20 @@ SPEC = Collector(
     metrics=(
         Family("oracle_db_time_seconds_total", "counter",
                "DB time, seconds (GV$SYS_TIME_MODEL 'DB time'); its rate is the average active sessions.", _INST,
-               source="GV$SYS_TIME_MODEL 'DB time' (microseconds) / 1e6; without GV$SYS_TIME_MODEL in the "
-                      "snapshot, GV$SYSSTAT 'DB time' (centiseconds) / 100"),
+               source="'DB time' (microseconds) / 1e6; its rate is the average active sessions"),
         Family("oracle_db_cpu_seconds_total", "counter",
                "Foreground CPU in calls, seconds (GV$SYS_TIME_MODEL 'DB CPU', updated while a call runs).", _INST,
-               source="GV$SYS_TIME_MODEL 'DB CPU' (microseconds) / 1e6"),
+               source="'DB CPU': foreground CPU in calls"),
         Family("oracle_background_cpu_seconds_total", "counter",
                "CPU of background processes, seconds (GV$SYS_TIME_MODEL 'background cpu time').", _INST,
-               source="GV$SYS_TIME_MODEL 'background cpu time' (microseconds) / 1e6"),
+               source="'background cpu time'"),
         Family("oracle_parse_time_seconds_total", "counter",
                "Time spent parsing, seconds (GV$SYS_TIME_MODEL 'parse time elapsed').", _INST,
-               source="GV$SYS_TIME_MODEL 'parse time elapsed' (microseconds) / 1e6"),
+               source="'parse time elapsed'"),
         Family("oracle_hard_parse_time_seconds_total", "counter",
                "Time spent hard parsing, seconds (GV$SYS_TIME_MODEL 'hard parse elapsed time').", _INST,
-               source="GV$SYS_TIME_MODEL 'hard parse elapsed time' (microseconds) / 1e6"),
-    ))
+               source="'hard parse elapsed time'"),
+    ), doc="Updated while a call runs (at most 5 s of an operation's time is buffered), unlike GV$SYSSTAT's 'CPU used by this session'. In CDB$ROOT the view holds the whole instance (CON_ID 0); connected to a PDB it is not read (it would hold that PDB's share; see the `pdb` collector). A recording without GV$SYS_TIME_MODEL gives `oracle_db_time_seconds_total` from GV$SYSSTAT 'DB time' (centiseconds).", title='Time model')
 NAME, VIEWS = SPEC.name, SPEC.reads
 NAMES = {TIME_MODEL.name: tuple(s for _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_DB_TIME,)}
 
