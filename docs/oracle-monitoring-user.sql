@@ -76,3 +76,6 @@ GRANT SELECT ON SYS.GV_$CON_SYSSTAT TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_SYSTEM_EVENT TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_EVENT_HISTOGRAM_MICRO TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_SYSMETRIC TO oramon;   -- since 12.2
+
+-- collector pdb_state (opt-in): Open mode and restricted state of every PDB (GV$PDBS).
+GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1

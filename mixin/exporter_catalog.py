@@ -89,7 +89,7 @@ def catalog() -> dict:
                 metrics[fam.name] = {
                     "exporter": exporter, "collector": spec.name, "type": fam.type,
                     "labels": labels_of(exporter, spec, fam), "series": list(fam.series), "unit": fam.doc_unit,
-                    "help": fam.help, "source": fam.source, "since": fam.since}
+                    "help": fam.help, "source": fam.source, "since": fam.since, "reads": list(spec.reads)}
     return {"_generated": MARK, "metrics": dict(sorted(metrics.items())), "collectors": collectors,
             "views": _views()}
 

@@ -5,15 +5,14 @@
 """
 from __future__ import annotations
 
-import argparse
-import textwrap
 import logging
 import sys
 from typing import Callable
 
 from prometheus_client.registry import CollectorRegistry
 
-from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
+from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
+                                 setup_logging)
 from exporter_common.exposition import encode_text
 from exporter_common.web import landing_page, load_web_config
 
@@ -40,32 +39,8 @@ if tuple(FACTORIES) != COLLECTORS:  # the config's switches and the factories na
 
 def settings_help() -> str:
     """The ``--help`` epilog: every collector with what it reads and its settings (config file
-    keys) with their defaults, and the exporter-level settings, from the declarations."""
-    lines = ["collectors (in scrape order; the config file's collectors: {NAME: false} switches one off):"]
-    for module in collectors.modules():
-        spec = module.SPEC
-        state = "off unless switched on" if spec.opt_in else "on"
-        lines.append(f"  {spec.name} ({state}): {spec.help}")
-        for s in spec.settings:
-            lines.append(f"    {spec.name}.{s.key} (default {s.shown_default}): {s.help}")
-    lines.append("exporter settings (top level of the config file):")
-    for s in EXPORTER_SPEC.settings:
-        lines.append(f"    {s.key} (default {s.shown_default}): {s.help}")
-    return "\n".join(lines)
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """Wraps the description as usual; keeps the epilog's lines (one per collector and setting)."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" not in text:
-            return super()._fill_text(text, width, indent)
-        out = []
-        for line in text.splitlines():
-            body = line.lstrip(" ")
-            lead = indent + line[:len(line) - len(body)]
-            out.append(textwrap.fill(body, width, initial_indent=lead, subsequent_indent=lead + "    "))
-        return "\n".join(out)
+    keys, under the collector's own section) with their defaults, from the declarations."""
+    return declarations_help([m.SPEC for m in collectors.modules()], EXPORTER_SPEC, sections=True)
 
 
 def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list[Collector]:
@@ -86,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config.file", dest="config_file", default=None,
                         help="YAML config: LUN roles, extra process groups, zfs kstat file, max_series, collectors")
     parser.add_argument("--version", action="version", version=f"dbhost-exporter {__version__}")
-    parser.formatter_class = _HelpFormatter
+    parser.formatter_class = EpilogFormatter
     parser.epilog = settings_help()
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)

@@ -7,6 +7,7 @@ import json
 import logging
 import signal
 import sys
+import textwrap
 import time
 from typing import Callable
 
@@ -126,3 +127,35 @@ def run_main(body: Callable[[], int]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def declarations_help(specs, exporter_spec, sections: bool) -> str:
+    """A ``--help`` epilog from collector declarations (exporter_common.declare): each collector,
+    whether it is on by default, and its settings with their defaults; then the exporter's own
+    settings. ``sections``: a collector's settings live under its own key (``lun.roles``), else
+    at the top level of the config file."""
+    lines = ["collectors (the config file's collectors: {NAME: false} switches one off, {NAME: true} on):"]
+    for spec in specs:
+        state = "off unless switched on" if spec.opt_in else "on"
+        lines.append(f"  {spec.name} ({state}): {spec.help}")
+        for s in spec.settings:
+            key = f"{spec.name}.{s.key}" if sections else s.key
+            lines.append(f"    {key} (default {s.shown_default}): {s.help}")
+    lines.append("exporter settings (top level of the config file):")
+    for s in exporter_spec.settings:
+        lines.append(f"    {s.key} (default {s.shown_default}): {s.help}")
+    return "\n".join(lines)
+
+
+class EpilogFormatter(argparse.HelpFormatter):
+    """Wraps the description as usual; keeps the epilog's lines (one per collector and setting)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        out = []
+        for line in text.splitlines():
+            body = line.lstrip(" ")
+            lead = indent + line[:len(line) - len(body)]
+            out.append(textwrap.fill(body, width, initial_indent=lead, subsequent_indent=lead + "    "))
+        return "\n".join(out)

@@ -17,7 +17,8 @@ import logging
 import sys
 from urllib.parse import quote
 
-from exporter_common.cli import base_parser, exposition, run_main, serve, setup_logging
+from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
+                                 setup_logging)
 from exporter_common.config import ConfigError
 from exporter_common.exposition import encode_text
 from exporter_common.web import Response, landing_page, load_web_config
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", dest="record", default=None, metavar="FILE",
                    help="append every fetched snapshot to FILE (JSON Lines, the --replay format)")
     p.add_argument("--version", action="version", version=f"oracle-exporter {__version__}")
+    from .collectors import SPECS
+    from .core import SPEC as CORE
+    p.formatter_class = EpilogFormatter
+    p.epilog = declarations_help(SPECS, CORE, sections=False)
     return p
 
 

@@ -20,9 +20,6 @@ DEFAULT_HISTOGRAM_EVENTS: list[str] = [
     "log file switch (checkpoint incomplete)",  # R4
 ]
 
-# Collectors that are off unless the config switches them on (collectors: {name: true}).
-OPT_IN_COLLECTORS = frozenset({"pdb"})
-
 # Per-PDB latency histograms (pdb collector): commit and single-block read latency per PDB.
 DEFAULT_PDB_HISTOGRAM_EVENTS: list[str] = ["log file sync", "db file sequential read"]
 

@@ -99,7 +99,6 @@ SPEC = Collector(
                                                "none was.", ("inst_id",), measure='PDBs', source='PDBs left out by `pdb_series_max`; absent when none was'),
     ), doc='Off unless `collectors: {pdb: true}`. From CDB$ROOT a series per container (`pdb` = V$CONTAINERS.NAME: CDB$ROOT and each PDB; PDB$SEED never), from a PDB that PDB\'s only, from a non-CDB none. Bounded by `pdbs` (allow-list), `pdb_wait_events_max` (default 25 non-Idle events per PDB, most time waited), `pdb_histogram_events` (default log file sync, db file sequential read) and `pdb_series_max` (default 5000 per database: beyond it whole PDBs are left out, least DB time first).\n\nCommit latency per PDB: `histogram_quantile(0.99, sum by (le, pdb) (rate(oracle_pdb_wait_event_latency_seconds_bucket{event="log file sync"}[5m])))`.', title='Per PDB')
 NAME, VIEWS = SPEC.name, SPEC.reads
-OPT_IN = SPEC.opt_in
 DEFAULT_PDB_WAIT_EVENTS_MAX = SPEC.default("pdb_wait_events_max")
 DEFAULT_PDB_SERIES_MAX = SPEC.default("pdb_series_max")
 

@@ -76,7 +76,7 @@ SPEC = Collector(
         Family("oracle_redo_blocks_written_total", "counter",
                "Redo blocks written by LGWR ('redo blocks written'; blocks of oracle_redo_log_block_size_bytes: "
                "512 or 4096 bytes).", _INST,
-               source="'redo blocks written' (blocks of the log's BLOCKSIZE, 512 bytes on most platforms: x512 = LGWR bytes written)", measure='redo blocks'),
+               source="'redo blocks written' (blocks of the log's BLOCKSIZE: times oracle_redo_log_block_size_bytes, 512 or 4096, never 512 blindly, gives the bytes LGWR wrote)", measure='redo blocks'),
         Family("oracle_user_commits_total", "counter", "User commits ('user commits').", _INST,
                source="'user commits'", measure='commits'),
         Family("oracle_commit_wait_requested_total", "counter",
