@@ -21,16 +21,16 @@ from prometheus_client.metrics_core import (CounterMetricFamily, GaugeHistogramM
                                             HistogramMetricFamily, InfoMetricFamily, Metric,
                                             StateSetMetricFamily, SummaryMetricFamily, UnknownMetricFamily)
 from prometheus_client.openmetrics import exposition as om
+from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.samples import Timestamp
 
 from exporter_common import exposition as ex
 from exporter_common.cli import exposition
 from exporter_common.exposition import encode_text
+import make_fixtures as mf  # the dbhost tests' tree generator (tests/dbhost is on pytest's pythonpath)
 
 REPO = Path(__file__).resolve().parents[2]
-
-import make_fixtures as mf  # the dbhost tests' tree generator (tests/dbhost is on pytest's pythonpath)
 
 ESCAPINGS = [om.UNDERSCORES, om.DOTS, om.VALUES, om.ALLOWUTF8]
 
@@ -185,10 +185,15 @@ def test_dbhost_once_uses_same_bytes(tmp_path):
                          capture_output=True, timeout=60, cwd=REPO)
     assert out.returncode == 0, out.stderr.decode()
     want = reference(_dbhost_registry(fx).collect())
-    # the scrape-duration gauges differ between two runs; everything else is byte-identical
+    # the scrape-duration gauges differ between two runs; everything else is byte-identical,
+    # followed by the exporter process's own metrics (tests/common/test_process_metrics.py)
     def stable(b):
         return [line for line in b.split(b"\n") if b"duration_seconds" not in line]
-    assert stable(out.stdout) == stable(want)
+    cut = out.stdout.index(b"# HELP process_")
+    assert stable(out.stdout[:cut]) == stable(want)
+    assert {f.name for f in text_string_to_metric_families(out.stdout[cut:].decode())} == {
+        "process_virtual_memory_bytes", "process_resident_memory_bytes", "process_start_time_seconds",
+        "process_cpu_seconds", "process_open_fds", "process_max_fds"}
 
 
 # --------------------------------------------------------------------------- (c) hostile input, every type
