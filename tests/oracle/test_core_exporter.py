@@ -170,7 +170,6 @@ def test_disabled_collector_does_not_run(core):
 
 
 def test_every_sample_has_database_and_extra_labels(core):
-    pytest.importorskip("oracle_exporter.collectors")
     from prometheus_client.parser import text_string_to_metric_families
     exp = OracleExporter([Target("db1", ReplaySource("db1", [core.make_snapshot("db1", 0, inst_ids=(1, 2))]),
                                  labels={"env": "prod", "site": "fra"}),
@@ -197,7 +196,6 @@ def test_every_sample_has_database_and_extra_labels(core):
 
 def test_log_file_parallel_write_average_from_exposed_counters(core):
     """Acceptance: two snapshots 60 s apart at 74 waits/s @ 11.8 ms -> 11.8 ms from the exposition."""
-    pytest.importorskip("oracle_exporter.collectors")
     exp = OracleExporter([Target("db1", ReplaySource("db1", [core.make_snapshot("db1", t) for t in (0, 60)]))],
                          Settings())
     a, b = text_of(exp), text_of(exp)

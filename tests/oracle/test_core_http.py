@@ -23,7 +23,6 @@ REDO_METRIC = "oracle_redo_size_bytes_total"
 
 
 def test_replay_over_http_advances_one_snapshot_per_scrape(recording, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = read_recording(str(recording))["db1"]
     p = exporter_process("--replay", str(recording))
     values, ups = [], []
@@ -38,7 +37,6 @@ def test_replay_over_http_advances_one_snapshot_per_scrape(recording, exporter_p
 
 
 def test_probe_advances_only_its_target(tmp_path, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = [s for t in (0, 15, 30) for s in (core.make_snapshot("a", t), core.make_snapshot("b", t))]
     rec = core.write_recording(tmp_path / "ab.jsonl", snaps)
     p = exporter_process("--replay", str(rec))
@@ -61,7 +59,6 @@ def test_probe_advances_only_its_target(tmp_path, exporter_process, core):
 
 
 def test_replay_loop_over_http_keeps_counters_monotonic(tmp_path, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = [core.make_snapshot("db1", t) for t in (0, 15, 30)]
     rec = core.write_recording(tmp_path / "loop.jsonl", snaps)
     p = exporter_process("--replay", str(rec), "--replay-loop")

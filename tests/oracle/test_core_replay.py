@@ -258,7 +258,6 @@ def test_console_script_and_module_entry_point(core):
 def test_loop_keeps_every_exposed_counter_monotonic(core):
     """Through the real collectors: across loop wraps no exposed counter, histogram
     bucket, _count or _sum goes down (the COUNTERS table covers what collectors count)."""
-    pytest.importorskip("oracle_exporter.collectors")
     from prometheus_client.exposition import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
 
