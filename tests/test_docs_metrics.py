@@ -10,9 +10,10 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+import make_fixtures  # tests/dbhost is on pytest's pythonpath
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "metrics.md").read_text()
-import make_fixtures  # tests/dbhost is on pytest's pythonpath
 
 
 def families(text: str) -> set[str]:

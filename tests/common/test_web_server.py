@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import os
 import socket
 import ssl
 import statistics

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import time
-import os
 from pathlib import Path
 
 import oracledb

@@ -14,7 +14,7 @@ import pytest
 
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.exporter import OracleExporter, Target
-from oracle_exporter.sources import failure_reason, is_failed
+from oracle_exporter.sources import failure_reason
 from oracle_exporter.sources.live import LiveSource, init_driver
 from oracle_sim import FakeConnection, make_snapshot
 
