@@ -70,6 +70,7 @@ def _oracle_exporter(recording: Path):
     return exporter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, scrapes", [("demo-before.jsonl", 8), ("demo-after.jsonl", 8),
                                            ("demo-rac-outage.jsonl", 41)])
 def test_oracle_demo_recordings(name, scrapes):
@@ -128,6 +129,7 @@ def _dbhost_registry(fx):
     return make_registry(load_config(str(fx.config)), str(fx.procfs), str(fx.sysfs))
 
 
+@pytest.mark.slow
 def test_dbhost_fixture_tree(tmp_path):
     fx = mf.build_tree(tmp_path / "tree")
     registry = _dbhost_registry(fx)
@@ -145,6 +147,7 @@ def scale_tree(tmp_path_factory):
     return mf.build_scale_tree(tmp_path_factory.mktemp("scale") / "tree", n_paths=1024)
 
 
+@pytest.mark.slow
 def test_dbhost_scale_tree(scale_tree):
     registry = _dbhost_registry(scale_tree)
     families = list(registry.collect())
@@ -156,6 +159,7 @@ def test_dbhost_scale_tree(scale_tree):
     assert_same(registry.collect())
 
 
+@pytest.mark.slow
 def test_dbhost_scale_tree_is_cheaper(scale_tree):
     """The point of the encoder: at least 2x less CPU than generate_latest on 13,9xx series
     (best of three, steady state; measured about 5x)."""

@@ -226,6 +226,7 @@ def _dbhost_argv(tmp_path: Path) -> list[str]:
             f"--path.sysfs={fx.sysfs}", f"--config.file={fx.config}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exporter", ["oracle", "dbhost"])
 def test_exporter_serves_its_own_process_metrics_over_http(exporter, tmp_path):
     """The exporter started as users start it: its /metrics carries process metrics whose
@@ -264,6 +265,7 @@ def test_exporter_serves_its_own_process_metrics_over_http(exporter, tmp_path):
     raise AssertionError(f"{exporter}-exporter did not serve /metrics: {last}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exporter", ["oracle", "dbhost"])
 def test_once_ends_with_process_metrics(exporter, tmp_path):
     argv = _oracle_argv()[:-1] if exporter == "oracle" else _dbhost_argv(tmp_path)

@@ -20,6 +20,7 @@ from dbhost_exporter.config import load_config
 from dbhost_exporter.scrape import DbhostExporter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text,field,message", [
     ("lun:\n  roles:\n    - {wwid: x, device: sda, role: redo}\n", "lun.roles[0].role", "exactly one of"),
     ("lun:\n  roles:\n    - {device: sda}\n", "lun.roles[0].role", "is required"),

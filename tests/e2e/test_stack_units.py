@@ -442,6 +442,7 @@ def test_render_prometheus_extra_targets():
         configs.render_prometheus(addrs, extra_targets={"nope": ["x:1"]})
 
 
+@pytest.mark.slow
 def test_demo_animator_moves_the_counters(tmp_path):
     from stack import demo
     fx = demo.build_host(tmp_path / "host")

@@ -93,6 +93,7 @@ def test_ten_concurrent_scrapes_cause_one_fetch(core):
     exp.close()
 
 
+@pytest.mark.slow
 def test_unreachable_database_reports_down_within_timeout_others_up(core):
     closed = core.free_port()
     live = LiveSource(DatabaseConfig("down", dsn=f"127.0.0.1:{closed}/ORCL", user="u", password="p"),
@@ -209,6 +210,7 @@ def test_log_file_parallel_write_average_from_exposed_counters(core):
                for c in exp.collectors)
 
 
+@pytest.mark.slow
 def test_once_exposition_passes_promtool(recording, core):
     promtool = shutil.which("promtool")
     assert promtool, "promtool is installed on this machine"

@@ -41,6 +41,7 @@ def test_in_a_checkout_the_repository_file_is_used():
     assert demo.path() == ROOT / "exporters/oracle_exporter/demo/demo-before.jsonl"
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_no_recording_but_every_module(tmp_path):
     src = tmp_path / "src"                 # build from a copy: setuptools writes build/ into the source tree
     src.mkdir()

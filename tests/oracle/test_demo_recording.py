@@ -110,6 +110,7 @@ def demo(recordings, name: str) -> tuple[list[Snapshot], float]:
 
 # --------------------------------------------------------------------------- generator
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_shipped_file_is_exactly_what_the_generator_writes(tmp_path: Path, name: str) -> None:
     args = SHIPPED[name]
