@@ -109,6 +109,7 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "close", "slow"])
 def test_threads_and_fds_stay_flat_over_many_reconnects(fake_listener, core, mode):
     listener = fake_listener(mode, delay=0.5)
