@@ -19,12 +19,15 @@ Off Linux (no /proc) prometheus_client's collector yields nothing; so does this.
 """
 from __future__ import annotations
 
+import logging
 from typing import Iterable, Protocol
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.process_collector import ProcessCollector
 
 __all__ = ["NAMES", "ProcessMetrics", "with_process"]
+
+log = logging.getLogger(__name__)
 
 NAMES = ("process_virtual_memory_bytes", "process_resident_memory_bytes", "process_start_time_seconds",
          "process_cpu_seconds_total", "process_open_fds", "process_max_fds")
@@ -40,9 +43,20 @@ class ProcessMetrics:
     def __init__(self, proc: str = "/proc"):
         # registry=None: not added to prometheus_client's global REGISTRY
         self._collector = ProcessCollector(proc=proc, registry=None)
+        self._failed = False
 
     def collect(self) -> list[Metric]:
-        return list(self._collector.collect())
+        """The families; none (logged once) if reading them fails: the exporter's own
+        metrics never cost a scrape the rest of its answer."""
+        try:
+            families = list(self._collector.collect())
+        except Exception as exc:
+            if not self._failed:
+                log.warning("process metrics unavailable: %s: %s", type(exc).__name__, exc)
+            self._failed = True
+            return []
+        self._failed = False
+        return families
 
 
 class _WithProcess:

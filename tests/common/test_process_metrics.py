@@ -277,3 +277,19 @@ def test_once_ends_with_process_metrics(exporter, tmp_path):
     assert t0 - 1 <= values["process_start_time_seconds"] <= t1 + 1
     assert values["process_open_fds"] >= 3 and values["process_max_fds"] > 0
     assert 0 < values["process_cpu_seconds_total"] <= t1 - t0
+
+
+def test_a_failure_to_read_them_costs_only_them(monkeypatch, caplog):
+    """A /proc that cannot be read as expected leaves the rest of the exposition whole."""
+    process = ProcessMetrics()
+
+    def broken():
+        raise ValueError("unexpected /proc/self/limits")
+
+    monkeypatch.setattr(process._collector, "collect", broken)
+    with caplog.at_level("WARNING"):
+        assert process.collect() == [] and process.collect() == []
+    assert [r.getMessage() for r in caplog.records] == [
+        "process metrics unavailable: ValueError: unexpected /proc/self/limits"]
+    monkeypatch.undo()
+    assert len(process.collect()) == len(EXPECTED)
