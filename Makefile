@@ -1,5 +1,7 @@
 # Two entry points: `make run` (the whole stack on this machine, no Docker)
-# and `make test` (every test). Both install what is missing first.
+# and `make test` (every test, and ruff). Both install what is missing first.
+# `make quick` is the inner loop (about a minute): ruff, the mixin's freshness check and the
+# tests not marked e2e, kernel or slow (unit tests and the promtool rule tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +9,7 @@ PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps venv generate dashboards docs clean bench
+.PHONY: run test quick lint deps venv generate dashboards docs clean bench
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -29,8 +31,18 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-test: deps venv
+lint: venv
+	$(PY) -m ruff check .
+
+test: deps venv lint
 	$(PY) -m pytest -q tests
+
+# Markers (pyproject.toml): e2e starts real Prometheus/Alertmanager stacks, kernel uses loop
+# devices and real process workloads, slow is any other test over a few seconds.
+QUICK_MARKERS := not e2e and not kernel and not slow
+quick: deps venv lint
+	$(PY) -m mixin.generate --check
+	$(PY) -m pytest -q -m "$(QUICK_MARKERS)" tests
 
 # make run [DEMO=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
 run: deps venv

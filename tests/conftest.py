@@ -1,9 +1,64 @@
-"""Fixtures shared by the test folders."""
+"""Fixtures shared by the test folders.
+
+``HOLD_DEFAULT_PORTS=1 make test`` (or ``make quick``) holds the stack's default ports
+(stack.run.DEFAULT_PORTS, on 127.0.0.1 and 127.0.0.2) for the whole session with a listener
+that answers every request, as a running ``make run`` would: no test may depend on them being
+free. Ports already taken (e.g. by a real ``make run``) are left as they are."""
 from __future__ import annotations
 
+import errno
+import os
+import socket
 import subprocess
+import threading
 
 import pytest
+
+
+def _answer_forever(sock: socket.socket) -> None:
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except OSError:
+            return          # closed at the end of the session
+        try:
+            conn.settimeout(1)
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
+                         b"Connection: close\r\n\r\nport held by the tests")
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hold_default_ports():
+    if os.environ.get("HOLD_DEFAULT_PORTS") != "1":
+        yield []
+        return
+    from stack.run import DEFAULT_PORTS
+    held = []
+    for host in ("127.0.0.1", "127.0.0.2"):
+        for port in sorted(set(DEFAULT_PORTS.values())):
+            sock = socket.socket()
+            try:
+                sock.bind((host, port))
+            except OSError as exc:
+                sock.close()
+                if exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+                    continue    # already taken: as busy as we want it
+                raise
+            sock.listen(64)
+            threading.Thread(target=_answer_forever, args=(sock,), daemon=True).start()
+            held.append(sock)
+    yield [s.getsockname() for s in held]
+    for sock in held:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)   # wakes the accept() of its thread
+        except OSError:
+            pass
+        sock.close()
 
 
 @pytest.fixture(scope="module")

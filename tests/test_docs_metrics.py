@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+import make_fixtures  # tests/dbhost is on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "metrics.md").read_text()
-import make_fixtures  # tests/dbhost is on pytest's pythonpath
 
 
 def families(text: str) -> set[str]:
@@ -31,6 +33,7 @@ def documented(name: str) -> bool:
     return f"`{name}`" in DOC or re.search(rf"`{re.escape(name)}[{{(` ]", DOC) is not None
 
 
+@pytest.mark.slow
 def test_oracle_exporter_metrics_documented():
     demo = ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-rac-outage.jsonl"
     res = subprocess.run([sys.executable, "-m", "oracle_exporter", "--replay", str(demo), "--once"],

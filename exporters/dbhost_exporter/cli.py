@@ -14,6 +14,7 @@ from prometheus_client.registry import CollectorRegistry
 from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
                                  setup_logging)
 from exporter_common.exposition import encode_text
+from exporter_common.process import ProcessMetrics, with_process
 from exporter_common.web import landing_page, load_web_config
 
 from . import __version__, collectors
@@ -53,6 +54,16 @@ def make_registry(cfg: DbhostConfig, procfs: str, sysfs: str) -> CollectorRegist
     return registry
 
 
+def make_routes(registry: CollectorRegistry, telemetry_path: str = "/metrics", openmetrics: bool = False,
+                process: ProcessMetrics | None = None) -> dict:
+    """The HTTP routes; ``process`` adds the exporter's own process metrics after the host's."""
+    served = with_process(registry, process)
+    return {
+        "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry_path, "Metrics")]),
+        telemetry_path: lambda q, h: exposition(served, h, openmetrics),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser("dbhost-exporter", "Prometheus exporter for Oracle database hosts: LUN queues, "
                          "Oracle process scheduling, ZFS ARC/L2ARC, shared memory limits and huge pages.", DEFAULT_PORT)
@@ -72,15 +83,13 @@ def main(argv: list[str] | None = None) -> int:
         check_mount_point(args.sysfs, "--path.sysfs")
         cfg = load_config(args.config_file)
         registry = make_registry(cfg, args.procfs, args.sysfs)
+        # this process's own metrics (/proc/self, not --path.procfs), after the host's
+        process = ProcessMetrics()
         if args.once:
-            sys.stdout.buffer.write(encode_text(registry.collect()))
+            sys.stdout.buffer.write(encode_text(with_process(registry, process).collect()))
             sys.stdout.flush()
             return 0
-        telemetry = args.telemetry_path
-        routes = {
-            "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry, "Metrics")]),
-            telemetry: lambda q, h: exposition(registry, h, args.enable_openmetrics),
-        }
+        routes = make_routes(registry, args.telemetry_path, args.enable_openmetrics, process)
         return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter", args.max_requests)
 
     return run_main(body)

@@ -21,6 +21,7 @@ from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help
                                  setup_logging)
 from exporter_common.config import ConfigError
 from exporter_common.exposition import encode_text
+from exporter_common.process import ProcessMetrics, with_process
 from exporter_common.web import Response, landing_page, load_web_config
 
 from . import __version__
@@ -117,9 +118,12 @@ def _scrape_timeout(headers: dict[str, str]) -> float | None:
 
 
 def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode: str = "",
-                openmetrics: bool = False) -> dict:
+                openmetrics: bool = False, process: ProcessMetrics | None = None) -> dict:
+    """The HTTP routes; ``process`` adds the exporter's own process metrics to ``/metrics``
+    (after every database's families), never to ``/probe``."""
     def metrics(query, headers):
-        return exposition(exporter.registry(None, _scrape_timeout(headers)), headers, openmetrics)
+        registry = exporter.registry(None, _scrape_timeout(headers))
+        return exposition(with_process(registry, process), headers, openmetrics)
 
     def probe(query, headers):
         target = (query.get("target") or [""])[0]
@@ -148,10 +152,11 @@ def _main(argv: list[str] | None) -> int:
     setup_logging(args.log_level, args.log_format)
     load_web_config(args.web_config_file)   # checked with --once too: never silently ignored
     exporter, mode = build_exporter(args)
+    process = ProcessMetrics()
     try:
         if args.once:
             families = exporter.scrape()
-            sys.stdout.buffer.write(encode_text(families))
+            sys.stdout.buffer.write(encode_text([*families, *process.collect()]))
             sys.stdout.flush()
             down = [s.labels["database"] for f in families if f.name == "oracle_up" for s in f.samples if not s.value]
             if down:
@@ -160,7 +165,8 @@ def _main(argv: list[str] | None) -> int:
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
         return serve(args.listen_address, args.web_config_file,
-                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics), "oracle-exporter",
+                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
+                     "oracle-exporter",
                      args.max_requests)
     finally:
         exporter.close()

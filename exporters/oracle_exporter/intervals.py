@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from . import views
-from . import collectors as _collectors  # noqa: F401  (collector modules may register their own views)
+from . import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 
 
 def collector_interval(name: str, module: Any, settings: Any) -> float:

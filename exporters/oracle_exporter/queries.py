@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from . import views
-from . import collectors as _collectors  # noqa: F401  (collector modules may register their own views)
+from . import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from .views import Query, View
 
 SYSMETRIC_GROUP_ID = views.SYSMETRIC_GROUP_ID

@@ -33,7 +33,7 @@ import re
 from typing import Any
 
 from . import views
-from . import collectors as _collectors  # noqa: F401  (collector modules may register their own views)
+from . import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 
 _PROGRAM_NAME = re.compile(r"\(([A-Za-z0-9_$#]{1,8})\)\s*$")
 

@@ -13,9 +13,9 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from mixin import fleetview
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, new_dashboard, override_name, override_ref,
-                                    q, re_escape, stat_panel, table_panel, timeseries_panel, v_database,
-                                    v_datasource, v_host, with_database)
+from mixin.dashboards.common import (DB, new_dashboard, override_name, override_ref,
+                                    q, stat_panel, table_panel, timeseries_panel, v_database,
+                                    v_datasource, v_host)
 
 UID = "oracle-capacity"
 T = PromQueryFormat.TABLE
@@ -51,15 +51,6 @@ def v_baseline() -> db.CustomVariable:
                                     value=BASELINE_OPTIONS[1][1]))
             .options([VariableOption(selected=i == 1, text=t, value=v)
                       for i, (t, v) in enumerate(BASELINE_OPTIONS)]))
-
-
-def events_regex(events) -> str:
-    return "|".join(re_escape(e) for e in events)
-
-
-def per_db_rate(counter: str, rng: str, extra: str = "") -> str:
-    sel = DB + (", " + extra if extra else "")
-    return f"sum by (database) (rate({counter}{{{sel}}}{rng}))"
 
 
 def build(cfg: Config):

@@ -1,7 +1,6 @@
 """Shared building blocks: data source, variables, panel helpers, links, threshold steps."""
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from grafana_foundation_sdk.builders import dashboard as db
@@ -104,8 +103,6 @@ def v_query(name: str, label: str, query: str) -> db.QueryVariable:
 
 # ---------------------------------------------------------------- queries
 
-# sid -> database joins: one definition, shared with the Grafana-free pages (mixin/fleetview.py)
-from mixin.fleetview import SID_TO_DB, sid_to_database as with_database  # noqa: E402,F401
 
 
 def q(expr: str, legend: str = "", ref: str = "A", instant: bool = False,

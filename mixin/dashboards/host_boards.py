@@ -57,7 +57,7 @@ def storage(cfg: Config):
         timeseries_panel("Average queue size (iostat aqu-sz)", "[Q1] node_exporter weighted I/O time rate: "
                          "host + LUN queue as iostat's aqu-sz.", "short",
                          [q(f"{R.DISK_QUEUE_SIZE}{{{HD}}}", leg)], w=12),
-        timeseries_panel("SCSI command errors", f"[Q4] Failed SCSI commands per device (device/ioerr_cnt, "
+        timeseries_panel("SCSI command errors", "[Q4] Failed SCSI commands per device (device/ioerr_cnt, "
                          "increase per interval): a queue depth too high for the array shows up as errors and "
                          "resets, so do failing paths and HBAs. Any error is a finding (LunIoErrors).", "short",
                          [q(f"sum by (instance, device) (increase(dbhost_lun_ioerrors_total{{{HD}}}{RI}))", leg)],
@@ -106,7 +106,7 @@ def storage(cfg: Config):
     active = f"max by (instance, device) (dbhost_multipath_paths_active{{{HD}}})"
     panels += [
         db.Row("Multipath and NVMe paths"),
-        timeseries_panel("Paths lost per multipath LUN", f"[O6] Per dm-multipath map or NVMe native-multipath "
+        timeseries_panel("Paths lost per multipath LUN", "[O6] Per dm-multipath map or NVMe native-multipath "
                          "namespace: the paths it had in the last day minus the paths carrying I/O now (SCSI "
                          "state running; NVMe controller live, ANA optimized or non-optimized). Above 0 the LUN "
                          "runs without redundancy: LunPathRedundancyLost (redo, data), LunAllPathsDown when "

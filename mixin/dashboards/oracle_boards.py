@@ -9,7 +9,9 @@ from mixin.config import Config
 from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, add_panels, heatmap_panel, ms,
                                     new_dashboard, override_name, q, re_escape, stat_panel, table_panel,
                                     timeseries_panel, v_database,
-                                    v_datasource, v_host, v_query, with_database)
+                                    v_datasource, v_host, v_query)
+# sid -> database joins: one definition, shared with the Grafana-free pages (mixin/fleetview.py)
+from mixin.fleetview import sid_to_database as with_database
 
 LEG = "{{database}}/{{inst_id}}"
 

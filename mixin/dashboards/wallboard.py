@@ -11,8 +11,8 @@ from grafana_foundation_sdk.models import common as cm
 from mixin import fleetview
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, HOST, LGWR_ROLES, link, new_dashboard, override_ref, q, stat_panel,
-                                    table_panel, timeseries_panel, v_database, v_datasource, v_host, with_database)
+from mixin.dashboards.common import (DB, link, new_dashboard, override_ref, q, stat_panel,
+                                    table_panel, timeseries_panel, v_database, v_datasource, v_host)
 
 UID = "oracle-wallboard"
 

@@ -18,6 +18,8 @@ import yaml
 
 from pack import ALERTS, ROOT
 
+pytestmark = pytest.mark.e2e   # a real Alertmanager
+
 AM_BIN = "/usr/bin/prometheus-alertmanager"
 
 

@@ -103,11 +103,13 @@ def _run_mutated(tmp_path, mutate, test_file, group_prefix):
     return res.returncode, (res.stdout + res.stderr).replace(" ", "")
 
 
+@pytest.mark.slow
 def test_unmutated_groups_pass(tmp_path):
     rc, out = _run_mutated(tmp_path, lambda t: None, "oracle.test.yml", "OracleLogBufferSpaceWaits")
     assert rc == 0, out
 
 
+@pytest.mark.slow
 def test_rule_tests_detect_a_wrong_threshold(tmp_path):
     """R1 at 20 ms: the case-study 'before' profile (11.8 ms) no longer raises R1."""
     def mutate(t):
@@ -117,6 +119,7 @@ def test_rule_tests_detect_a_wrong_threshold(tmp_path):
     assert "alertname:OracleLogFileParallelWriteSlow" in out and "got:[]" in out
 
 
+@pytest.mark.slow
 def test_rule_tests_detect_a_missing_noise_floor(tmp_path):
     """R3's floor lowered to 0.001/s: the 'one wait every 3 minutes' case (database ODSc3) now fires."""
     def mutate(t):

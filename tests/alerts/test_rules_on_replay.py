@@ -19,6 +19,8 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+pytestmark = pytest.mark.slow   # the exporter and promtool on whole recordings
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "exporters" / "oracle_exporter" / "demo"
 EXPORTER = Path(sys.executable).with_name("oracle-exporter")

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import time
 
+import pytest
 import requests
 
 from mixin import config, records, render
@@ -91,6 +92,7 @@ def test_every_alert_is_complete():
         assert "dashboard_url" not in ann, name
 
 
+@pytest.mark.slow
 def test_every_threshold_is_used():
     cfg = config.load()
     used: set = set()

@@ -94,6 +94,7 @@ def test_all_errors_of_a_file_at_once(tmp_path):
     ])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", ".NaN"])
 def test_non_finite_numbers_are_one_line_exit_2(tmp_path, value):
     cfg = tmp_path / "o.yml"

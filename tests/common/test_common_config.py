@@ -177,6 +177,7 @@ def test_dbhost_kstat_file_is_relative_to_the_config_file(tmp_path, monkeypatch)
     assert 'dbhost_collector_success{collector="zfs"} 1.0' in out.stdout
 
 
+@pytest.mark.slow
 def test_web_config_client_ca_is_relative_to_the_file(tmp_path, monkeypatch):
     import shutil
     import subprocess

@@ -21,16 +21,16 @@ from prometheus_client.metrics_core import (CounterMetricFamily, GaugeHistogramM
                                             HistogramMetricFamily, InfoMetricFamily, Metric,
                                             StateSetMetricFamily, SummaryMetricFamily, UnknownMetricFamily)
 from prometheus_client.openmetrics import exposition as om
+from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.samples import Timestamp
 
 from exporter_common import exposition as ex
 from exporter_common.cli import exposition
 from exporter_common.exposition import encode_text
+import make_fixtures as mf  # the dbhost tests' tree generator (tests/dbhost is on pytest's pythonpath)
 
 REPO = Path(__file__).resolve().parents[2]
-
-import make_fixtures as mf  # the dbhost tests' tree generator (tests/dbhost is on pytest's pythonpath)
 
 ESCAPINGS = [om.UNDERSCORES, om.DOTS, om.VALUES, om.ALLOWUTF8]
 
@@ -70,6 +70,7 @@ def _oracle_exporter(recording: Path):
     return exporter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, scrapes", [("demo-before.jsonl", 8), ("demo-after.jsonl", 8),
                                            ("demo-rac-outage.jsonl", 41)])
 def test_oracle_demo_recordings(name, scrapes):
@@ -128,6 +129,7 @@ def _dbhost_registry(fx):
     return make_registry(load_config(str(fx.config)), str(fx.procfs), str(fx.sysfs))
 
 
+@pytest.mark.slow
 def test_dbhost_fixture_tree(tmp_path):
     fx = mf.build_tree(tmp_path / "tree")
     registry = _dbhost_registry(fx)
@@ -145,6 +147,7 @@ def scale_tree(tmp_path_factory):
     return mf.build_scale_tree(tmp_path_factory.mktemp("scale") / "tree", n_paths=1024)
 
 
+@pytest.mark.slow
 def test_dbhost_scale_tree(scale_tree):
     registry = _dbhost_registry(scale_tree)
     families = list(registry.collect())
@@ -156,6 +159,7 @@ def test_dbhost_scale_tree(scale_tree):
     assert_same(registry.collect())
 
 
+@pytest.mark.slow
 def test_dbhost_scale_tree_is_cheaper(scale_tree):
     """The point of the encoder: at least 2x less CPU than generate_latest on 13,9xx series
     (best of three, steady state; measured about 5x)."""
@@ -185,10 +189,15 @@ def test_dbhost_once_uses_same_bytes(tmp_path):
                          capture_output=True, timeout=60, cwd=REPO)
     assert out.returncode == 0, out.stderr.decode()
     want = reference(_dbhost_registry(fx).collect())
-    # the scrape-duration gauges differ between two runs; everything else is byte-identical
+    # the scrape-duration gauges differ between two runs; everything else is byte-identical,
+    # followed by the exporter process's own metrics (tests/common/test_process_metrics.py)
     def stable(b):
         return [line for line in b.split(b"\n") if b"duration_seconds" not in line]
-    assert stable(out.stdout) == stable(want)
+    cut = out.stdout.index(b"# HELP process_")
+    assert stable(out.stdout[:cut]) == stable(want)
+    assert {f.name for f in text_string_to_metric_families(out.stdout[cut:].decode())} == {
+        "process_virtual_memory_bytes", "process_resident_memory_bytes", "process_start_time_seconds",
+        "process_cpu_seconds", "process_open_fds", "process_max_fds"}
 
 
 # --------------------------------------------------------------------------- (c) hostile input, every type

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import os
 import socket
 import ssl
 import statistics
@@ -216,6 +215,7 @@ def test_slow_headers_on_plain_http_are_cut_off(serve, short_timeouts):
     assert answer.startswith(b"HTTP/1.1 408 ") or answer == b""
 
 
+@pytest.mark.slow
 def test_slowloris_trickle_does_not_extend_the_header_deadline(serve, short_timeouts):
     """A byte every 0.2 s: each read is quick, the request never ends."""
     port = serve()
@@ -242,6 +242,7 @@ def test_idle_keepalive_connection_is_closed(serve, short_timeouts):
     assert took < 5 and rest == b""
 
 
+@pytest.mark.slow
 def test_tls_client_that_never_handshakes_or_never_sends_is_cut_off(tls_files, tmp_path, serve, short_timeouts):
     cert, key = tls_files
     port = serve(cfg=web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"))
@@ -340,6 +341,7 @@ def test_curve_preferences_are_applied(tls_files, tmp_path, serve):
     assert _handshake(port, cert, curve="secp384r1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     ("  cipher_suites: [TLS_NOT_A_CIPHER]\n",
      "tls_server_config.cipher_suites: unknown cipher suite 'TLS_NOT_A_CIPHER'"),
@@ -374,6 +376,7 @@ def test_tls13_suite_names_and_server_preference_are_accepted(tls_files, tmp_pat
 
 # 6. client resets ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_client_reset_mid_response_prints_no_traceback(serve, capfd):
     """Issue 15.6: Prometheus resets the connection on its scrape timeout; each reset printed
     a multi-line socketserver traceback on stderr (300 in one load run)."""

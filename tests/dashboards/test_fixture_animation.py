@@ -77,6 +77,7 @@ def test_step_zero_is_the_original_tree_and_only_counter_files_change(fx):
         mf.advance_tree(fx, -1)
 
 
+@pytest.mark.slow
 def test_dbhost_exporter_sees_the_documented_increments(fx):
     a = once(fx)
     mf.advance_tree(fx, N)

@@ -1,7 +1,6 @@
 """Fixtures for the dbhost-exporter tests; plain helpers live in dbhost_support.py."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -1,7 +1,6 @@
 """dbhost-exporter command line, config errors, HTTP serving, isolation and the series cap."""
 from __future__ import annotations
 
-import importlib.util
 import logging
 import socket
 import subprocess
@@ -21,6 +20,7 @@ from dbhost_exporter.config import load_config
 from dbhost_exporter.scrape import DbhostExporter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text,field,message", [
     ("lun:\n  roles:\n    - {wwid: x, device: sda, role: redo}\n", "lun.roles[0].role", "exactly one of"),
     ("lun:\n  roles:\n    - {device: sda}\n", "lun.roles[0].role", "is required"),
@@ -171,9 +171,6 @@ def test_serves_landing_page_and_metrics(tree):
         proc.stderr.close()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("dbhost_exporter.collectors.process") is None
-                    or importlib.util.find_spec("fixtures_proc") is None,
-                    reason="process collector or its fixture generator (fixtures_proc.py) not present yet")
 def test_whole_tree_with_process_collector_runs_cleanly(tmp_path):
     fx = mf.build_tree(tmp_path / "t", with_proc=True)
     cfg = tmp_path / "all.yml"

@@ -214,6 +214,7 @@ def test_permission_denied_files(tmp_path):
         sdc_dir.chmod(0o755)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel,collector", [
     ("proc/diskstats", "lun"),
     ("proc/spl/kstat/zfs/arcstats", "zfs"),

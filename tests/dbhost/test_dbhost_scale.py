@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 import make_fixtures as mf
 
 from dbhost_exporter.collectors.lun import LunCollector, parse_diskstats
@@ -22,6 +24,7 @@ def test_large_diskstats_is_read_completely(tmp_path):
     assert parsed["sd" + mf._sd_suffix(2999)] == 2999 % 97
 
 
+@pytest.mark.slow
 def test_scale_tree_every_device_reported(tmp_path):
     n = 256
     fx = mf.build_scale_tree(tmp_path / "big", n_paths=n)

@@ -13,6 +13,8 @@ import make_fixtures as mf
 
 from dbhost_exporter.collectors.lun import LunCollector, LunConfig
 
+pytestmark = pytest.mark.slow   # a 1024-path tree, built once for the module
+
 N_PATHS = 1024
 
 

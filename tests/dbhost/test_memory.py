@@ -37,6 +37,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(DAMAGE))
 def test_a_damaged_file_fails_the_memory_collector_with_one_line(tmp_path, case):
     fx = mf.build_tree(tmp_path / "t", with_proc=False)

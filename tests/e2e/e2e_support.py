@@ -28,8 +28,10 @@ DOWN_ERROR = "ORA-12170: TNS:Connect timeout occurred"
 
 
 def require(path: Path, what: str) -> Path:
+    """A file of the project the test needs: missing is a broken checkout (or a wrong
+    E2E_* override), a failure, never a silent skip."""
     if not path.exists():
-        pytest.skip(f"{path} is missing ({what}); re-run once it exists")
+        pytest.fail(f"{path} is missing ({what})")
     return path
 
 

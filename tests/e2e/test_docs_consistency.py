@@ -118,6 +118,25 @@ def test_make_targets_run_what_the_docs_say():
     assert _make("run", "DEMO=0").stdout.strip().splitlines()[-1].split()[3:] == []
 
 
+def test_make_quick_and_make_test_run_ruff_and_what_the_readme_says():
+    """make test: ruff, then every test; make quick: ruff, the mixin check, then the tests not
+    marked e2e, kernel or slow (README); every marker it names is registered in pyproject.toml."""
+    test = _make("test").stdout.strip().splitlines()
+    assert test[-2:] == [".venv/bin/python -m ruff check .", ".venv/bin/python -m pytest -q tests"]
+    quick = _make("quick").stdout.strip().splitlines()
+    assert quick[-3:] == [".venv/bin/python -m ruff check .", ".venv/bin/python -m mixin.generate --check",
+                          '.venv/bin/python -m pytest -q -m "not e2e and not kernel and not slow" tests']
+    readme = _read(README)
+    assert "`make quick`" in readme and "`python -m mixin.generate --check`" in readme
+    for marker in ("e2e", "kernel", "slow"):
+        assert f"`{marker}`" in readme
+    import tomllib
+    pyproject = tomllib.loads(_read(ROOT / "pyproject.toml"))
+    markers = {m.split(":")[0] for m in pyproject["tool"]["pytest"]["ini_options"]["markers"]}
+    assert {"e2e", "kernel", "slow"} <= markers
+    assert any(dep.startswith("ruff==") for dep in pyproject["project"]["optional-dependencies"]["test"])
+
+
 def test_apt_packages_in_readme_are_the_ones_make_installs():
     makefile = _read(ROOT / "Makefile")
     pkgs = re.search(r"^APT_PACKAGES := (.+)$", makefile, re.M).group(1).split()

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from e2e_support import ROOT
-from stack import configs
+from stack import configs, run
 from stack.procs import (Proc, StackError, Supervisor, check_ports, free_ports, http_get, http_json,
                          port_in_use)
 
@@ -105,17 +105,21 @@ def test_check_ports_names_every_taken_port():
 
 
 def test_make_run_fails_clearly_when_a_port_is_taken(tmp_path):
-    port = free_ports(1)[0]
+    """Only the port taken here is named: every component gets a free port of its own, so the
+    default ports being busy (a `make run` up on this machine) changes nothing."""
+    ports = dict(zip(run.DEFAULT_PORTS, free_ports(len(run.DEFAULT_PORTS))))
+    port = ports["prometheus"]
     recording = tmp_path / "r.jsonl"
     recording.write_text("")
+    argv = [sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path / "state"), "--oracle-replay", str(recording)]
+    for comp, p in ports.items():
+        argv += [f"--{comp}-port", str(p)]
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))
         s.listen()
-        res = subprocess.run([sys.executable, "-m", "stack.run", "--state-dir", str(tmp_path / "state"),
-                              "--oracle-replay", str(recording), "--prometheus-port", str(port)],
-                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+        res = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 1
-    assert f"error: port already in use: prometheus (127.0.0.1:{port})" in res.stderr
+    assert res.stderr.startswith(f"error: port already in use: prometheus (127.0.0.1:{port}); "), res.stderr
     assert "Traceback" not in res.stderr + res.stdout
     assert not (tmp_path / "state" / "logs").exists()   # nothing was started
 
@@ -442,6 +446,7 @@ def test_render_prometheus_extra_targets():
         configs.render_prometheus(addrs, extra_targets={"nope": ["x:1"]})
 
 
+@pytest.mark.slow
 def test_demo_animator_moves_the_counters(tmp_path):
     from stack import demo
     fx = demo.build_host(tmp_path / "host")

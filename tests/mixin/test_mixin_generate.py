@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +22,7 @@ def test_committed_files_are_up_to_date():
     assert res.returncode == 0, res.stderr
 
 
+@pytest.mark.slow
 def test_check_reports_stale_and_foreign_files(tmp_path):
     assert generate("--out", str(tmp_path)).returncode == 0
     assert generate("--check", "--out", str(tmp_path)).returncode == 0
@@ -55,6 +57,7 @@ def test_every_generated_file_says_so(tmp_path):
         assert "do not edit by hand" in json.loads(path.read_text())["__generated__"], path
 
 
+@pytest.mark.slow
 def test_a_site_config_renders_into_its_own_folder_and_its_tests_pass(tmp_path):
     site = tmp_path / "site.yml"
     site.write_text("jobs: {oracle: ora-prod, dbhost: [dbhost-a, dbhost-b], node: node-exporter}\n"

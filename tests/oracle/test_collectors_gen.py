@@ -5,7 +5,6 @@ from __future__ import annotations
 from oracle_exporter.config import Settings
 
 import math
-from types import SimpleNamespace
 
 from oracle_sim import OracleSim, select_columns
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import time
-import os
 from pathlib import Path
 
 import oracledb
@@ -274,6 +273,7 @@ def test_connectivity_failures_have_their_own_reasons(text, reason):
 
 # -- reconnect backoff ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cap, attempts", [(0.2, (6, 40)), (None, (1, 3))])
 def test_reconnect_backoff_max_seconds_bounds_the_retry_gap(fake_listener, exporter_process, tmp_path, monkeypatch,
                                                             cap, attempts):

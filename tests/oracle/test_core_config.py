@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 from exporter_common.config import ConfigError
+from oracle_exporter import collectors
 from oracle_exporter.config import (DEFAULT_HISTOGRAM_EVENTS, DEFAULT_LATCHES, Settings, load_config)
 
 PASSWORD = "s3cr3t-Pa55word!"
@@ -68,7 +69,6 @@ def test_settings_defaults_match_issue_and_collectors():
     assert "library cache" not in s.latches
     assert {"redo allocation", "redo copy", "redo writing", "cache buffers chains"} <= set(s.latches)
     assert s.latches == list(DEFAULT_LATCHES)
-    collectors = pytest.importorskip("oracle_exporter.collectors")
     assert list(collectors.DEFAULT_HISTOGRAM_EVENTS) == s.histogram_events
     assert list(collectors.DEFAULT_LATCHES) == s.latches
 
@@ -171,7 +171,6 @@ def test_password_never_in_output_or_logs(tmp_path, pwfile, core):
 
 
 def test_shipped_example_is_valid(tmp_path, pwfile, monkeypatch, core):
-    from oracle_exporter import collectors
     text = (core.ROOT / "examples" / "oracle-exporter.yml").read_text()
     text = text.replace("/etc/oracle-exporter/prod1.password", pwfile)
     monkeypatch.setenv("RAC2_PASSWORD", "from-env")

@@ -93,6 +93,7 @@ def test_ten_concurrent_scrapes_cause_one_fetch(core):
     exp.close()
 
 
+@pytest.mark.slow
 def test_unreachable_database_reports_down_within_timeout_others_up(core):
     closed = core.free_port()
     live = LiveSource(DatabaseConfig("down", dsn=f"127.0.0.1:{closed}/ORCL", user="u", password="p"),
@@ -170,7 +171,6 @@ def test_disabled_collector_does_not_run(core):
 
 
 def test_every_sample_has_database_and_extra_labels(core):
-    pytest.importorskip("oracle_exporter.collectors")
     from prometheus_client.parser import text_string_to_metric_families
     exp = OracleExporter([Target("db1", ReplaySource("db1", [core.make_snapshot("db1", 0, inst_ids=(1, 2))]),
                                  labels={"env": "prod", "site": "fra"}),
@@ -197,7 +197,6 @@ def test_every_sample_has_database_and_extra_labels(core):
 
 def test_log_file_parallel_write_average_from_exposed_counters(core):
     """Acceptance: two snapshots 60 s apart at 74 waits/s @ 11.8 ms -> 11.8 ms from the exposition."""
-    pytest.importorskip("oracle_exporter.collectors")
     exp = OracleExporter([Target("db1", ReplaySource("db1", [core.make_snapshot("db1", t) for t in (0, 60)]))],
                          Settings())
     a, b = text_of(exp), text_of(exp)
@@ -211,6 +210,7 @@ def test_log_file_parallel_write_average_from_exposed_counters(core):
                for c in exp.collectors)
 
 
+@pytest.mark.slow
 def test_once_exposition_passes_promtool(recording, core):
     promtool = shutil.which("promtool")
     assert promtool, "promtool is installed on this machine"

@@ -23,7 +23,6 @@ REDO_METRIC = "oracle_redo_size_bytes_total"
 
 
 def test_replay_over_http_advances_one_snapshot_per_scrape(recording, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = read_recording(str(recording))["db1"]
     p = exporter_process("--replay", str(recording))
     values, ups = [], []
@@ -38,7 +37,6 @@ def test_replay_over_http_advances_one_snapshot_per_scrape(recording, exporter_p
 
 
 def test_probe_advances_only_its_target(tmp_path, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = [s for t in (0, 15, 30) for s in (core.make_snapshot("a", t), core.make_snapshot("b", t))]
     rec = core.write_recording(tmp_path / "ab.jsonl", snaps)
     p = exporter_process("--replay", str(rec))
@@ -60,8 +58,8 @@ def test_probe_advances_only_its_target(tmp_path, exporter_process, core):
     assert 'href="/probe?target=a"' in page.text and 'href="/probe?target=b"' in page.text
 
 
+@pytest.mark.slow
 def test_replay_loop_over_http_keeps_counters_monotonic(tmp_path, exporter_process, core):
-    pytest.importorskip("oracle_exporter.collectors")
     snaps = [core.make_snapshot("db1", t) for t in (0, 15, 30)]
     rec = core.write_recording(tmp_path / "loop.jsonl", snaps)
     p = exporter_process("--replay", str(rec), "--replay-loop")
@@ -93,6 +91,7 @@ def test_basic_auth_required_when_configured(tmp_path, serve_routes, core):
     assert r.status_code == 200 and core.sample(r.text, "oracle_up", database="db1") == 1.0
 
 
+@pytest.mark.slow
 def test_tls_and_auth_from_web_config_file(tmp_path, tls_files, exporter_process, recording, core):
     cert, key = tls_files
     hashed = bcrypt.hashpw(b"scrape-pw", bcrypt.gensalt(rounds=4)).decode()
@@ -132,6 +131,7 @@ class _SlowSource:
         pass
 
 
+@pytest.mark.slow
 def test_prometheus_scrape_timeout_header_shortens_the_deadline(serve_routes, core):
     import time
     exp = OracleExporter([Target("slow", _SlowSource(core.make_snapshot("slow", 0), 2.0), timeout=10.0)],

@@ -8,6 +8,7 @@ import time
 from decimal import Decimal
 
 import oracledb
+import pytest
 
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.queries import build_queries
@@ -207,6 +208,7 @@ def test_real_driver_connection_refused_gives_failed_snapshot_fast(core):
     src.close()
 
 
+@pytest.mark.slow
 def test_fetch_budget_is_shared_by_the_statements_and_a_healthy_session_survives_it():
     """timeout_seconds is the budget of the whole fetch, not of each statement: statements of
     0.4 s with a 1 s budget stop at the third; the session is kept (no new logon, no backoff)."""
@@ -239,6 +241,7 @@ def test_call_timeout_on_a_broken_session_drops_it_and_backs_off():
     assert not is_failed(src.fetch()) and len(attempts) == 2
 
 
+@pytest.mark.slow
 def test_real_driver_hung_listener_costs_one_connect_attempt_however_many_fetches(blackhole_listener):
     """python-oracledb's connect() waits for ever on a listener that accepts and never
     answers; the fetch gives up at its budget, and later fetches wait for the same attempt

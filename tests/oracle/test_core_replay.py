@@ -176,6 +176,7 @@ def test_malformed_recording_names_file_and_line(tmp_path, text, line, message):
     assert message in err.value.message
 
 
+@pytest.mark.slow
 def test_cli_malformed_recording_exits_2(tmp_path, core):
     path = tmp_path / "bad.jsonl"
     path.write_text(core.make_snapshot().to_json() + "\n" + '{"time": 1}\n')
@@ -230,6 +231,7 @@ def test_recorder_bad_path_is_a_config_error(tmp_path):
     assert err.value.source == "--record" and "cannot open" in err.value.message
 
 
+@pytest.mark.slow
 def test_cli_record_appends_every_fetched_snapshot(tmp_path, recording, core):
     out = tmp_path / "out.jsonl"
     for _ in range(2):
@@ -255,10 +257,10 @@ def test_console_script_and_module_entry_point(core):
     assert res.returncode == 0 and "--replay-loop" in res.stdout and ":19161" in res.stdout
 
 
+@pytest.mark.slow
 def test_loop_keeps_every_exposed_counter_monotonic(core):
     """Through the real collectors: across loop wraps no exposed counter, histogram
     bucket, _count or _sum goes down (the COUNTERS table covers what collectors count)."""
-    pytest.importorskip("oracle_exporter.collectors")
     from prometheus_client.exposition import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
 

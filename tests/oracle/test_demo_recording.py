@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle_exporter.config import DEFAULT_HISTOGRAM_EVENTS, Settings
+from oracle_exporter.config import Settings
 from oracle_exporter.demo import DEMO_DIR, SHIPPED
 from oracle_exporter.queries import SYSMETRIC_GROUP_ID, build_queries
 from oracle_exporter.snapshot import Snapshot
@@ -110,6 +110,7 @@ def demo(recordings, name: str) -> tuple[list[Snapshot], float]:
 
 # --------------------------------------------------------------------------- generator
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_shipped_file_is_exactly_what_the_generator_writes(tmp_path: Path, name: str) -> None:
     args = SHIPPED[name]

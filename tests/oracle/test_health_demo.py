@@ -52,6 +52,7 @@ def get(scrape: dict, name: str, **labels) -> float | None:
     return scrape.get((name, tuple(sorted(labels.items()))))
 
 
+@pytest.mark.slow
 def test_every_health_collector_succeeds_on_every_demo(racdb):
     for name in ("demo-before.jsonl", "demo-after.jsonl", "demo-standby.jsonl", "demo-rac-outage.jsonl"):
         database = {"demo-standby.jsonl": "DEMOSB"}.get(name, "DEMO")
@@ -108,6 +109,7 @@ def test_racdb_archive_destination_fails_and_asm_loses_a_disk(racdb):
         racdb[0], "oracle_asm_diskgroup_usable_file_bytes", diskgroup="DATA")
 
 
+@pytest.mark.slow
 def test_demo_fra_fills_with_the_archived_redo():
     scrapes = replay("demo-before.jsonl", "DEMO")
     snaps = load("demo-before.jsonl")

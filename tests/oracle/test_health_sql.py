@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_sql_catalog import CATALOG, problems
 
 from oracle_exporter import queries, views
-from oracle_exporter.collectors import asm, sessions, tablespaces
+from oracle_exporter.collectors import asm
 
 
 def statements() -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.exporter import OracleExporter, Target
-from oracle_exporter.sources import failure_reason, is_failed
+from oracle_exporter.sources import failure_reason
 from oracle_exporter.sources.live import LiveSource, init_driver
 from oracle_sim import FakeConnection, make_snapshot
 
@@ -43,6 +43,7 @@ def scrape(exp: OracleExporter) -> dict:
     return out
 
 
+@pytest.mark.slow
 def test_every_fault_costs_only_its_own_database_and_names_its_cause(fake_listener, core):
     hang, close, slow = fake_listener("hang"), fake_listener("close"), fake_listener("slow", delay=0.3)
     closed_port = core.free_port()
@@ -62,6 +63,7 @@ def test_every_fault_costs_only_its_own_database_and_names_its_cause(fake_listen
     exp.close()
 
 
+@pytest.mark.slow
 def test_the_causes_are_the_real_ones_alone_as_next_to_a_hung_database(fake_listener, core):
     """A database fails exactly as it would alone: the refused port says so at once even while
     another database's connect hangs (python-oracledb would otherwise hold every connect()
@@ -77,6 +79,7 @@ def test_the_causes_are_the_real_ones_alone_as_next_to_a_hung_database(fake_list
     stuck.close()
 
 
+@pytest.mark.slow
 def test_cli_settles_thin_mode_at_start_so_a_hung_listener_stalls_no_other_connect(fake_listener, core, tmp_path):
     """Through the real CLI (a fresh process, driver mode not yet settled): the hung database
     is listed first, the closed port must still report 'connection refused'."""
@@ -106,6 +109,7 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "close", "slow"])
 def test_threads_and_fds_stay_flat_over_many_reconnects(fake_listener, core, mode):
     listener = fake_listener(mode, delay=0.5)
@@ -177,6 +181,7 @@ def test_view_durations_and_snapshot_age_are_exported():
     exp.close()
 
 
+@pytest.mark.slow
 def test_a_scrape_deadline_before_the_fetch_ends_serves_the_last_snapshot_with_its_age():
     conn = FakeConnection()
     src = LiveSource(DatabaseConfig("db", dsn="h:1/S", user="u", password="p", timeout_seconds=2),
@@ -215,6 +220,7 @@ def test_failure_reasons_are_a_fixed_set():
     assert failure_reason("ORA-01017: x (reconnect backoff, next attempt in 3.0 s)") == "logon denied"
 
 
+@pytest.mark.slow
 def test_the_scrapers_time_limit_also_bounds_the_collectors():
     """Issue 15.7: with a very large snapshot the collectors ran 10 s past Prometheus' 5 s
     limit. Past the limit no further collector starts: they fail with the reason, and the

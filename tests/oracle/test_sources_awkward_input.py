@@ -108,6 +108,7 @@ def test_recording_of_only_unreachable_snapshots_reports_down(tmp_path, core):
         assert out.returncode == 0 and not out.stdout.strip() and not out.stderr.strip(), out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_view_recorded_as_null_counts_as_not_fetched(tmp_path, core):
     obj = json.loads(core.make_snapshot("a", 0).to_json())
     obj["views"]["GV$LATCH"] = None

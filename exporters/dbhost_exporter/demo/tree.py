@@ -140,7 +140,8 @@ ARC_FIELDS_21 = (_ARC_COMMON_HEAD + [
     "arc_sys_free", "arc_raw_size", "cached_only_in_progress", "abd_chunk_waste_size"])
 _STATES_22 = [f"{st}_{f}" for st in ("anon", "mru", "mru_ghost", "mfu", "mfu_ghost", "uncached")
               for f in ("size", "data", "metadata", "evictable_data", "evictable_metadata")]
-_STATES_22.remove("anon_size"); _STATES_22.insert(0, "anon_size")
+_STATES_22.remove("anon_size")
+_STATES_22.insert(0, "anon_size")
 ARC_FIELDS_22 = ([
     "hits", "iohits", "misses",
     "demand_data_hits", "demand_data_iohits", "demand_data_misses",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
 

@@ -50,7 +50,7 @@ from typing import Iterator, Sequence, TextIO
 from ..config import DEFAULT_HISTOGRAM_EVENTS
 from ..queries import SYSMETRIC_GROUP_ID, declared_names
 from .. import views as registry
-from .. import collectors as _collectors  # noqa: F401  (collector modules may register their own views)
+from .. import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from ..snapshot import Snapshot
 from . import tail19c
 from .health import CONTAINERS, HealthModel

@@ -66,7 +66,7 @@ NON_IDLE: tuple[tuple[str, str], ...] = (
     # Other (LGWR workers LGnn, PX, RAC messaging, enqueues)
     ("LGWR worker group ordering", "Other"), ("LGWR any worker group", "Other"), ("LGWR all worker groups", "Other"),
     ("log file sync: SCN ordering", "Other"), ("target log write size", "Other"),
-    ("LGWR intra group sync", "Other"), 
+    ("LGWR intra group sync", "Other"),
     ("PX Deq: Slave Session Stats", "Other"), ("PX Deq: Join ACK", "Other"), ("PX Deq: Parse Reply", "Other"),
     ("PX qref latch", "Other"), ("PX Deq Credit: need buffer", "Other"), ("PX Deq: Signal ACK RSG", "Other"),
     ("PX Deq: Signal ACK EXT", "Other"), ("PX Deq: Slave Join Frag", "Other"), ("PX Nsq: PQ load info query", "Other"),
@@ -97,7 +97,7 @@ IDLE: tuple[str, ...] = (
     "watchdog main loop", "pman timer", "lreg timer", "dispatcher timer", "virtual circuit next request",
     "OFS idle", "PL/SQL lock timer", "EMON slave idle wait", "SGA: MMAN sleep for component shrink", "PING",
     "IORM Scheduler Slave Idle Wait", "ASM background timer", "KSV master wait", "gcs for action",
-    "LGWR real time apply sync", "LMS CR slave timer", 
+    "LGWR real time apply sync", "LMS CR slave timer",
     "Sleep for db open", "shared server idle wait", "single-task message", "SQL*Net message from dblink",
     "Data Guard: process clean up", "Logminer: client waiting for transaction",
     "heartbeat monitor sleep", "fbar timer",

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from exporter_common.config import ConfigError
 
 from .. import views
-from .. import collectors as _collectors  # noqa: F401  (collector modules may register their own views)
+from .. import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from ..snapshot import Snapshot
 from . import failed_snapshot
 from ..views import View
