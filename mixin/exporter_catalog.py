@@ -42,7 +42,8 @@ def dbhost_specs() -> tuple[Collector, ...]:
 
 
 def exporters() -> dict[str, tuple[Collector, ...]]:
-    return {"oracle-exporter": oracle_specs(), "dbhost-exporter": dbhost_specs()}
+    from exporter_common.process import SPEC as PROCESS
+    return {"oracle-exporter": oracle_specs(), "dbhost-exporter": dbhost_specs(), "both exporters": (PROCESS,)}
 
 
 def labels_of(exporter: str, spec: Collector, fam: Family) -> list[str]:
@@ -123,10 +124,9 @@ Derived values (averages, ratios, per-second rates) are computed in PromQL, most
 recording rules in `alerts/recording.rules.yml`; field-notes ids (R1, I1, M4, ...) say which
 finding a metric serves.
 
-Both exporters also expose the standard process metrics (`process_start_time_seconds`,
-`process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_open_fds`,
-`process_max_fds`, ...) of their own process, as every Prometheus exporter does: restarts and
-crash loops show in `process_start_time_seconds`.
+Both exporters also expose the standard process metrics of their own process, as every
+Prometheus exporter does (last section): restarts and crash loops show in
+`process_start_time_seconds`.
 """
 
 ORACLE_INTRO = """\
@@ -171,6 +171,8 @@ def _section(exporter: str, spec: Collector) -> str:
     title = spec.title or spec.help.rstrip(".")
     if spec.name == "exporter":
         head = f"### {title} (the exporter itself)"
+    elif exporter == "both exporters":
+        head = f"### {title}"
     elif exporter == "oracle-exporter":
         where = "; ".join(filter(None, [", ".join(spec.reads), "opt-in" if spec.opt_in else ""]))
         head = f"### {title} (collector `{spec.name}`" + (f"; {where}" if where else "") + ")"
@@ -198,7 +200,8 @@ def _section(exporter: str, spec: Collector) -> str:
 
 def metrics_md() -> str:
     parts = [f"<!-- {MARK} -->\n", INTRO]
-    for exporter, intro in (("oracle-exporter", ORACLE_INTRO), ("dbhost-exporter", DBHOST_INTRO)):
+    for exporter, intro in (("oracle-exporter", ORACLE_INTRO), ("dbhost-exporter", DBHOST_INTRO),
+                            ("both exporters", "## Both exporters\n")):
         parts.append(intro)
         for spec in exporters()[exporter]:
             parts.append(_section(exporter, spec))

@@ -25,12 +25,35 @@ from typing import Iterable, Protocol
 from prometheus_client.metrics_core import Metric
 from prometheus_client.process_collector import ProcessCollector
 
-__all__ = ["NAMES", "ProcessMetrics", "with_process"]
+from .declare import Collector, Family
+
+__all__ = ["NAMES", "SPEC", "ProcessMetrics", "with_process"]
 
 log = logging.getLogger(__name__)
 
-NAMES = ("process_virtual_memory_bytes", "process_resident_memory_bytes", "process_start_time_seconds",
-         "process_cpu_seconds_total", "process_open_fds", "process_max_fds")
+# Declared like a collector, for the metrics catalog and docs/metrics.md; the families themselves
+# (names, help texts, values) are prometheus_client's own, which this module does not rewrite.
+SPEC = Collector(
+    "process", "The exporter's own process, as prometheus_client's process collector reports it (both exporters).",
+    title="Process metrics of the exporter itself (both exporters)",
+    reads=("/proc/self/stat", "/proc/self/fd", "/proc/self/limits"),
+    doc="Restarts and crash loops show in `process_start_time_seconds` (changes() over a window), "
+        "a leak in `process_open_fds` against `process_max_fds`. Always the exporter's own process, "
+        "whatever --path.procfs says; oracle-exporter's /probe does not carry them.",
+    metrics=(
+        Family("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", (),
+               source="/proc/self/stat vsize"),
+        Family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", (),
+               source="/proc/self/stat rss x page size"),
+        Family("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", (),
+               source="/proc/self/stat starttime / SC_CLK_TCK + boot time (/proc/stat btime)"),
+        Family("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", (),
+               source="/proc/self/stat utime + stime / SC_CLK_TCK"),
+        Family("process_open_fds", "gauge", "Number of open file descriptors.", (), source="/proc/self/fd"),
+        Family("process_max_fds", "gauge", "Maximum number of open file descriptors.", (),
+               source="/proc/self/limits Max open files (soft)"),
+    ))
+NAMES = tuple(f.name for f in SPEC.metrics)
 
 
 class _Collects(Protocol):

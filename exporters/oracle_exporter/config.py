@@ -64,6 +64,13 @@ DEFAULT_BACKOFF_MAX_SECONDS = core.default("reconnect_backoff_max_seconds")
 # Every collector's declaration, and the settings they declare: {key: (collector, Setting)}.
 SPECS = {name: mod.SPEC for name, mod in COLLECTORS.items() if getattr(mod, "SPEC", None) is not None}
 COLLECTOR_SETTINGS = settings_of(SPECS.values())
+# Keys of the config file that are not a collector's: a collector may not declare one of them.
+CONFIG_KEYS = frozenset({"databases", "collectors", "collector_intervals", "custom_metrics", "custom_metric_files",
+                         "thick_mode", "config_dir", *(s.key for s in core.SPEC.settings)})
+_CLASH = sorted(set(COLLECTOR_SETTINGS) & CONFIG_KEYS)
+if _CLASH:
+    raise RuntimeError("; ".join(f"collector {COLLECTOR_SETTINGS[k][0].name} declares setting {k!r}, a key the "
+                                 "exporter itself reads from the config file" for k in _CLASH))
 OPT_IN_COLLECTORS = frozenset(name for name, spec in SPECS.items() if spec.opt_in)
 LOGON_MODES = ("default", "sysdg", "sysbackup")
 
@@ -272,8 +279,7 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         raise
     errs = ErrorList()
     # keys of parts that may fail before reaching them: known, not "unknown field"
-    root.declare(*COLLECTOR_SETTINGS, "collectors", "collector_intervals", "custom_metrics", "custom_metric_files",
-                 "thick_mode", "config_dir")
+    root.declare(*COLLECTOR_SETTINGS, *CONFIG_KEYS)
     exporter = {s.key: errs.value(lambda s=s: s.read(root), s.value()) for s in core.SPEC.settings}
     timeout, connect_timeout = exporter["timeout_seconds"], exporter["connect_timeout_seconds"]
     min_interval, backoff_max = exporter["min_interval_seconds"], exporter["reconnect_backoff_max_seconds"]

@@ -6,7 +6,7 @@ import subprocess
 import yaml
 
 from mixin import records as R
-from mixin.dashboards.common import with_database
+from mixin.fleetview import sid_to_database as with_database
 
 
 def _info(db, sid, host):
