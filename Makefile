@@ -40,9 +40,9 @@ venv: $(VENV)/.installed ## create .venv with the project (pip, quiet)
 test: deps venv ## run every test (unit, promtool, end-to-end; about 7 min)
 	$(PY) -m pytest -q tests
 
-# make run [DEMO=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
-run: deps venv ## start the stack on 127.0.0.1 (DEMO=1, ORACLE_CONFIG=, DBHOST_CONFIG=, RUN_ARGS=)
-	$(PY) -m stack.run $(if $(filter 1 yes true,$(DEMO)),--demo) $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
+# make run [DEMO=1] [RESUME=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
+run: deps venv ## start the stack on 127.0.0.1, fresh state (DEMO=1, RESUME=1, ORACLE_CONFIG=, DBHOST_CONFIG=, RUN_ARGS=)
+	$(PY) -m stack.run $(if $(filter 1 yes true,$(DEMO)),--demo) $(if $(filter 1 yes true,$(RESUME)),--resume) $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
 
 # Rules, promtool tests, docs/alerts.md, docs/thresholds.md and dashboards/json from the mixin
 # (mixin/README.md). A site's pack: make generate MIXIN_CONFIG=site.yml [OUT=build/mixin]

@@ -129,6 +129,60 @@ def lock_state(state: Path) -> int:
     return fd
 
 
+# What one run leaves under the state directory. A new run starts without any of it
+# (fresh_state), so nothing of an earlier run (a DEMO=1 run's series, Alertmanager's
+# notification log, earlier notifications) can fire, be sent or be printed again;
+# --resume keeps it all and says so.
+RUN_DATA = ("prometheus/data", "alertmanager/data", "demo", "prometheus/rules-local")
+KEPT_FROM_PREVIOUS = ("webhook/notifications.jsonl", "logs")
+PREVIOUS = "previous"
+
+
+def fresh_state(state: Path) -> list[str]:
+    """Start a run from a clean state directory (call with the lock held): delete the
+    previous run's Prometheus TSDB, Alertmanager data (silences, notification log) and
+    demo files; move its notifications and logs to <state>/previous/ (replacing the run
+    before), for reading only. Returns what was done, one phrase each (empty: nothing there)."""
+    done = []
+    for rel in RUN_DATA:
+        p = state / rel
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p)
+        else:
+            continue
+        done.append(f"deleted {rel}/")
+    kept = [rel for rel in KEPT_FROM_PREVIOUS if (state / rel).exists()]
+    if kept:
+        prev = state / PREVIOUS
+        if prev.exists():
+            shutil.rmtree(prev)
+        for rel in kept:
+            dest = prev / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(state / rel, dest)
+            done.append(f"moved {rel} to {PREVIOUS}/{rel}")
+    return done
+
+
+def resume_summary(state: Path, log: Path) -> str:
+    """What a --resume run continues from (the banner says it)."""
+    data = state / "prometheus" / "data"
+    parts = []
+    if data.exists():
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.stat().st_mtime))
+        parts.append(f"Prometheus and Alertmanager data of the earlier run(s) (last written {since}): its "
+                     "alerts may fire and be sent again")
+    try:
+        with open(log, "rb") as f:
+            n = sum(1 for line in f if line.strip())
+        parts.append(f"{n} earlier notification(s) in {log} (not printed again)")
+    except OSError:
+        pass
+    return "; ".join(parts) or "nothing to resume (no earlier state)"
+
+
 def prepare(opts: StackOptions) -> dict[str, Path]:
     """Write every config under opts.state; return their paths. Fails clearly on missing inputs."""
     for comp, binary in BINARIES.items():
@@ -345,6 +399,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "--demo-for and the case study's worst finding paging (see docs/stack.md)")
     p.add_argument("--demo-for", default=demo_mod.DEFAULT_FOR,
                    help=f"with --demo: the longest alert for: (default {demo_mod.DEFAULT_FOR})")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the previous run's state (Prometheus data, Alertmanager data, notifications); "
+                        "default: start fresh, the previous run's notifications and logs moved to "
+                        "<state-dir>/previous/")
     for comp, port in DEFAULT_PORTS.items():
         p.add_argument(f"--{comp}-port", type=int, default=port, help=f"{comp} port (default {port})")
     return p.parse_args(argv)
@@ -407,6 +465,15 @@ def main(argv: list[str] | None = None) -> int:
     sup = Supervisor(log=say)
     try:
         say(f"state directory {opts.state} (locked, pid {os.getpid()})")
+        log_path = opts.state / "webhook" / "notifications.jsonl"
+        if args.resume:
+            say(f"RESUMING the earlier run's state (--resume): {resume_summary(opts.state, log_path)}")
+        else:
+            done = fresh_state(opts.state)
+            say("fresh state: " + ("; ".join(done) + " (make run RUN_ARGS=--resume continues a run instead)"
+                                   if done else "no earlier run here"))
+        # notifications already in the log (a resumed run's) are not printed again
+        offset = log_path.stat().st_size if log_path.exists() else 0
         t0 = time.monotonic()
         paths = start(opts, sup)
         wait_all_targets_up(opts, sup, log=say)
@@ -423,7 +490,6 @@ def main(argv: list[str] | None = None) -> int:
         for line in alert_eta(opts, replaying=not args.oracle_config):
             say(line)
         banner("\nPress Ctrl-C to stop.")
-        offset = 0
         while True:
             sup.check_alive()
             lines, offset = new_notifications(paths["webhook_log"], offset)

@@ -262,3 +262,66 @@ def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
         assert "[stack] notification /pager: firing OracleLogFileParallelWriteSlow (DEMO)" in rest
     finally:
         stack.kill()
+
+
+_OLD_PAGE = {"received_at": "2020-01-01T00:00:00.000Z", "path": "/pager", "status": "firing", "receiver": "pager",
+             "alerts": [{"labels": {"alertname": "OracleLogFileParallelWriteSlow", "database": "OLDRUN"}}]}
+
+
+def _seed_old_run(state) -> None:
+    """What an earlier (DEMO=1) run leaves: its TSDB, Alertmanager's notification log, a notification."""
+    import json
+    (state / "prometheus" / "data" / "01OLDBLOCK").mkdir(parents=True)
+    (state / "alertmanager" / "data").mkdir(parents=True)
+    (state / "alertmanager" / "data" / "nflog").write_text("old")
+    (state / "demo" / "host").mkdir(parents=True)
+    (state / "webhook").mkdir(parents=True)
+    (state / "webhook" / "notifications.jsonl").write_text(json.dumps(_OLD_PAGE) + "\n")
+    (state / "logs").mkdir()
+    (state / "logs" / "prometheus.log").write_text("old run's log\n")
+
+
+def test_each_run_starts_fresh_or_says_it_resumes(tmp_path):
+    """Issue 27: an earlier run's state never pages or prints again. A plain run deletes the
+    earlier TSDB and Alertmanager data and moves its notifications and logs to previous/
+    (printed as such); --resume keeps them, says so, and still does not re-print the
+    notifications already logged."""
+    require(DEMO_BEFORE, "oracle-exporter demo recording")
+    state = tmp_path / "state"
+    _seed_old_run(state)
+    ports = dict(zip(run.DEFAULT_PORTS, free_ports(len(run.DEFAULT_PORTS))))
+    stack = _Stack(_stack_argv(state, ports))
+    try:
+        assert re.search(r"^\[stack\] all targets up", stack.text, re.M), stack.text
+        fresh = re.search(r"^\[stack\] fresh state: (.*)$", stack.text, re.M)
+        assert fresh, stack.text
+        assert "deleted prometheus/data/; deleted alertmanager/data/; deleted demo/" in fresh.group(1)
+        assert "moved webhook/notifications.jsonl to previous/webhook/notifications.jsonl" in fresh.group(1)
+        assert not (state / "prometheus" / "data" / "01OLDBLOCK").exists()
+        nflog = state / "alertmanager" / "data" / "nflog"
+        assert not nflog.exists() or nflog.read_bytes() != b"old"
+        assert "OLDRUN" in (state / "previous" / "webhook" / "notifications.jsonl").read_text()
+        assert (state / "previous" / "logs" / "prometheus.log").read_text() == "old run's log\n"
+        assert "old run's log" not in (state / "logs" / "prometheus.log").read_text()
+        time.sleep(2.5)        # the notification loop has read the log at least twice
+        rest = stack.stop(signal.SIGINT)
+        assert "notification" not in rest and "OLDRUN" not in stack.text + rest
+    finally:
+        stack.kill()
+    # the stack's own TSDB is there now; a resumed run keeps it and the (old) notifications
+    import json
+    blocks = {p.name for p in (state / "prometheus" / "data").iterdir()}
+    with open(state / "webhook" / "notifications.jsonl", "a") as f:
+        f.write(json.dumps(_OLD_PAGE) + "\n")
+    stack = _Stack(_stack_argv(state, ports) + ["--resume"])
+    try:
+        assert re.search(r"^\[stack\] RESUMING the earlier run's state \(--resume\): Prometheus and Alertmanager "
+                         r"data of the earlier run\(s\) \(last written [-\d: ]+\): its alerts may fire and be sent "
+                         r"again; 1 earlier notification\(s\) in .*notifications.jsonl \(not printed again\)$",
+                         stack.text, re.M), stack.text
+        assert blocks <= {p.name for p in (state / "prometheus" / "data").iterdir()}
+        time.sleep(2.5)
+        rest = stack.stop(signal.SIGINT)
+        assert "OLDRUN" not in stack.text + rest
+    finally:
+        stack.kill()
