@@ -356,6 +356,34 @@ def alert_eta(opts: StackOptions, replaying: bool) -> list[str]:
     return lines
 
 
+# Debian's Alertmanager package ships no web UI: its / is a page saying so.
+_AM_NO_UI = b"does not include a web"
+
+
+def ui_links(opts: StackOptions) -> dict[str, str]:
+    """Links that open on the Prometheus and Alertmanager actually running, found by asking
+    them: Debian's Prometheus 2.42 serves its UI under /classic/ (/alerts is a 404 there),
+    upstream builds at /alerts; Debian's Alertmanager has no web UI, so the API URL and
+    the amtool command stand in for it."""
+    from .procs import http_get
+    prom = opts.url("prometheus")
+    links = {"prometheus": prom, "prometheus_alerts": prom + "/api/v1/alerts"}
+    for path in ("/classic/alerts", "/alerts"):
+        status, body = http_get(prom + path)
+        if status == 200 and b"<html" in body[:2000].lower():
+            links["prometheus_alerts"] = prom + path
+            break
+    am = opts.url("alertmanager")
+    status, body = http_get(am + "/")
+    amtool = f"amtool --alertmanager.url={am} alert query"
+    if status == 200 and _AM_NO_UI not in body:
+        links["alertmanager"] = f"{am}   (or: {amtool})"
+    else:
+        links["alertmanager"] = (f"{am}/api/v2/alerts   (no web UI in Debian's package; "
+                                 f"{amtool}, or: amtool ... silence query)")
+    return links
+
+
 def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
     """One line per notification appended to the webhook's log since offset; the new offset."""
     try:
@@ -478,9 +506,10 @@ def main(argv: list[str] | None = None) -> int:
         paths = start(opts, sup)
         wait_all_targets_up(opts, sup, log=say)
         say(f"all targets up ({time.monotonic() - t0:.1f}s after start)")
+        links = ui_links(opts)
         banner(f"""
-  Prometheus       {opts.url('prometheus')}   (alerts: {opts.url('prometheus')}/alerts)
-  Alertmanager     {opts.url('alertmanager')}
+  Prometheus       {links['prometheus']}   (alerts: {links['prometheus_alerts']})
+  Alertmanager     {links['alertmanager']}
   oracle-exporter  {opts.url('oracle')}/metrics
   dbhost-exporter  {opts.url('dbhost')}/metrics
   node_exporter    {opts.url('node')}/metrics

@@ -5,7 +5,8 @@ is appended as one JSON line to a log file and printed on stdout.
     python -m stack.webhook --listen 127.0.0.1:19199 --log .state/webhook/notifications.jsonl
 
 GET /notifications returns everything received so far as a JSON array (the
-end-to-end tests read it); GET /-/ready answers 200 once listening.
+end-to-end tests read it), GET /pager (any receiver path) what arrived there;
+GET /-/ready answers 200 once listening.
 
 GET /docs/<path>.md serves the repository's docs/ (or --docs DIR) as HTML: the alert
 pack's runbook_url annotations point at /docs/runbooks/<Alert>.md here by default
@@ -209,8 +210,13 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
             elif self.path == "/docs" or self.path.startswith("/docs/"):
                 status, page = docs_page(docs, self.path if self.path != "/docs" else "/docs/")
                 self._reply(status, page.encode(), "text/html; charset=utf-8")
+            elif re.fullmatch(r"/[A-Za-z0-9_-]{1,64}", self.path):
+                # a receiver's URL (/pager, /ticket) opens too: what arrived there
+                with receiver.lock:
+                    body = json.dumps([n for n in receiver.received if n.get("path") == self.path]).encode()
+                self._reply(200, body)
             else:
-                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications or /docs/"}')
+                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications, /<path> or /docs/"}')
 
         def do_POST(self):
             try:

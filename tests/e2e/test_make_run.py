@@ -87,6 +87,7 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
                              "prometheus"}
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
         assert f"webhook          http://127.0.0.1:{ports['webhook']}/notifications" in text
+        _banner_links_open(text, ports)
         # all state under the one state directory
         state = tmp_path / "state"
         assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs", "lock"}
@@ -102,6 +103,27 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
             "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]
     finally:
         stack.kill()
+
+
+def _banner_links_open(text: str, ports: dict[str, int]) -> None:
+    """Issue 27: every URL the banner prints opens on the installed (Debian) binaries: a GET
+    answers 200 with content (not Debian's "no web application" page nor 2.42's 404 for
+    /alerts), and the amtool command it names works."""
+    banner = text[text.index("all targets up"):]
+    urls = re.findall(r"(?<!=)https?://[^\s)]+", banner)      # not amtool's --alertmanager.url=
+    assert any(u.startswith(f"http://127.0.0.1:{ports['prometheus']}/") and "alerts" in u for u in urls), banner
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            body = resp.read()
+            assert resp.status == 200 and body, url
+            assert b"does not include a web" not in body, url
+    m = re.search(r"^  Alertmanager .*?(amtool --alertmanager\.url=(\S+) alert query)", banner, re.M)
+    assert m and m.group(2) == f"http://127.0.0.1:{ports['alertmanager']}", banner
+    amtool = "/usr/bin/amtool"
+    if os.access(amtool, os.X_OK):
+        res = subprocess.run([amtool, f"--alertmanager.url={m.group(2)}", "alert", "query"], capture_output=True,
+                             text=True, timeout=30)
+        assert res.returncode == 0 and res.stdout.split()[:2] == ["Alertname", "Starts"], res.stdout + res.stderr
 
 
 def test_make_run_with_an_unreachable_database(tmp_path):

@@ -257,7 +257,11 @@ def test_webhook_logs_every_notification_as_json_lines(tmp_path):
         assert lines[0]["alerts"] == payload["alerts"] and lines[0]["received_at"].endswith("Z")
         got = http_json(f"http://127.0.0.1:{port}/notifications")
         assert got == lines
-        assert http_get(f"http://127.0.0.1:{port}/elsewhere")[0] == 404
+        # a receiver's URL, as the banner prints it, opens: what arrived there (issue 27)
+        assert http_json(f"http://127.0.0.1:{port}/pager") == [lines[0]]
+        assert http_json(f"http://127.0.0.1:{port}/ticket") == [lines[1]]
+        assert http_json(f"http://127.0.0.1:{port}/elsewhere") == []
+        assert http_get(f"http://127.0.0.1:{port}/a/b")[0] == 404
         time.sleep(0.2)
         stdout_lines = [l for l in p.log_path.read_text().splitlines() if l.startswith("{")]
         assert [json.loads(l) for l in stdout_lines] == lines   # also printed on stdout
