@@ -401,8 +401,11 @@ def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
             names = sorted({a.get("labels", {}).get("alertname", "?") for a in alerts})
             where = sorted({a.get("labels", {}).get("database") or a.get("labels", {}).get("instance", "")
                             for a in alerts} - {""})
+            summaries = sorted({a.get("annotations", {}).get("summary", "") for a in alerts} - {""})
             out.append(f"notification {n.get('path', '?')}: {n.get('status', '?')} {', '.join(names)}"
-                       + (f" ({', '.join(where)})" if where else "") + f", {len(alerts)} alert(s)")
+                       + (f" ({', '.join(where)})" if where else "") + f", {len(alerts)} alert(s)"
+                       # the page's own words (OracleDown: why), when its alerts share one summary
+                       + (f": {summaries[0]}" if len(summaries) == 1 else ""))
         except (ValueError, AttributeError):
             continue
     return out, offset + end

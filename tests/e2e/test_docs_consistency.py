@@ -465,3 +465,14 @@ def test_readme_stack_links_are_the_ones_debian_serves():
     assert "http://127.0.0.1:19093/api/v2/alerts" in text
     assert "amtool --alertmanager.url=http://127.0.0.1:19093 alert query" in text
     assert not re.search(r"http://127\.0\.0\.1:19090/alerts\b", text + _read(DOCS / "stack.md"))
+
+
+def test_oracle_down_runbook_explains_every_reason_the_page_can_quote():
+    """The OracleDown page ends with oracle_last_error_info's reason (issue 27); its runbook's
+    table has a row for each reason the exporter can export (and no invented one)."""
+    from oracle_exporter.sources import _REASONS
+    reasons = {r for r, _ in _REASONS} | {"connected but blind"}
+    text = _section(_read(DOCS / "runbooks" / "OracleDown.md"), "## The page says why")
+    rows = re.findall(r"^\| ([^|]+?) \| [^|]+ \|$", text, re.M)
+    listed = {r.strip() for row in rows[1:] for r in row.split(",")}
+    assert listed - {"reason", "---"} == reasons
