@@ -183,6 +183,21 @@ def resume_summary(state: Path, log: Path) -> str:
     return "; ".join(parts) or "nothing to resume (no earlier state)"
 
 
+# The stack's own alert: the webhook receiver could not write a notification to its log
+# (full disk, I/O error). Prometheus scrapes the receiver (job "webhook", make run only;
+# the compose template is unchanged) and loads this file next to the alert pack's.
+STACK_RULES = {"groups": [{"name": "stack.alerts", "rules": [{
+    "alert": "NotificationLogWriteFailing",
+    "expr": "webhook_notification_log_last_write_success == 0\n"
+            "or increase(webhook_notification_log_write_failures_total[10m]) > 0",
+    "labels": {"severity": "critical", "layer": "monitoring"},
+    "annotations": {
+        "summary": "make run's webhook receiver cannot write notifications to its log",
+        "description": "{{ $labels.instance }}: writes to the notification log fail (full disk or I/O error; "
+                       "see .state/logs/webhook.log); the failed notifications were answered 500 and "
+                       "Alertmanager retries them. Free space under the state directory."}}]}]}
+
+
 def prepare(opts: StackOptions) -> dict[str, Path]:
     """Write every config under opts.state; return their paths. Fails clearly on missing inputs."""
     for comp, binary in BINARIES.items():
@@ -215,10 +230,13 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
         else:
             rules_link.unlink()
     rules_link.symlink_to(rules_dir.resolve(), target_is_directory=True)
-    paths["prometheus"] = configs.dump(
-        configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus", "alertmanager")},
-                                  opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets),
-        prom_dir / "prometheus.yml")
+    prom_doc = configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus",
+                                                                    "alertmanager")},
+                                         opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets)
+    prom_doc["scrape_configs"].append({"job_name": "webhook", "static_configs": [{"targets": [opts.addr("webhook")]}]})
+    paths["stack_rules"] = configs.dump(STACK_RULES, prom_dir / "stack.rules.yml")
+    prom_doc.setdefault("rule_files", []).append("stack.rules.yml")
+    paths["prometheus"] = configs.dump(prom_doc, prom_dir / "prometheus.yml")
     paths["alertmanager"] = configs.dump(
         configs.render_alertmanager(opts.alertmanager_source, opts.url("webhook"), opts.alertmanager_timing),
         st / "alertmanager" / "alertmanager.yml")
@@ -411,6 +429,26 @@ def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
     return out, offset + end
 
 
+def webhook_trouble(webhook_url: str, seen: int) -> tuple[str | None, int]:
+    """A loud line when the webhook receiver failed to log notifications since `seen`
+    failures (its /-/status), and the new count; (None, seen) when all is well or it
+    does not answer (a dead component is reported by the supervisor)."""
+    from .procs import http_get
+    status, body = http_get(webhook_url + "/-/status", timeout=1.0)
+    if status != 200:
+        return None, seen
+    try:
+        st = json.loads(body)
+        failures = int(st["write_failures"])
+    except (ValueError, KeyError, TypeError):
+        return None, seen
+    if failures <= seen:
+        return None, seen
+    return (f"WARNING: the webhook receiver could not write {failures - seen} notification(s) to {st.get('log')}: "
+            f"{st.get('last_error')} ({failures} in all); they are NOT logged (answered 500, Alertmanager "
+            "retries); alert NotificationLogWriteFailing; free space under the state directory"), failures
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--oracle-config", help="oracle-exporter config (YAML list of databases); "
@@ -522,11 +560,15 @@ def main(argv: list[str] | None = None) -> int:
         for line in alert_eta(opts, replaying=not args.oracle_config):
             say(line)
         banner("\nPress Ctrl-C to stop.")
+        failures = 0
         while True:
             sup.check_alive()
             lines, offset = new_notifications(paths["webhook_log"], offset)
             for line in lines:
                 say(line)
+            trouble, failures = webhook_trouble(opts.url("webhook"), failures)
+            if trouble:
+                say(trouble)
             time.sleep(1)
     except KeyboardInterrupt:
         say("stopping ...")

@@ -88,6 +88,13 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
         assert f"webhook          http://127.0.0.1:{ports['webhook']}/notifications" in text
         _banner_links_open(text, ports)
+        # the stack's Prometheus scrapes the webhook receiver and holds its alert on failed writes
+        prom = f"http://127.0.0.1:{ports['prometheus']}"
+        assert [r["value"][1] for r in prom_query(prom, 'up{job="webhook"}')] == ["1"]
+        assert wait_until(lambda: prom_query(prom, "webhook_notification_log_write_failures_total"), 10,
+                          "the webhook's metrics in Prometheus")[0]["value"][1] == "0"
+        rules = http_json(prom + "/api/v1/rules?type=alert")["data"]["groups"]
+        assert "NotificationLogWriteFailing" in {r["name"] for g in rules for r in g["rules"]}
         # all state under the one state directory
         state = tmp_path / "state"
         assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs", "lock"}
