@@ -152,9 +152,10 @@ _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms
 
 
 def duration_seconds(text: str) -> float:
-    m = _DURATION.match(str(text).strip())
+    text = str(text).strip()
+    m = _DURATION.match(text) if len(text) <= 40 else None
     if not m or not any(m.groups()):
-        raise ConfigRenderError(f"not a Prometheus duration: {text!r}")
+        raise ConfigRenderError(f"not a Prometheus duration: {text[:40]!r}" + ("..." if len(text) > 40 else ""))
     d, h, mi, s, ms = (int(g or 0) for g in m.groups())
     return d * 86400 + h * 3600 + mi * 60 + s + ms / 1000
 

@@ -110,9 +110,12 @@ def lock_state(state: Path) -> int:
     """Lock the state directory for this process (flock on <state>/lock, which holds our
     PID); StackError naming the holder's PID if another run has it. The lock goes with
     the process, however it ends; keep the returned descriptor open while running."""
-    state.mkdir(parents=True, exist_ok=True)
     path = state / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise StackError(f"--state-dir {state}: cannot use it: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -449,8 +452,25 @@ def webhook_trouble(webhook_url: str, seen: int) -> tuple[str | None, int]:
             "retries); alert NotificationLogWriteFailing; free space under the state directory"), failures
 
 
+def _port(text: str) -> int:
+    """argparse type of the --<component>-port options: 1..65535, one line otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text[:40]!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 1-65535, got {text[:40]}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """One line (argparse prints the whole usage first): the problem and where help is."""
+        self.exit(2, f"error: {message} (python -m stack.run --help lists the options)\n")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--oracle-config", help="oracle-exporter config (YAML list of databases); "
                    "default: replay the demo recording in a loop")
     p.add_argument("--oracle-replay", default=str(DEMO_RECORDING), help="recording to replay when no --oracle-config")
@@ -473,8 +493,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "default: start fresh, the previous run's notifications and logs moved to "
                         "<state-dir>/previous/")
     for comp, port in DEFAULT_PORTS.items():
-        p.add_argument(f"--{comp}-port", type=int, default=port, help=f"{comp} port (default {port})")
-    return p.parse_args(argv)
+        p.add_argument(f"--{comp}-port", type=_port, default=port, help=f"{comp} port (default {port})")
+    args = p.parse_args(argv)
+    taken: dict[int, str] = {}
+    for comp in DEFAULT_PORTS:
+        port = getattr(args, f"{comp}_port")
+        if port in taken:
+            p.error(f"--{comp}-port {port} is also --{taken[port]}-port")
+        taken[port] = comp
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,12 +522,16 @@ def main(argv: list[str] | None = None) -> int:
                         node_perf=args.node_perf, rules_dir=Path(args.rules_dir).resolve(),
                         alertmanager_source=Path(args.alertmanager_config).resolve(),
                         demo=args.demo, demo_for=args.demo_for)
-    try:
-        configs.duration_seconds(args.demo_for)
-        if args.scrape_interval:
-            configs.duration_seconds(args.scrape_interval)
-    except configs.ConfigRenderError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    for flag, value, low, high in (("--demo-for", args.demo_for, 0, 86400),
+                                   ("--scrape-interval", args.scrape_interval, 0.001, 3600)):
+        try:
+            if value is not None and not low <= configs.duration_seconds(value) <= high:
+                raise configs.ConfigRenderError(f"must be between {low:g}s and {high:g}s, got {value!r}")
+        except configs.ConfigRenderError as exc:
+            print(f"error: {flag}: {exc}", file=sys.stderr)
+            return 2
+    if args.dbhost_config and not Path(args.dbhost_config).is_file():
+        print(f"error: --dbhost-config {args.dbhost_config}: no such file", file=sys.stderr)
         return 2
     if args.oracle_config:
         if not Path(args.oracle_config).is_file():
