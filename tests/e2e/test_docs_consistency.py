@@ -476,3 +476,18 @@ def test_oracle_down_runbook_explains_every_reason_the_page_can_quote():
     rows = re.findall(r"^\| ([^|]+?) \| [^|]+ \|$", text, re.M)
     listed = {r.strip() for row in rows[1:] for r in row.split(",")}
     assert listed - {"reason", "---"} == reasons
+
+
+def test_example_configs_use_the_user_the_monitoring_sql_creates():
+    """Issue 27: the example configs said c##monitor, docs/oracle-monitoring-user.sql creates
+    oramon: a user following both got ORA-01017. Every example, deploy and compose config and
+    the reference in docs/oracle-exporter.md name the user the SQL creates."""
+    sql = _read(DOCS / "oracle-monitoring-user.sql")
+    (created,) = re.findall(r"^CREATE USER (\w+)", sql, re.M | re.I)
+    files = [ROOT / "examples" / "oracle-exporter.yml", ROOT / "deploy" / "oracle-exporter.yml",
+             ROOT / "compose" / "oracle-exporter" / "oracle-exporter.yml", DOCS / "oracle-exporter.md",
+             README, DOCS / "stack.md"]
+    users = {(f.name, u) for f in files for u in re.findall(r"^\s*(?:- )?user: ([^\s#]+)", _read(f), re.M)}
+    assert users and {u.lower() for _, u in users} == {created.lower()}, users
+    # and the common-user spelling the SQL suggests for a CDB root
+    assert f"C##{created.upper()}" in sql
