@@ -20,6 +20,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -76,6 +77,7 @@ class StackOptions:
     demo: bool = False                        # make run DEMO=1 (stack/demo.py)
     demo_for: str = demo_mod.DEFAULT_FOR
     demo_host: str = demo_mod.DEMO_HOST
+    demo_identity: tuple[str, str] | None = None   # (host name, instance) of the replayed database
     demo_rules: demo_mod.DemoRules | None = None  # set by prepare() in demo mode
 
     def addr(self, comp: str) -> str:
@@ -216,7 +218,8 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
     rules_dir = opts.rules_dir
     extra_targets = None
     if opts.demo:
-        paths["demo_tree"] = demo_mod.build_host(st / "demo" / "host").root
+        sid = opts.demo_identity[1] if opts.demo_identity else None
+        paths["demo_tree"] = demo_mod.build_host(st / "demo" / "host", sid).root
         rules_dir = st / "demo" / "rules"
         opts.demo_rules = demo_mod.demo_rules(opts.rules_dir, rules_dir, opts.demo_for)
         extra_targets = {"dbhost": [opts.demo_addr("dbhost")], "node": [opts.demo_addr("node")]}
@@ -236,6 +239,13 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
     prom_doc = configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus",
                                                                     "alertmanager")},
                                          opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets)
+    if opts.demo and opts.demo_identity:
+        # the demo host is the replayed database's host: instance="dbhost01", as its host_name says
+        for sc in prom_doc["scrape_configs"]:
+            if sc.get("job_name") in ("dbhost", "node"):
+                sc.setdefault("relabel_configs", []).append(
+                    {"source_labels": ["instance"], "regex": re.escape(opts.demo_host),
+                     "target_label": "instance", "replacement": opts.demo_identity[0]})
     prom_doc["scrape_configs"].append({"job_name": "webhook", "static_configs": [{"targets": [opts.addr("webhook")]}]})
     paths["stack_rules"] = configs.dump(STACK_RULES, prom_dir / "stack.rules.yml")
     prom_doc.setdefault("rule_files", []).append("stack.rules.yml")
@@ -261,7 +271,8 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
             # counters advance one step per second; files rewritten every second, or every
             # 5 s when Prometheus scrapes less often than that (cheaper, same rates)
             Proc("demo-animator", [sys.executable, "-m", "stack.demo", "animate", tree,
-                                   "--interval", "1" if scrape_s < 5 else "5"],
+                                   "--interval", "1" if scrape_s < 5 else "5",
+                                   *(["--sid", opts.demo_identity[1]] if opts.demo_identity else [])],
                  logs / "demo-animator.log", cwd=ROOT),
             Proc("dbhost-demo", [_script("dbhost-exporter"), "--path.procfs", tree / "proc",
                                  "--path.sysfs", tree / "sys", "--config.file", tree / "dbhost-exporter.yml",
@@ -358,7 +369,10 @@ def alert_eta(opts: StackOptions, replaying: bool) -> list[str]:
                      f"alerts, each with annotation '{demo_mod.DEMO_ANNOTATION}'); "
                      + (f"{', '.join(opts.demo_rules.paged)} raised to critical (pager)" if opts.demo_rules.paged
                         else "no alert raised to critical"))
-        lines.append(f"DEMO: demo database host {opts.demo_host} (dbhost-exporter "
+        who = (f"{opts.demo_identity[0]} ({opts.demo_host}), running {opts.demo_identity[1]}, the replayed "
+               f"database's instance, its redo LUN writing in {demo_mod.DEMO_REDO_WRITE_SECONDS * 1000:g} ms"
+               if opts.demo_identity else opts.demo_host)
+        lines.append(f"DEMO: demo database host {who} (dbhost-exporter "
                      f"http://{opts.demo_addr('dbhost')}/metrics, node_exporter diskstats "
                      f"http://{opts.demo_addr('node')}/metrics)")
     if first and replaying:
@@ -545,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
                   "give --oracle-config or --oracle-replay", file=sys.stderr)
             return 2
         opts.oracle_args = ["--replay", str(Path(args.oracle_replay).resolve()), "--replay-loop"]
+        if args.demo:
+            opts.demo_identity = demo_mod.recording_identity(Path(args.oracle_replay))
         say(f"oracle-exporter: no database configured, replaying {args.oracle_replay} in a loop")
     if args.dbhost_config:
         opts.dbhost_args = ["--config.file", str(Path(args.dbhost_config).resolve())]

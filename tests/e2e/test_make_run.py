@@ -267,16 +267,28 @@ def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
                          r"\(for: 2s\) should fire at about \d\d:\d\d \(~\d+ s\), its notification 30s later at "
                          rf"http://127.0.0.1:{ports['webhook']}/pager$", text, re.M), text
         prom = f"http://127.0.0.1:{ports['prometheus']}"
-        # the host half: every collector of the demo host has series under instance 127.0.0.2
-        for expr in ('dbhost_lun_info{instance="127.0.0.2",role="redo"}',
-                     'dbhost_zfs_arc_size_bytes{instance="127.0.0.2"}',
-                     'dbhost_process_context_switches_total{instance="127.0.0.2",role="lgwr"}',
-                     'node_disk_writes_completed_total{job="node",instance="127.0.0.2",device="dm-0"}'):
+        # the host half: every collector of the demo host has series under its instance, which is
+        # the replayed database's host (dbhost01, from GV$INSTANCE.HOST_NAME), scraped on 127.0.0.2
+        assert re.search(r"^\[stack\] DEMO: demo database host dbhost01 \(127\.0\.0\.2\), running DEMO1, the "
+                         r"replayed database's instance, its redo LUN writing in 11\.8 ms", text, re.M), text
+        for expr in ('dbhost_lun_info{instance="dbhost01",role="redo"}',
+                     'dbhost_zfs_arc_size_bytes{instance="dbhost01"}',
+                     'dbhost_process_context_switches_total{instance="dbhost01",sid="DEMO1",role="lgwr"}',
+                     'node_disk_writes_completed_total{job="node",instance="dbhost01",device="dm-0"}'):
             assert wait_until(lambda: prom_query(prom, expr), 30, expr)
+        assert not prom_query(prom, '{instance="127.0.0.2"}')
         # ... and moves (the animator): a rate over the demo host's disks
         assert wait_until(lambda: [r for r in prom_query(
-            prom, 'rate(node_disk_writes_completed_total{instance="127.0.0.2",device="dm-0"}[5s])')
+            prom, 'rate(node_disk_writes_completed_total{instance="dbhost01",device="dm-0"}[5s])')
             if float(r["value"][1]) > 0], 30, "moving demo-host counters")
+        # the story from the page to the host (issue 27): the paged database DEMO runs as DEMO1 on
+        # dbhost01 (oracle_instance_info), and dbhost01's redo LUN writes take R1's 11.8 ms
+        (info,) = wait_until(lambda: prom_query(prom, 'oracle_instance_info{database="DEMO"}'), 30, "instance info")
+        assert (info["metric"]["host_name"], info["metric"]["instance_name"]) == ("dbhost01", "DEMO1")
+        redo = wait_until(lambda: prom_query(
+            prom, 'instance_device_role:node_disk_write_latency_seconds:rate5m{instance="dbhost01",role="redo"}'),
+            60, "the redo LUN's write latency on dbhost01")
+        assert redo and all(abs(float(r["value"][1]) - 0.0118) < 0.0012 for r in redo), redo
         # the pager route: the R1 alert, critical, with the demo annotation
         hook = f"http://127.0.0.1:{ports['webhook']}/notifications"
         paged = wait_until(lambda: [a for n in http_json(hook) if n["path"] == "/pager" and n["status"] == "firing"
