@@ -115,6 +115,6 @@ def test_first_run_pip_is_quiet(tmp_path):
     res = subprocess.run(["make", "--no-print-directory", "-n", "venv"], cwd=work, env=env, capture_output=True,
                          text=True, timeout=30)
     assert res.returncode == 0, res.stderr
-    pip = [l for l in res.stdout.splitlines() if "pip install" in l]
+    pip = [l for l in res.stdout.splitlines() if l.startswith(".venv/bin/python -m pip install")]
     assert len(pip) == 2 and all(" -q " in l and "--disable-pip-version-check" in l for l in pip), pip
     assert "rerun with details" in res.stdout
