@@ -9,55 +9,67 @@ PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test quick lint deps venv generate dashboards docs clean bench
+.PHONY: help run test quick lint deps venv generate dashboards docs reset clean bench
 
-deps:
+# `make help` prints every target with the text after its `##`
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z][a-z -]*:.*## /{printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+# Installs only what is missing and never touches a service: Debian's packages start
+# their own prometheus (9090), prometheus-alertmanager (9093), prometheus-node-exporter
+# (9100) and victoria-metrics (8428) services; `make run` uses its own 19xxx ports and
+# runs next to them. What to do with those services is the host owner's choice (docs/stack.md).
+deps: ## install the missing Debian packages (apt-get; no service is stopped or changed)
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo ">>> installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
-	  for svc in prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics; do \
-	    $(SUDO) systemctl disable --now $$svc >/dev/null 2>&1 || true; done; \
 	else echo ">>> Debian packages present"; fi
 
 $(VENV)/.installed: pyproject.toml
 	@echo ">>> creating virtualenv $(VENV) and installing the project"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install --progress-bar off -e '.[test,dashboards]'
+	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test,dashboards]' \
+	  || { echo ">>> pip failed; rerun with details: $(PY) -m pip install -e '.[test,dashboards]'"; exit 1; }
+	@echo ">>> $(VENV) ready"
 	@touch $@
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed ## create .venv with the project (pip, quiet)
 
-lint: venv
+lint: venv ## ruff over the whole tree
 	$(PY) -m ruff check .
 
-test: deps venv lint
+test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end; about 7 min)
 	$(PY) -m pytest -q tests
 
 # Markers (pyproject.toml): e2e starts real Prometheus/Alertmanager stacks, kernel uses loop
 # devices and real process workloads, slow is any other test over a few seconds.
 QUICK_MARKERS := not e2e and not kernel and not slow
-quick: deps venv lint
+quick: deps venv lint ## the fast loop (about 2 min): ruff, generation check, unit and promtool tests
 	$(PY) -m mixin.generate --check
 	$(PY) -m pytest -q -m "$(QUICK_MARKERS)" tests
 
-# make run [DEMO=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
-run: deps venv
-	$(PY) -m stack.run $(if $(filter 1 yes true,$(DEMO)),--demo) $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
+# make run [DEMO=1] [RESUME=1] [ORACLE_CONFIG=path/to/oracle-exporter.yml] [DBHOST_CONFIG=...] [RUN_ARGS="--prometheus-port 29090 ..."]
+run: deps venv ## start the stack on 127.0.0.1, fresh state (DEMO=1, RESUME=1, ORACLE_CONFIG=, DBHOST_CONFIG=, RUN_ARGS=)
+	$(PY) -m stack.run $(if $(filter 1 yes true,$(DEMO)),--demo) $(if $(filter 1 yes true,$(RESUME)),--resume) $(if $(ORACLE_CONFIG),--oracle-config $(ORACLE_CONFIG)) $(if $(DBHOST_CONFIG),--dbhost-config $(DBHOST_CONFIG)) $(RUN_ARGS)
 
 # Rules, promtool tests, docs/alerts.md, docs/thresholds.md and dashboards/json from the mixin
 # (mixin/README.md). A site's pack: make generate MIXIN_CONFIG=site.yml [OUT=build/mixin]
 OUT ?= build/mixin
-generate: venv
+generate: venv ## regenerate rules, promtool tests, alert docs, dashboards from the mixin
 	$(PY) -m mixin.generate $(if $(MIXIN_CONFIG),--config $(MIXIN_CONFIG) --out $(OUT))
 
-dashboards docs: generate
+dashboards docs: generate ## same as generate
 
-bench: venv
-	$(PY) -m bench.run
+# results go to build/bench/; BENCH_ARGS="--write-results" also rewrites bench/RESULTS.md
+bench: venv ## run the benchmarks (results in build/bench/; BENCH_ARGS="--write-results" updates bench/RESULTS.md)
+	$(PY) -m bench.run $(BENCH_ARGS)
 
-clean:
+reset: ## delete the stack state (.state/: TSDB, notifications, logs); keeps .venv
+	rm -rf .state
+
+clean: ## delete .venv and .state (the next make run reinstalls the virtualenv)
 	rm -rf $(VENV) .state

@@ -1,6 +1,6 @@
 """Churn: logon storms end and start foreground processes all the time (issue 14.7).
 
-    .venv/bin/python -m bench.churn [--scrapes 1000] [--churn 0.10] [--results bench/RESULTS.md]
+    .venv/bin/python -m bench.churn [--scrapes 1000] [--churn 0.10] [--results build/bench/RESULTS.md]
 
 dbhost-exporter (process collector only, its own process, scraped over HTTP) on the
 benchmark's procfs tree (bench/gen_proc_tree.py: 3,808 processes, 3,467 Oracle). Before
@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 
 from bench import gen_proc_tree
-from bench.common import (Exporter, cpu_seconds, free_port, machine, memory_kib, progress, python_cmd,
+from bench.common import (DEFAULT_RESULTS, Exporter, cpu_seconds, free_port, machine, memory_kib, progress, python_cmd,
                           write_section)
 
 from dbhost_exporter.demo.procs import make_proc, remove_process, write_process
@@ -83,7 +83,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scrapes", type=int, default=1000)
     ap.add_argument("--churn", type=float, default=0.10, help="fraction of foreground processes replaced per scrape")
-    ap.add_argument("--results", default=str(pathlib.Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--results", default=str(DEFAULT_RESULTS),
+                    help="file to write the section into (default build/bench/RESULTS.md; "
+                         "bench/RESULTS.md to update the tracked one)")
     args = ap.parse_args(argv)
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="churn-") as tmp:

@@ -290,15 +290,25 @@ def ensure_process_exporter(binary: str | None, src: str = PE_SRC) -> tuple[str 
     return built, f"built from source in {src} with `go build ./cmd/process-exporter`"
 
 
+# Benchmarks write here unless asked (--results bench/RESULTS.md): build/ is git-ignored, so
+# a run never rewrites the tracked bench/RESULTS.md by default.
+TRACKED_RESULTS = pathlib.Path(__file__).resolve().parent / "RESULTS.md"
+DEFAULT_RESULTS = TRACKED_RESULTS.parent.parent / "build" / "bench" / "RESULTS.md"
+
+
 def write_section(path: pathlib.Path, name: str, body: str) -> None:
     """Replace (or append) the section NAME of RESULTS.md, between its <!-- bench:NAME --> markers,
-    leaving every other section as it is."""
+    leaving every other section as it is (a new file starts from the tracked one's sections)."""
     path = pathlib.Path(path)
     start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
     try:
         text = path.read_text()
     except OSError:
-        text = "# Benchmarks\n"
+        try:
+            text = TRACKED_RESULTS.read_text()
+        except OSError:
+            text = "# Benchmarks\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
     block = f"{start}\n{body.strip(chr(10))}\n{end}"
     if start in text and end in text:
         text = text[:text.index(start)] + block + text[text.index(end) + len(end):]

@@ -2,7 +2,7 @@
 well-kept Python HTTP servers, serving the same exposition.
 
     .venv/bin/python -m bench.http [--servers today,cheroot,waitress,node] [--requests N]
-                                   [--results bench/RESULTS.md]
+                                   [--results build/bench/RESULTS.md]
 
 Servers (each its own process, on 127.0.0.1, measured one after the other):
 
@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import BenchError, machine, progress, write_section
+from bench.common import DEFAULT_RESULTS, BenchError, machine, progress, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = "/usr/bin/prometheus-node-exporter"
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--servers", default="before,today,cheroot,waitress,node")
     p.add_argument("--before", default=BEFORE, help=f"commit of the 'before' server (default {BEFORE})")
     p.add_argument("--requests", type=int, default=200, help="requests per 1-client run (x10 for 50 clients)")
-    p.add_argument("--results", default=str(ROOT / "bench" / "RESULTS.md"),
+    p.add_argument("--results", default=str(DEFAULT_RESULTS),
                    help="RESULTS.md to write the section 'http' into (- for stdout only)")
     args = p.parse_args(argv)
     lines, _ = run(args.servers.split(","), args.requests, args.before)

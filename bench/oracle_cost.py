@@ -1,6 +1,6 @@
 """Per-database cost of oracle-exporter with every collector on (issue 13).
 
-    .venv/bin/python -m bench.oracle_cost [--scrapes 40] [--results bench/RESULTS.md]
+    .venv/bin/python -m bench.oracle_cost [--scrapes 40] [--results build/bench/RESULTS.md]
 
 Replays the demo recordings in loop mode in this process (no HTTP): the single-instance
 database of the case study (DEMO, demo-before.jsonl: every collector's views, sessions and
@@ -18,7 +18,7 @@ import re
 import sys
 import time
 
-from bench.common import machine, write_section
+from bench.common import DEFAULT_RESULTS, machine, write_section
 
 from exporter_common.exposition import encode_text
 from oracle_exporter import demo
@@ -88,7 +88,9 @@ def series_of(snapshot, settings) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scrapes", type=int, default=40)
-    ap.add_argument("--results", default=str(pathlib.Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--results", default=str(DEFAULT_RESULTS),
+                    help="file to write the section into (default build/bench/RESULTS.md; "
+                         "bench/RESULTS.md to update the tracked one)")
     args = ap.parse_args(argv)
     rows = [("DEMO", "demo-before.jsonl", *measure("demo-before.jsonl", "DEMO", args.scrapes)),
             ("RACDB", "demo-rac-outage.jsonl", *measure("demo-rac-outage.jsonl", "RACDB", args.scrapes)),

@@ -1,10 +1,13 @@
 """Benchmarks of the exporters against peers measured in the same run.
 
     .venv/bin/python -m bench.run [--only process|lun|memory ...] [--scrapes N]
-                                  [--process-exporter BIN] [--results bench/RESULTS.md]
+                                  [--process-exporter BIN] [--results FILE | --write-results]
 
-Sections (all by default; --only selects, repeatable; RESULTS.md keeps the
-sections not run from its previous version):
+Results go to build/bench/RESULTS.md (git-ignored) unless --write-results (the tracked
+bench/RESULTS.md) or --results FILE; generated trees live in a temporary directory removed
+at the end (a --tree/--lun-tree given is kept). Sections (all by default; --only selects,
+repeatable; the results file keeps the sections not run from its previous version, or the
+tracked file's):
 
 * process: the process collector on a recorded-style procfs tree of 10,000
   threads (3,808 processes, 3,467 Oracle) vs a naive read of every file and
@@ -60,9 +63,10 @@ from dbhost_exporter.collectors.process import ProcessCollector, read_file
 from exporter_common.exposition import encode_text
 
 from . import gen_proc_tree, lun, memory
-from .common import PE_CONFIG, BenchError, ensure_process_exporter, machine, progress
+from .common import DEFAULT_RESULTS, TRACKED_RESULTS, PE_CONFIG, BenchError, ensure_process_exporter, machine, progress
 
 HERE = pathlib.Path(__file__).resolve().parent
+# a run writes build/bench/RESULTS.md (git-ignored) unless --write-results (or --results) says so
 TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -419,10 +423,16 @@ def split_sections(text: str) -> dict[str, str]:
 
 
 def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
-    try:
-        old = split_sections(pathlib.Path(path).read_text())
-    except OSError:
-        old = {}
+    """Write the results file; sections not run come from its previous version, or from the
+    tracked bench/RESULTS.md when it has none yet (a first run into build/bench/)."""
+    old = {}
+    for source in (pathlib.Path(path), TRACKED_RESULTS):
+        try:
+            old = split_sections(source.read_text())
+            break
+        except OSError:
+            continue
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     parts = ["# Benchmarks", "",
              f"Last run: `{command}` on {machine()}, {time.strftime('%Y-%m-%d')}. Each section names the "
              "command that produced it and was measured in one run together with its peers; sections "
@@ -442,12 +452,20 @@ def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
     return text
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """One line, not argparse's usage block."""
+        self.exit(2, f"error: {message} (python -m bench.run --help lists the options)\n")
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    ap = _Parser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", choices=SECTIONS,
                     help="run only this section (repeatable; default: all)")
-    ap.add_argument("--tree", help="procfs tree to use/generate (default: $TMPDIR/dbhost-bench-proc)")
-    ap.add_argument("--lun-tree", help="LUN tree to use/generate (default: $TMPDIR/dbhost-bench-lun-1024)")
+    ap.add_argument("--tree", help="procfs tree to use/generate and keep (default: generated in a temporary "
+                                   "directory, removed at the end)")
+    ap.add_argument("--lun-tree", help="LUN tree to use/generate and keep (default: generated in a temporary "
+                                       "directory, removed at the end)")
     ap.add_argument("--scrapes", type=int, default=5, help="process section: steady-state scrapes per peer (default 5)")
     ap.add_argument("--lun-scrapes", type=int, default=20, help="lun section: steady-state scrapes (default 20)")
     ap.add_argument("--mem-scrapes", type=int, default=10, help="memory section: scrapes after the first (default 10)")
@@ -457,8 +475,15 @@ def main(argv=None) -> int:
                     help="process-exporter binary (default: build from source in /tmp/pe-src, or use the "
                          "binary already built there)")
     ap.add_argument("--node-exporter", default=lun.NODE_EXPORTER, help=f"node_exporter binary (default {lun.NODE_EXPORTER})")
-    ap.add_argument("--results", default=str(HERE / "RESULTS.md"), help="markdown file to write")
+    ap.add_argument("--results", default=None,
+                    help="markdown file to write (default build/bench/RESULTS.md, outside the "
+                         "tracked tree)")
+    ap.add_argument("--write-results", action="store_true",
+                    help="write bench/RESULTS.md (the tracked file) instead; make bench BENCH_ARGS=--write-results")
     args = ap.parse_args(argv)
+    if args.results and args.write_results:
+        ap.error("give --results FILE or --write-results, not both")
+    args.results = str(TRACKED_RESULTS if args.write_results else args.results or DEFAULT_RESULTS)
     if min(args.scrapes, args.lun_scrapes, args.mem_scrapes) < 1:
         ap.error("scrape counts must be at least 1")
     try:
@@ -475,6 +500,21 @@ def main(argv=None) -> int:
     if "process" in only or "memory" in only:
         pe_bin, pe_note = ensure_process_exporter(args.process_exporter)
         progress(f"process-exporter: {pe_note}")
+    # generated trees (hundreds of MB) live in one temporary directory, removed however the
+    # run ends; a tree given with --tree/--lun-tree is the user's and kept
+    work = pathlib.Path(tempfile.mkdtemp(prefix="bench-run-"))
+    try:
+        if args.tree is None:
+            args.tree = str(work / "proc")
+        if args.lun_tree is None:
+            args.lun_tree = str(work / f"lun-{lun.N_PATHS}")
+        return _run(args, only, command, new, pe_bin, pe_note)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        progress(f"removed {work}")
+
+
+def _run(args, only, command, new, pe_bin, pe_note) -> int:
     try:
         root = tree_dir(args.tree) if ("process" in only or "memory" in only) else None
         if "process" in only:

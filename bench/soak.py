@@ -1,6 +1,6 @@
 """Soak: oracle-exporter's memory, threads and file descriptors over time (issue 10.7).
 
-    .venv/bin/python -m bench.soak [--minutes 20] [--interval 1] [--results bench/RESULTS.md]
+    .venv/bin/python -m bench.soak [--minutes 20] [--interval 1] [--results build/bench/RESULTS.md]
 
 Two oracle-exporter processes, scraped every --interval seconds for --minutes:
 
@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 
-from bench.common import Exporter, free_port, machine, memory_kib, progress, python_cmd, write_section
+from bench.common import DEFAULT_RESULTS, Exporter, free_port, machine, memory_kib, progress, python_cmd, write_section
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEMO = ROOT / "exporters" / "oracle_exporter" / "demo" / "demo-before.jsonl"
@@ -91,7 +91,9 @@ def main(argv=None) -> int:
                     help="a compressed day: scrape back to back until the replay exporter has answered "
                          f"{DAY_SCRAPES} scrapes and a listener that drops every logon has seen {DAY_ATTEMPTS} connect attempts "
                          "(reconnect backoff and connect timeout 0.1 s); --minutes is then a limit")
-    ap.add_argument("--results", default=str(pathlib.Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--results", default=str(DEFAULT_RESULTS),
+                    help="file to write the section into (default build/bench/RESULTS.md; "
+                         "bench/RESULTS.md to update the tracked one)")
     args = ap.parse_args(argv)
     if args.day:
         args.interval = 0.0

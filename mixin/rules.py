@@ -24,6 +24,16 @@ from mixin.config import Config
 
 _DB = "{{ $labels.database }} instance {{ $labels.inst_id }}"
 
+# OracleDown says why (issue 27): the reason oracle-exporter exports for the database in
+# oracle_last_error_info (a fixed set: "connection refused", "logon denied", ...), read when
+# the alert is evaluated; a query in the template, not a join in the expression, so a
+# changing reason does not restart the alert's `for` (nor make a new alert).
+ORACLE_DOWN_REASON = (
+    '{{ with printf "oracle_last_error_info{job=%q,instance=%q,database=%q}" '
+    '$labels.job $labels.instance $labels.database | query }}'
+    '{{ with . | first }}{{ or .Labels.reason "no error reported yet" }}{{ end }}'
+    '{{ else }}reason unknown (no oracle_last_error_info){{ end }}')
+
 
 def _shared(cfg: Config) -> tuple[str, ...]:
     """Selectors and expression parts several sections use."""
@@ -62,9 +72,11 @@ def _monitoring(cfg: Config) -> list[dict]:
     return [
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
              expr="oracle_up == ${ops_oracle_down}",
-             summary="Oracle database {{ $labels.database }} is down or unreachable",
+             summary="Oracle database {{ $labels.database }} is down or unreachable: " + ORACLE_DOWN_REASON,
              description="oracle-exporter {{ $labels.instance }} could not query database {{ $labels.database }} "
-                         "for ${ops_oracle_down.for} (oracle_up = {{ $value }}); its other alerts are inhibited."),
+                         "for ${ops_oracle_down.for} (oracle_up = {{ $value }}); last error: " + ORACLE_DOWN_REASON +
+                         " (oracle_last_error_info; the exporter's log has the full message); "
+                         "its other alerts are inhibited."),
         dict(alert="OracleExporterDown", ids=["ops_exporter_down"], layer="monitoring", dashboard="oracle-wallboard",
              expr="up{" + cfg.selector("oracle") + "} == ${ops_exporter_down}",
              summary="oracle-exporter {{ $labels.instance }} cannot be scraped",

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
+from exporter_common.config import strict_yaml, yaml_error_message
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMETHEUS_TEMPLATE = ROOT / "compose" / "prometheus" / "prometheus.yml"
@@ -43,13 +44,22 @@ class ConfigRenderError(Exception):
 
 
 def load(path: Path) -> Any:
+    """A YAML file of the stack (Prometheus template, Alertmanager routing, rule files):
+    a key given twice or too deep nesting is an error naming file, line and key
+    (exporter_common.config.StrictLoader), like every config file of the exporters."""
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+            text = f.read()
     except OSError as exc:
         raise ConfigRenderError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigRenderError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    try:
+        return strict_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigRenderError(f"{path}: invalid YAML: {exc}") from None
+        raise ConfigRenderError(f"{path}: {yaml_error_message(exc)}") from None
+    except RecursionError:
+        raise ConfigRenderError(f"{path}: invalid YAML: nested too deeply") from None
 
 
 def dump(doc: Any, path: Path) -> Path:
@@ -142,9 +152,10 @@ _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms
 
 
 def duration_seconds(text: str) -> float:
-    m = _DURATION.match(str(text).strip())
+    text = str(text).strip()
+    m = _DURATION.match(text) if len(text) <= 40 else None
     if not m or not any(m.groups()):
-        raise ConfigRenderError(f"not a Prometheus duration: {text!r}")
+        raise ConfigRenderError(f"not a Prometheus duration: {text[:40]!r}" + ("..." if len(text) > 40 else ""))
     d, h, mi, s, ms = (int(g or 0) for g in m.groups())
     return d * 86400 + h * 3600 + mi * 60 + s + ms / 1000
 

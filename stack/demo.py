@@ -5,7 +5,9 @@ disk, no SAN LUNs, no ZFS, no Oracle processes) and the Oracle alerts need their
 full ``for:`` (10-15 min) before anything fires. Demo mode adds, next to the
 usual stack:
 
-* a **demo database host** on 127.0.0.2 (its own ``instance``): a generated
+* a **demo database host** on 127.0.0.2 (its own ``instance``, relabelled to the replayed
+  database's host name, dbhost01, whose instance DEMO1 it runs and whose redo LUN writes in
+  11.8 ms, field notes R1 "before", so the R1 page leads to host evidence): a generated
   sysfs/procfs tree (``dbhost_exporter.demo.tree``: multipath redo/data LUNs,
   NVMe, a local disk, ZFS ARC/L2ARC, the processes of three Oracle instances)
   whose counters an animator component advances every second (``animate``
@@ -79,6 +81,58 @@ def demo_rules(source_dir: Path, dest_dir: Path, max_for: str = DEFAULT_FOR,
     return out
 
 
+# The case study's "before" (field notes R1): LGWR redo writes took 11.8 ms. The demo host's
+# redo LUN shows it, so the R1 page leads to host evidence (the tree's default, which the
+# tests use, is a healthy 0.5 ms).
+DEMO_REDO_WRITE_SECONDS = 0.0118
+# The demo host runs this instance (renamed from the tree's ORCL, whose LGWR has R14's 30 %
+# involuntary switches) and is labelled with this host name, both from the replayed recording.
+TREE_SID = "ORCL"
+
+
+def recording_identity(recording: Path) -> tuple[str, str] | None:
+    """(host name, instance name) of the first instance in the recording's first snapshot
+    (GV$INSTANCE), e.g. ("dbhost01", "DEMO1"); None if it has none."""
+    import json
+    try:
+        with open(recording, encoding="utf-8") as f:
+            first = json.loads(f.readline())
+        row = (first.get("views") or {}).get("GV$INSTANCE")[0]
+        host, sid = str(row["HOST_NAME"]).split(".")[0], str(row["INSTANCE_NAME"])
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+    return (host, sid) if host and sid and len(f"ora_lgwr_{sid}") <= 15 else None
+
+
+def demo_disk_step() -> dict:
+    """The tree's per-step disk I/O with the redo LUN's paths (and so its multipath map)
+    writing in DEMO_REDO_WRITE_SECONDS."""
+    from dataclasses import replace
+    from dbhost_exporter.demo import tree
+    steps = dict(tree.DISK_STEP)
+    redo = next(dm for dm in tree.DMS if dm.name == "dm-0")
+    for path in redo.slaves:
+        steps[path] = replace(steps[path], write_ms=round(steps[path].writes * DEMO_REDO_WRITE_SECONDS * 1000))
+    steps[redo.name] = tree.DiskStep(*(sum(getattr(steps[p], f) for p in redo.slaves)
+                                       for f in tree.DiskStep.__dataclass_fields__))
+    return steps
+
+
+def rename_instance(root: Path, old: str, new: str) -> int:
+    """Rename an Oracle instance's processes in a demo tree (every file of every process and
+    thread that carries the name: comm, cmdline, stat, status, sched: ora_lgwr_ORCL ->
+    ora_lgwr_DEMO1); the number of files changed."""
+    n = 0
+    for path in (root / "proc").glob("[0-9]*/**/*"):
+        if path.is_symlink() or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if old.encode() in data:
+            path.write_bytes(data.replace(old.encode(), new.encode()))
+            n += 1
+    return n
+
+
 def first_alert_seconds(scrape_s: float, eval_s: float, for_s: float) -> float:
     """Roughly when the first alerts fire after Prometheus starts: two scrapes before a
     rate() has a value, one evaluation of the recording rules, then ``for`` and the
@@ -86,12 +140,16 @@ def first_alert_seconds(scrape_s: float, eval_s: float, for_s: float) -> float:
     return 2 * scrape_s + eval_s + for_s + eval_s
 
 
-def build_host(dest: Path):
-    """A fresh demo host tree at dest (step 0); returns its Fixture."""
+def build_host(dest: Path, sid: str | None = None):
+    """A fresh demo host tree at dest (step 0), its ORCL instance renamed to `sid` if given;
+    returns its Fixture."""
     from dbhost_exporter.demo import tree
     if dest.exists():
         shutil.rmtree(dest)
-    return tree.build_tree(dest)
+    fx = tree.build_tree(dest)
+    if sid and sid != TREE_SID:
+        rename_instance(fx.root, TREE_SID, sid)
+    return fx
 
 
 def fixture_at(root: Path):
@@ -100,15 +158,18 @@ def fixture_at(root: Path):
     return tree.Fixture(root, root / "proc", root / "sys", root / "kstat_p.txt", root / "dbhost-exporter.yml")
 
 
-def animate(root: Path, interval: float, stop_after: float | None = None) -> int:
+def animate(root: Path, interval: float, stop_after: float | None = None, sid: str | None = None) -> int:
     """Advance the tree's counters to step n = seconds since start, every ``interval``
     seconds (one step is one second of the generator's per-step rates), until killed."""
     from dbhost_exporter.demo import tree
     fx = fixture_at(root)
     t0 = time.monotonic()
-    print(f"animating {root}: one step per second, files rewritten every {interval:g}s", flush=True)
+    steps = demo_disk_step()
+    print(f"animating {root}: one step per second, files rewritten every {interval:g}s; redo LUN writes "
+          f"{DEMO_REDO_WRITE_SECONDS * 1000:g} ms", flush=True)
     while stop_after is None or time.monotonic() - t0 < stop_after:
-        tree.advance_tree(fx, int(time.monotonic() - t0))
+        tree.advance_tree(fx, int(time.monotonic() - t0), steps,
+                          (TREE_SID, sid) if sid and sid != TREE_SID else None)
         time.sleep(interval)
     return 0
 
@@ -119,13 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("animate", help="advance a demo host tree's counters (runs until killed)")
     a.add_argument("tree", help="a tree written by build_host (dbhost_exporter.demo.tree.build_tree)")
     a.add_argument("--interval", type=float, default=1.0, help="seconds between rewrites (default 1)")
+    a.add_argument("--sid", default=None, help=f"the instance the tree's {TREE_SID} was renamed to (build_host)")
     args = p.parse_args(argv)
     root = Path(args.tree)
     if not (root / "proc" / "diskstats").is_file():
         print(f"error: {root} is not a demo host tree (no proc/diskstats)", file=sys.stderr)
         return 2
     try:
-        return animate(root, args.interval)
+        return animate(root, args.interval, sid=args.sid)
     except KeyboardInterrupt:
         return 0
 

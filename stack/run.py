@@ -20,6 +20,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -77,6 +78,7 @@ class StackOptions:
     demo: bool = False                        # make run DEMO=1 (stack/demo.py)
     demo_for: str = demo_mod.DEFAULT_FOR
     demo_host: str = demo_mod.DEMO_HOST
+    demo_identity: tuple[str, str] | None = None   # (host name, instance) of the replayed database
     demo_rules: demo_mod.DemoRules | None = None  # set by prepare() in demo mode
 
     def addr(self, comp: str) -> str:
@@ -111,9 +113,12 @@ def lock_state(state: Path) -> int:
     """Lock the state directory for this process (flock on <state>/lock, which holds our
     PID); StackError naming the holder's PID if another run has it. The lock goes with
     the process, however it ends; keep the returned descriptor open while running."""
-    state.mkdir(parents=True, exist_ok=True)
     path = state / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise StackError(f"--state-dir {state}: cannot use it: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -128,6 +133,75 @@ def lock_state(state: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
+
+
+# What one run leaves under the state directory. A new run starts without any of it
+# (fresh_state), so nothing of an earlier run (a DEMO=1 run's series, Alertmanager's
+# notification log, earlier notifications) can fire, be sent or be printed again;
+# --resume keeps it all and says so.
+RUN_DATA = ("prometheus/data", "alertmanager/data", "demo", "prometheus/rules-local")
+KEPT_FROM_PREVIOUS = ("webhook/notifications.jsonl", "logs")
+PREVIOUS = "previous"
+
+
+def fresh_state(state: Path) -> list[str]:
+    """Start a run from a clean state directory (call with the lock held): delete the
+    previous run's Prometheus TSDB, Alertmanager data (silences, notification log) and
+    demo files; move its notifications and logs to <state>/previous/ (replacing the run
+    before), for reading only. Returns what was done, one phrase each (empty: nothing there)."""
+    done = []
+    for rel in RUN_DATA:
+        p = state / rel
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p)
+        else:
+            continue
+        done.append(f"deleted {rel}/")
+    kept = [rel for rel in KEPT_FROM_PREVIOUS if (state / rel).exists()]
+    if kept:
+        prev = state / PREVIOUS
+        if prev.exists():
+            shutil.rmtree(prev)
+        for rel in kept:
+            dest = prev / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(state / rel, dest)
+            done.append(f"moved {rel} to {PREVIOUS}/{rel}")
+    return done
+
+
+def resume_summary(state: Path, log: Path) -> str:
+    """What a --resume run continues from (the banner says it)."""
+    data = state / "prometheus" / "data"
+    parts = []
+    if data.exists():
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.stat().st_mtime))
+        parts.append(f"Prometheus and Alertmanager data of the earlier run(s) (last written {since}): its "
+                     "alerts may fire and be sent again")
+    try:
+        with open(log, "rb") as f:
+            n = sum(1 for line in f if line.strip())
+        parts.append(f"{n} earlier notification(s) in {log} (not printed again)")
+    except OSError:
+        pass
+    return "; ".join(parts) or "nothing to resume (no earlier state)"
+
+
+# The stack's own alert: the webhook receiver could not write a notification to its log
+# (full disk, I/O error). Prometheus scrapes the receiver (job "webhook", make run only;
+# the compose template is unchanged) and loads this file next to the alert pack's.
+STACK_RULES = {"groups": [{"name": "stack.alerts", "rules": [{
+    "alert": "NotificationLogWriteFailing",
+    "expr": "webhook_notification_log_last_write_success == 0\n"
+            "or increase(webhook_notification_log_write_failures_total[10m]) > 0",
+    "labels": {"severity": "critical", "layer": "monitoring"},
+    "annotations": {
+        "summary": "make run's webhook receiver cannot write notifications to its log",
+        "description": "{{ $labels.instance }}: writes to the notification log fail (full disk or I/O error; "
+                       "see .state/logs/webhook.log); the failed notifications were answered 500 and "
+                       "Alertmanager retries them. Free space under the state directory."}}]}]}
 
 
 def prepare(opts: StackOptions) -> dict[str, Path]:
@@ -145,7 +219,8 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
     rules_dir = opts.rules_dir
     extra_targets = None
     if opts.demo:
-        paths["demo_tree"] = demo_mod.build_host(st / "demo" / "host").root
+        sid = opts.demo_identity[1] if opts.demo_identity else None
+        paths["demo_tree"] = demo_mod.build_host(st / "demo" / "host", sid).root
         rules_dir = st / "demo" / "rules"
         opts.demo_rules = demo_mod.demo_rules(opts.rules_dir, rules_dir, opts.demo_for)
         extra_targets = {"dbhost": [opts.demo_addr("dbhost")], "node": [opts.demo_addr("node")]}
@@ -162,10 +237,20 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
         else:
             rules_link.unlink()
     rules_link.symlink_to(rules_dir.resolve(), target_is_directory=True)
-    paths["prometheus"] = configs.dump(
-        configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus", "alertmanager")},
-                                  opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets),
-        prom_dir / "prometheus.yml")
+    prom_doc = configs.render_prometheus({c: opts.addr(c) for c in ("oracle", "dbhost", "node", "prometheus",
+                                                                    "alertmanager")},
+                                         opts.scrape_interval, opts.evaluation_interval, extra_targets=extra_targets)
+    if opts.demo and opts.demo_identity:
+        # the demo host is the replayed database's host: instance="dbhost01", as its host_name says
+        for sc in prom_doc["scrape_configs"]:
+            if sc.get("job_name") in ("dbhost", "node"):
+                sc.setdefault("relabel_configs", []).append(
+                    {"source_labels": ["instance"], "regex": re.escape(opts.demo_host),
+                     "target_label": "instance", "replacement": opts.demo_identity[0]})
+    prom_doc["scrape_configs"].append({"job_name": "webhook", "static_configs": [{"targets": [opts.addr("webhook")]}]})
+    paths["stack_rules"] = configs.dump(STACK_RULES, prom_dir / "stack.rules.yml")
+    prom_doc.setdefault("rule_files", []).append("stack.rules.yml")
+    paths["prometheus"] = configs.dump(prom_doc, prom_dir / "prometheus.yml")
     paths["alertmanager"] = configs.dump(
         configs.render_alertmanager(opts.alertmanager_source, opts.url("webhook"), opts.alertmanager_timing),
         st / "alertmanager" / "alertmanager.yml")
@@ -187,7 +272,8 @@ def plan(opts: StackOptions, paths: dict[str, Path]) -> list[Proc]:
             # counters advance one step per second; files rewritten every second, or every
             # 5 s when Prometheus scrapes less often than that (cheaper, same rates)
             Proc("demo-animator", [sys.executable, "-m", "stack.demo", "animate", tree,
-                                   "--interval", "1" if scrape_s < 5 else "5"],
+                                   "--interval", "1" if scrape_s < 5 else "5",
+                                   *(["--sid", opts.demo_identity[1]] if opts.demo_identity else [])],
                  logs / "demo-animator.log", cwd=ROOT),
             Proc("dbhost-demo", [_script("dbhost-exporter"), "--path.procfs", tree / "proc",
                                  "--path.sysfs", tree / "sys", "--config.file", tree / "dbhost-exporter.yml",
@@ -304,7 +390,10 @@ def alert_eta(opts: StackOptions, replaying: bool) -> list[str]:
                      f"alerts, each with annotation '{demo_mod.DEMO_ANNOTATION}'); "
                      + (f"{', '.join(opts.demo_rules.paged)} raised to critical (pager)" if opts.demo_rules.paged
                         else "no alert raised to critical"))
-        lines.append(f"DEMO: demo database host {opts.demo_host} (dbhost-exporter "
+        who = (f"{opts.demo_identity[0]} ({opts.demo_host}), running {opts.demo_identity[1]}, the replayed "
+               f"database's instance, its redo LUN writing in {demo_mod.DEMO_REDO_WRITE_SECONDS * 1000:g} ms"
+               if opts.demo_identity else opts.demo_host)
+        lines.append(f"DEMO: demo database host {who} (dbhost-exporter "
                      f"http://{opts.demo_addr('dbhost')}/metrics, node_exporter diskstats "
                      f"http://{opts.demo_addr('node')}/metrics)")
     if first and replaying:
@@ -321,6 +410,34 @@ def alert_eta(opts: StackOptions, replaying: bool) -> list[str]:
     else:
         lines.append("alerts fire only after their for: (2 to 30 min, see docs/alerts.md)")
     return lines
+
+
+# Debian's Alertmanager package ships no web UI: its / is a page saying so.
+_AM_NO_UI = b"does not include a web"
+
+
+def ui_links(opts: StackOptions) -> dict[str, str]:
+    """Links that open on the Prometheus and Alertmanager actually running, found by asking
+    them: Debian's Prometheus 2.42 serves its UI under /classic/ (/alerts is a 404 there),
+    upstream builds at /alerts; Debian's Alertmanager has no web UI, so the API URL and
+    the amtool command stand in for it."""
+    from .procs import http_get
+    prom = opts.url("prometheus")
+    links = {"prometheus": prom, "prometheus_alerts": prom + "/api/v1/alerts"}
+    for path in ("/classic/alerts", "/alerts"):
+        status, body = http_get(prom + path)
+        if status == 200 and b"<html" in body[:2000].lower():
+            links["prometheus_alerts"] = prom + path
+            break
+    am = opts.url("alertmanager")
+    status, body = http_get(am + "/")
+    amtool = f"amtool --alertmanager.url={am} alert query"
+    if status == 200 and _AM_NO_UI not in body:
+        links["alertmanager"] = f"{am}   (or: {amtool})"
+    else:
+        links["alertmanager"] = (f"{am}/api/v2/alerts   (no web UI in Debian's package; "
+                                 f"{amtool}, or: amtool ... silence query)")
+    return links
 
 
 def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
@@ -340,15 +457,55 @@ def new_notifications(path: Path, offset: int) -> tuple[list[str], int]:
             names = sorted({a.get("labels", {}).get("alertname", "?") for a in alerts})
             where = sorted({a.get("labels", {}).get("database") or a.get("labels", {}).get("instance", "")
                             for a in alerts} - {""})
+            summaries = sorted({a.get("annotations", {}).get("summary", "") for a in alerts} - {""})
             out.append(f"notification {n.get('path', '?')}: {n.get('status', '?')} {', '.join(names)}"
-                       + (f" ({', '.join(where)})" if where else "") + f", {len(alerts)} alert(s)")
+                       + (f" ({', '.join(where)})" if where else "") + f", {len(alerts)} alert(s)"
+                       # the page's own words (OracleDown: why), when its alerts share one summary
+                       + (f": {summaries[0]}" if len(summaries) == 1 else ""))
         except (ValueError, AttributeError):
             continue
     return out, offset + end
 
 
+def webhook_trouble(webhook_url: str, seen: int) -> tuple[str | None, int]:
+    """A loud line when the webhook receiver failed to log notifications since `seen`
+    failures (its /-/status), and the new count; (None, seen) when all is well or it
+    does not answer (a dead component is reported by the supervisor)."""
+    from .procs import http_get
+    status, body = http_get(webhook_url + "/-/status", timeout=1.0)
+    if status != 200:
+        return None, seen
+    try:
+        st = json.loads(body)
+        failures = int(st["write_failures"])
+    except (ValueError, KeyError, TypeError):
+        return None, seen
+    if failures <= seen:
+        return None, seen
+    return (f"WARNING: the webhook receiver could not write {failures - seen} notification(s) to {st.get('log')}: "
+            f"{st.get('last_error')} ({failures} in all); they are NOT logged (answered 500, Alertmanager "
+            "retries); alert NotificationLogWriteFailing; free space under the state directory"), failures
+
+
+def _port(text: str) -> int:
+    """argparse type of the --<component>-port options: 1..65535, one line otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text[:40]!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 1-65535, got {text[:40]}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """One line (argparse prints the whole usage first): the problem and where help is."""
+        self.exit(2, f"error: {message} (python -m stack.run --help lists the options)\n")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="python -m stack.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--oracle-config", help="oracle-exporter config (YAML list of databases); "
                    "default: replay the demo recording in a loop")
     p.add_argument("--oracle-replay", default=str(DEMO_RECORDING), help="recording to replay when no --oracle-config")
@@ -366,9 +523,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "--demo-for and the case study's worst finding paging (see docs/stack.md)")
     p.add_argument("--demo-for", default=demo_mod.DEFAULT_FOR,
                    help=f"with --demo: the longest alert for: (default {demo_mod.DEFAULT_FOR})")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the previous run's state (Prometheus data, Alertmanager data, notifications); "
+                        "default: start fresh, the previous run's notifications and logs moved to "
+                        "<state-dir>/previous/")
     for comp, port in DEFAULT_PORTS.items():
-        p.add_argument(f"--{comp}-port", type=int, default=port, help=f"{comp} port (default {port})")
-    return p.parse_args(argv)
+        p.add_argument(f"--{comp}-port", type=_port, default=port, help=f"{comp} port (default {port})")
+    args = p.parse_args(argv)
+    taken: dict[int, str] = {}
+    for comp in DEFAULT_PORTS:
+        port = getattr(args, f"{comp}_port")
+        if port in taken:
+            p.error(f"--{comp}-port {port} is also --{taken[port]}-port")
+        taken[port] = comp
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -389,12 +557,16 @@ def main(argv: list[str] | None = None) -> int:
                         node_perf=args.node_perf, rules_dir=Path(args.rules_dir).resolve(),
                         alertmanager_source=Path(args.alertmanager_config).resolve(),
                         demo=args.demo, demo_for=args.demo_for)
-    try:
-        configs.duration_seconds(args.demo_for)
-        if args.scrape_interval:
-            configs.duration_seconds(args.scrape_interval)
-    except configs.ConfigRenderError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    for flag, value, low, high in (("--demo-for", args.demo_for, 0, 86400),
+                                   ("--scrape-interval", args.scrape_interval, 0.001, 3600)):
+        try:
+            if value is not None and not low <= configs.duration_seconds(value) <= high:
+                raise configs.ConfigRenderError(f"must be between {low:g}s and {high:g}s, got {value!r}")
+        except configs.ConfigRenderError as exc:
+            print(f"error: {flag}: {exc}", file=sys.stderr)
+            return 2
+    if args.dbhost_config and not Path(args.dbhost_config).is_file():
+        print(f"error: --dbhost-config {args.dbhost_config}: no such file", file=sys.stderr)
         return 2
     if args.oracle_config:
         if not Path(args.oracle_config).is_file():
@@ -408,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
                   "give --oracle-config or --oracle-replay", file=sys.stderr)
             return 2
         opts.oracle_args = ["--replay", str(Path(args.oracle_replay).resolve()), "--replay-loop"]
+        if args.demo:
+            opts.demo_identity = demo_mod.recording_identity(Path(args.oracle_replay))
         say(f"oracle-exporter: no database configured, replaying {args.oracle_replay} in a loop")
     if args.dbhost_config:
         opts.dbhost_args = ["--config.file", str(Path(args.dbhost_config).resolve())]
@@ -428,13 +602,23 @@ def main(argv: list[str] | None = None) -> int:
     sup = Supervisor(log=say)
     try:
         say(f"state directory {opts.state} (locked, pid {os.getpid()})")
+        log_path = opts.state / "webhook" / "notifications.jsonl"
+        if args.resume:
+            say(f"RESUMING the earlier run's state (--resume): {resume_summary(opts.state, log_path)}")
+        else:
+            done = fresh_state(opts.state)
+            say("fresh state: " + ("; ".join(done) + " (make run RUN_ARGS=--resume continues a run instead)"
+                                   if done else "no earlier run here"))
+        # notifications already in the log (a resumed run's) are not printed again
+        offset = log_path.stat().st_size if log_path.exists() else 0
         t0 = time.monotonic()
         paths = start(opts, sup)
         wait_all_targets_up(opts, sup, log=say)
         say(f"all targets up ({time.monotonic() - t0:.1f}s after start)")
+        links = ui_links(opts)
         banner(f"""
-  Prometheus       {opts.url('prometheus')}   (alerts: {opts.url('prometheus')}/alerts)
-  Alertmanager     {opts.url('alertmanager')}
+  Prometheus       {links['prometheus']}   (alerts: {links['prometheus_alerts']})
+  Alertmanager     {links['alertmanager']}
   oracle-exporter  {opts.url('oracle')}/metrics
   dbhost-exporter  {opts.url('dbhost')}/metrics
   node_exporter    {opts.url('node')}/metrics
@@ -444,12 +628,15 @@ def main(argv: list[str] | None = None) -> int:
         for line in alert_eta(opts, replaying=not args.oracle_config):
             say(line)
         banner("\nPress Ctrl-C to stop.")
-        offset = 0
+        failures = 0
         while True:
             sup.check_alive()
             lines, offset = new_notifications(paths["webhook_log"], offset)
             for line in lines:
                 say(line)
+            trouble, failures = webhook_trouble(opts.url("webhook"), failures)
+            if trouble:
+                say(trouble)
             time.sleep(1)
     except KeyboardInterrupt:
         say("stopping ...")

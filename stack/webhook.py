@@ -5,7 +5,13 @@ is appended as one JSON line to a log file and printed on stdout.
     python -m stack.webhook --listen 127.0.0.1:19199 --log .state/webhook/notifications.jsonl
 
 GET /notifications returns everything received so far as a JSON array (the
-end-to-end tests read it); GET /-/ready answers 200 once listening.
+end-to-end tests read it), GET /pager (any receiver path) what arrived there;
+GET /-/ready answers 200 once listening; GET /metrics (Prometheus text) and /-/status
+(JSON) count the notifications logged and the writes that failed.
+
+The log survives kill -9 and a full disk: each notification is one write of one complete
+line (append_line); a failed write is undone and answered 500 (Alertmanager retries),
+counted in webhook_notification_log_write_failures_total and printed on stderr.
 
 GET /docs/<path>.md serves the repository's docs/ (or --docs DIR) as HTML: the alert
 pack's runbook_url annotations point at /docs/runbooks/<Alert>.md here by default
@@ -21,6 +27,7 @@ import argparse
 import datetime as dt
 import html
 import json
+import os
 import re
 import signal
 import sys
@@ -148,9 +155,20 @@ def render_markdown(text: str, title: str) -> str:
 
 
 def docs_page(docs: Path, url_path: str) -> tuple[int, str]:
-    """(status, HTML) for GET /docs/<path>: a rendered .md file, or a listing of a folder."""
-    rel = unquote(urlsplit(url_path).path)[len("/docs/"):]
+    """(status, HTML) for GET /docs/<path>: a rendered .md file, or a listing of a folder.
+    A path the file system cannot take (a NUL byte, a name too long, a symlink loop, not
+    UTF-8) is a 404 like any missing page, never an exception."""
+    try:
+        return _docs_page(docs, url_path)
+    except (OSError, ValueError, RuntimeError, UnicodeError):
+        return 404, render_markdown("# Not found\n\nNo such page (GET /docs/ lists them).", "not found")
+
+
+def _docs_page(docs: Path, url_path: str) -> tuple[int, str]:
+    rel = unquote(urlsplit(url_path).path, errors="strict")[len("/docs/"):]
     root = docs.resolve()
+    if "\x00" in rel or len(rel) > 1024:
+        return 404, render_markdown("# Not found", "not found")
     target = (root / rel).resolve()
     if target != root and root not in target.parents:
         return 404, render_markdown("# Not found", "not found")
@@ -160,7 +178,7 @@ def docs_page(docs: Path, url_path: str) -> tuple[int, str]:
         listing = "\n".join(f"- [{n}]({n})" for n in subdirs + pages)
         return 200, render_markdown(f"# docs/{rel}\n\n{listing}\n", f"docs/{rel}")
     if target.suffix != ".md" or not target.is_file():
-        return 404, render_markdown(f"# Not found\n\nNo page `docs/{rel}` (GET /docs/ lists them).", "not found")
+        return 404, render_markdown(f"# Not found\n\nNo page `docs/{rel[:200]}` (GET /docs/ lists them).", "not found")
     return 200, render_markdown(target.read_text(encoding="utf-8"), target.stem)
 
 
@@ -193,25 +211,92 @@ def notifications_html(received: list[dict]) -> str:
             "<th>summary</th><th>runbook</th><th>route</th></tr>" + body + "</table></body></html>\n")
 
 
+class LogWriteError(Exception):
+    """A notification could not be appended to the log (full disk, I/O error, ...)."""
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one complete line to path, or nothing at all.
+
+    A line left unterminated by an earlier writer (killed with -9 mid-write, or a write that
+    failed and could not be undone) is terminated first, so the new line is never glued to
+    it (readers skip the broken one). A write that fails part-way (ENOSPC) is cut back to
+    the old end of the file, then the OSError propagates."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        done = 0
+        try:
+            while done < len(line):
+                done += os.write(fd, line[done:])
+        except OSError:
+            if done:
+                try:
+                    os.ftruncate(fd, size)
+                except OSError:
+                    pass
+            raise
+    finally:
+        os.close(fd)
+
+
 class Receiver:
-    def __init__(self, log_path: Path, echo=sys.stdout):
+    def __init__(self, log_path: Path, echo=sys.stdout, errors=sys.stderr, writer=append_line):
         self.log_path = Path(log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.echo = echo
+        self.errors = errors
+        self.writer = writer            # tests inject failures (ENOSPC) here
         self.lock = threading.Lock()
         self.received: list[dict] = []
+        self.write_failures = 0
+        self.last_error = ""
+        self.last_write_ok = True
 
     def record(self, path: str, payload: dict) -> dict:
+        """Log one notification; LogWriteError (after a loud line on stderr) if it could not
+        be written: the caller answers 500, so Alertmanager retries it."""
         entry = {"received_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
                  .replace("+00:00", "Z"), "path": path, **payload}
         line = json.dumps(entry, separators=(",", ":"), sort_keys=True)
         with self.lock:
+            try:
+                self.writer(self.log_path, (line + "\n").encode())
+            except OSError as exc:
+                self.write_failures += 1
+                self.last_write_ok = False
+                self.last_error = f"{exc.strerror or exc}"
+                msg = (f"ERROR: cannot write notification to {self.log_path}: {self.last_error} "
+                       f"({self.write_failures} failed so far); answered 500, Alertmanager retries it")
+                if self.errors is not None:
+                    print(msg, file=self.errors, flush=True)
+                raise LogWriteError(msg) from None
+            self.last_write_ok = True
             self.received.append(entry)
-            with open(self.log_path, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
             if self.echo is not None:
                 print(line, file=self.echo, flush=True)
         return entry
+
+    def status(self) -> dict:
+        with self.lock:
+            return {"log": str(self.log_path), "received": len(self.received),
+                    "write_failures": self.write_failures, "last_write_ok": self.last_write_ok,
+                    "last_error": self.last_error}
+
+    def metrics(self) -> str:
+        st = self.status()
+        return ("# HELP webhook_notifications_logged_total Notifications appended to the notification log.\n"
+                "# TYPE webhook_notifications_logged_total counter\n"
+                f"webhook_notifications_logged_total {st['received']}\n"
+                "# HELP webhook_notification_log_write_failures_total Notifications that could not be written "
+                "to the log (answered 500; Alertmanager retries).\n"
+                "# TYPE webhook_notification_log_write_failures_total counter\n"
+                f"webhook_notification_log_write_failures_total {st['write_failures']}\n"
+                "# HELP webhook_notification_log_last_write_success 1 if the last write to the log succeeded.\n"
+                "# TYPE webhook_notification_log_last_write_success gauge\n"
+                f"webhook_notification_log_last_write_success {int(st['last_write_ok'])}\n")
 
 
 def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> ThreadingHTTPServer:
@@ -233,6 +318,20 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
                 with receiver.lock:
                     page = notifications_html(list(receiver.received))
                 self._reply(200, page.encode(), "text/html; charset=utf-8")
+
+
+            try:
+                self._get()
+            except Exception as exc:      # one line, never a traceback; the client gets a 500
+                print(f"error: GET {self.path[:200]!r}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr,
+                      flush=True)
+                self._reply(500, b'{"error":"internal error"}')
+
+        def _get(self):
+            if self.path == "/metrics":
+                self._reply(200, receiver.metrics().encode(), "text/plain; version=0.0.4; charset=utf-8")
+            elif self.path == "/-/status":
+                self._reply(200, json.dumps(receiver.status()).encode())
             elif self.path == "/notifications":
                 with receiver.lock:
                     body = json.dumps(receiver.received).encode()
@@ -242,8 +341,13 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
             elif self.path == "/docs" or self.path.startswith("/docs/"):
                 status, page = docs_page(docs, self.path if self.path != "/docs" else "/docs/")
                 self._reply(status, page.encode(), "text/html; charset=utf-8")
+            elif re.fullmatch(r"/[A-Za-z0-9_-]{1,64}", self.path):
+                # a receiver's URL (/pager, /ticket) opens too: what arrived there
+                with receiver.lock:
+                    body = json.dumps([n for n in receiver.received if n.get("path") == self.path]).encode()
+                self._reply(200, body)
             else:
-                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications or /docs/"}')
+                self._reply(404, b'{"error":"POST notifications to any path; GET /notifications, /<path> or /docs/"}')
 
         def do_POST(self):
             try:
@@ -258,15 +362,31 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
                 payload = json.loads(raw)
                 if not isinstance(payload, dict):
                     raise ValueError("not a JSON object")
-            except ValueError as exc:
-                self._reply(400, json.dumps({"error": f"body is not a JSON object: {exc}"}).encode())
+            except RecursionError:
+                self._reply(400, b'{"error":"body is not a JSON object: nested too deeply"}')
                 return
-            receiver.record(self.path, payload)
+            except ValueError as exc:
+                self._reply(400, json.dumps({"error": f"body is not a JSON object: {str(exc)[:200]}"}).encode())
+                return
+            if len(self.path) > 1024:
+                self._reply(414, b'{"error":"path too long"}')
+                return
+            try:
+                receiver.record(self.path, payload)
+            except LogWriteError as exc:
+                self._reply(500, json.dumps({"error": str(exc)}).encode())
+                return
             self._reply(200, b'{"status":"ok"}')
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
         allow_reuse_address = True
+
+        def handle_error(self, request, client_address):
+            # one line instead of socketserver's traceback (a client that hung up, a bad request)
+            exc = sys.exc_info()[1]
+            print(f"error: request from {client_address[0]}: {type(exc).__name__}: {str(exc)[:200]}",
+                  file=sys.stderr, flush=True)
 
     return Server((host, port), Handler)
 

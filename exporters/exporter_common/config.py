@@ -83,8 +83,77 @@ class ErrorList:
             raise ConfigErrors(self.errors)
 
 
+# Deeper than this is no configuration anyone writes; PyYAML's composer recurses per level,
+# so a hostile or broken file (thousands of "[" or "a:" levels) would end in RecursionError.
+MAX_NESTING = 64
+# Numbers in config files are seconds and counts; anything larger is a typo (and a
+# 400-digit integer would not even convert to a float).
+MAX_NUMBER = 1e9
+
+
+class StrictYAMLError(yaml.MarkedYAMLError):
+    """A duplicate key or too deep nesting, with the line of the offending node."""
+
+
+class StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that rejects a key given twice in one mapping (PyYAML keeps the
+    last one silently: a second ``databases:`` would drop the first list) and nesting
+    deeper than MAX_NESTING. Merge keys (``<<``) may still be overridden, as YAML says."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                mark = self.peek_event().start_mark
+                raise StrictYAMLError(problem=f"nested deeper than {MAX_NESTING} levels", problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = self.construct_object(key_node)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue
+                if first is not key_node:
+                    raise StrictYAMLError(
+                        problem=f"duplicate key {key!r} (first at line {first.start_mark.line + 1}); "
+                                "keep one: YAML would silently use the last",
+                        problem_mark=key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def strict_yaml(text: str) -> Any:
+    """yaml.safe_load with StrictLoader: duplicate keys and too deep nesting are errors
+    (StrictYAMLError, a yaml.YAMLError with problem_mark)."""
+    loader = StrictLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def yaml_error_message(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: 'line L, column C: problem' (duplicate key: 'line L: ...')."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if isinstance(exc, StrictYAMLError) and mark is not None:
+        return f"line {mark.line + 1}: {problem}"
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"invalid YAML{where}: {problem}"
+
+
 def load_yaml(path: str) -> Any:
-    """Read a YAML file; any problem becomes a ConfigError naming the file."""
+    """Read a YAML file; any problem becomes a ConfigError naming the file (and the line
+    and key of a duplicate key)."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -97,12 +166,19 @@ def load_yaml(path: str) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(path, None, f"not UTF-8 text ({exc.reason})") from None
     try:
-        return yaml.safe_load(text)
+        return strict_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(path, None, f"invalid YAML{where}: {problem}") from None
+        raise ConfigError(path, None, yaml_error_message(exc)) from None
+    except RecursionError:      # belt and braces: MAX_NESTING stops this first
+        raise ConfigError(path, None, f"invalid YAML: nested too deeply") from None
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """repr(value), cut to `limit` characters (a 400-digit number in an error line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** limit:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def resolve_path(config_file: str, value: str) -> str:
@@ -158,9 +234,11 @@ class Fields:
         if value is default and not required:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(key, f"expected a number, got {value!r}")
-        if not math.isfinite(value):
+            raise self.error(key, f"expected a number, got {_short(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
             raise self.error(key, f"expected a finite number, got {value!r}")
+        if abs(value) > MAX_NUMBER:
+            raise self.error(key, f"must be <= {MAX_NUMBER:.0e}, got {_short(value)}")
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be >= {minimum}, got {value!r}")
         return value

@@ -95,17 +95,20 @@ class CollectorRunner:
             self.errors.setdefault((scope, name), 0)
             self.dropped.setdefault((scope, name), 0)
 
-    def note(self, name: str, error: str | None, scope: str = "", count: bool = True) -> None:
+    def note(self, name: str, error: str | None, scope: str = "", count: bool = True,
+             cause: str | None = None) -> None:
         """Record the result of a run (or of a fetch, for oracle-exporter's "fetch"): count a
-        failure and log state changes only."""
+        failure and log state changes only: a failure is logged when it starts and when its
+        ``cause`` changes (default: the error text itself; a caller whose texts carry changing
+        details, a backoff delay or a time, passes a stable cause)."""
         key = (scope, name)
         with self._lock:
             if error is not None and count:
                 self.errors[key] = self.errors.get(key, 0) + 1
             before = self._failing.get(key)
-            self._failing[key] = error
+            self._failing[key] = None if error is None else (cause if cause is not None else error)
         what = self.describe(scope, name)
-        if error is not None and error != before:
+        if error is not None and self._failing[key] != before:
             self.log.log(self.failure_level, "%s failed: %s", what, error)
         elif error is None and before is not None:
             self.log.info("%s recovered", what)

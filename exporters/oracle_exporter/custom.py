@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from exporter_common.config import ConfigError, Fields, load_yaml, resolve_path
+from exporter_common.config import MAX_NESTING, MAX_NUMBER, ConfigError, Fields, _short, load_yaml, resolve_path
 
 KEY_PREFIX = "CUSTOM:"
 NAMESPACE = "oracledb"
@@ -93,6 +93,8 @@ def parse_duration(text: Any) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         if text < 0:
             raise ValueError("must not be negative")
+        if not text <= MAX_NUMBER:            # also NaN and a 400-digit integer
+            raise ValueError(f"must be at most {MAX_NUMBER:.0e} seconds")
         return float(text)
     if not isinstance(text, str) or not text.strip():
         raise ValueError("is not a duration")
@@ -106,7 +108,9 @@ def parse_duration(text: Any) -> float:
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()
     if pos != len(s):
-        raise ValueError(f"{text!r} is not a duration like 300ms, 10s, 5m or 1h30m")
+        raise ValueError(f"{_short(text)} is not a duration like 300ms, 10s, 5m or 1h30m")
+    if not total <= MAX_NUMBER:
+        raise ValueError(f"{_short(text)} is longer than {MAX_NUMBER:.0e} seconds")
     return total
 
 
@@ -183,6 +187,9 @@ def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
                                            key=lambda b: b[1]))
             except ValueError:
                 raise _error(path, f"{where}.metricsbuckets.{column}", "bucket bounds must be numbers") from None
+            if not all(abs(le) <= MAX_NUMBER for _, le in bucket_spec):   # also inf, NaN, 400 digits
+                raise _error(path, f"{where}.metricsbuckets.{column}",
+                             f"bucket bounds must be finite numbers of at most {MAX_NUMBER:.0e}")
         name = None if append else fq_name(prefix, column)
         if name is not None and not METRIC_NAME.match(name):
             raise _error(path, f"{where}.metricsdesc.{column}", f"makes the metric name {name!r}, not a valid one")
@@ -214,6 +221,42 @@ def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
                        databases=tuple(dbs) if dbs is not None else None, source=f"{path}: {where}")
 
 
+_TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
+
+
+def toml_error_message(text: str, exc: Exception) -> str:
+    """One line for a tomllib error. A key or table given twice ("Cannot overwrite a value",
+    "Cannot declare ... twice") names the key and its line, like the YAML loader."""
+    msg = str(exc)
+    m = _TOML_AT.match(msg)
+    if not m:
+        return f"not a valid TOML file: {msg}"
+    problem, line_no = m.group(1), int(m.group(2))
+    inline = re.match(r"^Duplicate inline table key (.+)$", problem)
+    if inline:
+        return f"line {line_no}: duplicate key {inline.group(1)} (TOML allows each key and table once)"
+    if problem.startswith("Cannot overwrite a value") or (problem.startswith("Cannot declare") and "twice" in problem):
+        lines = text.splitlines()
+        src = lines[line_no - 1].strip() if 0 < line_no <= len(lines) else ""
+        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", src)
+        key = header.group(1) if header else src.split("=", 1)[0].strip()
+        return f"line {line_no}: duplicate key {_short(key)} (TOML allows each key and table once)"
+    return f"not a valid TOML file: {problem} (line {line_no}, column {m.group(3)})"
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed TOML (iterative: a deep value must not recurse here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
 def load_oracle_file(path: str) -> list[CustomQuery]:
     """The metrics of one Oracle exporter metric file (.toml, or .yaml/.yml with ``metrics:``)."""
     try:
@@ -228,9 +271,17 @@ def load_oracle_file(path: str) -> list[CustomQuery]:
     else:
         import tomllib
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(path, None, f"not a valid TOML file: {exc}") from None
+            text = raw.decode("utf-8")
+            data = tomllib.loads(text)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(path, None, f"not UTF-8 text ({exc.reason})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(path, None, toml_error_message(text, exc)) from None
+        except RecursionError:
+            raise ConfigError(path, None, f"not a valid TOML file: nested too deeply") from None
+        depth = _depth(data)
+        if depth > MAX_NESTING:
+            raise ConfigError(path, None, f"not a valid TOML file: nested deeper than {MAX_NESTING} levels")
         items = data.get("metric", [])
         unknown = sorted(set(data) - {"metric"})
         if unknown:

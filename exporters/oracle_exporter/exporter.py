@@ -118,6 +118,19 @@ class _Families:
         return iter(self.families)
 
 
+def _cause(error: str | None) -> str | None:
+    """What a failed fetch's log line is deduplicated on: its reason (failure_reason: connection
+    refused, logon denied, ...), so the same outage is logged once, not every scrape with a new
+    backoff delay or time in its text; an error of no known reason by its text with the numbers
+    masked."""
+    if error is None:
+        return None
+    if error.startswith("connected but blind"):
+        return "connected but blind"
+    reason = failure_reason(error)
+    return reason if reason != "other" else "other: " + re.sub(r"\d+(\.\d+)?", "#", error)
+
+
 def _family(name: str) -> Metric:
     """An empty family of the exporter's own declared metric (oracle_exporter.core)."""
     return CORE.metric(name).empty()
@@ -241,7 +254,7 @@ class OracleExporter:
         with target.lock:   # count and log each fetch once, however many scrapes serve it
             new, target.noted = fetched is not target.noted, fetched
         if new:
-            self.runner.note(FETCH, reason, target.name)
+            self.runner.note(FETCH, reason, target.name, cause=_cause(reason))
             if failed or blind:
                 target.last_reason = (failure_reason(snap.errors.get(FAILED, "")) if failed
                                       else "connected but blind")

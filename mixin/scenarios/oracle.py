@@ -1,5 +1,5 @@
 """oracle.test.yml: the Oracle alert rules (wait-event averages and rates, redo, latches, PGA ...)."""
-from mixin.scenarios.common import (DB, every, H, HOST, length, ORA, quiet, scenario, Timeline, WAIT_CLASS,
+from mixin.scenarios.common import (DB, every, H, HOST, length, ORA, quiet, scenario, sel, Timeline, WAIT_CLASS,
     wait_event)
 
 
@@ -64,12 +64,55 @@ def counter_rate_cases(pack, alert, tid, metric, fire, above, below):
     ]
 
 
+def oracle_down_tests(pack) -> list:
+    """OracleDown fires on oracle_up 0 and its page says why: summary and description quote
+    the reason of oracle_last_error_info (a query in the template, which render() cannot
+    evaluate: the expectation has the reason filled in); without that series it says so;
+    a change of reason during the outage neither restarts `for` nor makes a second alert."""
+    from mixin.rules import ORACLE_DOWN_REASON
+    alert, labels = "OracleDown", {**ORA, "database": "ODS"}
+    n = length(pack, alert, window=0)
+    tl = Timeline(n)
+    f = pack.for_min(alert)
+    rule = pack.rules[alert][0]
+
+    def expect(reason: str) -> dict:
+        saved = rule["annotations"]
+        rule["annotations"] = {k: v.replace(ORACLE_DOWN_REASON, reason) for k, v in saved.items()}
+        try:
+            return pack.expect(alert, 0, labels, 0)
+        finally:
+            rule["annotations"] = saved
+
+    def case(name, series, reason, fire_at=H + f + 1):
+        return {"name": name, "interval": "1m", "input_series": [tl.gauge("oracle_up", labels, [(0, 1), (H, 0)])] + series,
+                "alert_rule_test": [{"eval_time": f"{H + f}m", "alertname": alert, "exp_alerts": []},
+                                    {"eval_time": f"{fire_at}m", "alertname": alert, "exp_alerts": [expect(reason)]}]}
+
+    why = {**labels, "reason": "connection refused"}
+    other = {**ORA, "database": "OTHER", "reason": "logon denied"}     # another database's reason is not quoted
+    timeout = {**labels, "reason": "connect timeout"}
+    return [
+        case("OracleDown: oracle_up 0 fires; the page quotes oracle_last_error_info's reason",
+             [tl.gauge("oracle_last_error_info", why, [(0, 1)]), tl.gauge("oracle_last_error_info", other, [(0, 1)])],
+             "connection refused"),
+        case("OracleDown: the reason changes during the outage: one alert, `for` kept, the latest reason",
+             [{"series": sel("oracle_last_error_info", timeout), "values": " ".join(["1"] * (H + 2) + ["stale"])},
+              {"series": sel("oracle_last_error_info", why),
+               "values": " ".join(["_"] * (H + 2) + ["1"] * (n - H - 1))}], "connection refused"),
+        case("OracleDown: without oracle_last_error_info the page says the reason is unknown", [],
+             "reason unknown (no oracle_last_error_info)"),
+        quiet(f"{alert}: one failed scrape in two does not fire", alert,
+              [tl.gauge("oracle_up", labels, [(0, lambda t: t % 2)])], n),
+    ]
+
+
 def oracle_tests(pack) -> list:
     th = pack.th
     tests = []
     # --- monitoring
+    tests += oracle_down_tests(pack)
     for alert, metric, labels in (
-            ("OracleDown", "oracle_up", {**ORA, "database": "ODS"}),
             ("OracleExporterDown", "up", {"job": "oracle", "instance": "oracle-exporter:19161"}),
             ("DbhostExporterDown", "up", {"job": "dbhost", "instance": HOST}),
             ("NodeExporterDown", "up", {"job": "node", "instance": HOST})):

@@ -75,7 +75,10 @@ def test_missing_files_leave_their_series_out_and_the_collector_succeeds(tmp_pat
 
 def test_collector_can_be_switched_off(tmp_path):
     fx = mf.build_tree(tmp_path / "t", with_proc=False)
-    fx.config.write_text(fx.config.read_text() + "\ncollectors:\n  memory: false\n")
+    import yaml
+    doc = yaml.safe_load(fx.config.read_text())        # a second `collectors:` key is an error (issue 27)
+    doc.setdefault("collectors", {})["memory"] = False
+    fx.config.write_text(yaml.safe_dump(doc))
     proc = once(fx)
     assert proc.returncode == 0, proc.stderr
     got = samples(proc.stdout)

@@ -109,6 +109,11 @@ def test_prometheus_config_is_the_one_make_run_uses(compose, tmp_path):
     paths = run.prepare(opts)
     local = yaml.safe_load(paths["prometheus"].read_text())
     template = yaml.safe_load(mounted.read_text())
+    # make run's own additions (issue 27): it scrapes its webhook receiver and alerts when the
+    # notification log cannot be written; nothing else differs but the addresses
+    assert local["scrape_configs"].pop() == {"job_name": "webhook",
+                                             "static_configs": [{"targets": [opts.addr("webhook")]}]}
+    assert local["rule_files"].pop() == "stack.rules.yml"
     local_to_comp = {opts.addr(c): c for c in ("oracle", "dbhost", "node", "prometheus", "alertmanager")}
 
     def normalise(doc, mapping):
@@ -124,7 +129,7 @@ def test_prometheus_config_is_the_one_make_run_uses(compose, tmp_path):
     res = subprocess.run(["promtool", "check", "config", str(paths["prometheus"])], capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "SUCCESS: 2 rule files found" in res.stdout
+    assert "SUCCESS: 3 rule files found" in res.stdout
 
 
 def test_prometheus_rule_files_resolve_through_the_compose_mounts(compose):

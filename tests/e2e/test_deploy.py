@@ -114,7 +114,7 @@ def test_example_configs_load_with_the_exporters_loaders(tmp_path):
     (tmp_path / "o.yml").write_text(text)
     ocfg = load_oracle(str(tmp_path / "o.yml"))
     assert [(d.name, d.user, d.password) for d in ocfg.databases] == [
-        ("ODS01", "c##monitor", "s3cret"), ("DWH01", "c##monitor", "s3cret")]
+        ("ODS01", "oramon", "s3cret"), ("DWH01", "oramon", "s3cret")]
 
 
 def test_sysusers_creates_both_users_and_the_tls_group(tmp_path):

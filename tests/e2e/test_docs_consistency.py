@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -451,3 +452,63 @@ def test_oracle_down_runbook_quotes_what_the_exporter_logs_by_default(tmp_path):
     confirm = _section(runbook, "## Confirm")
     assert "debug" not in confirm
     assert "level=warning" in confirm and f"{code.group(1)}: {code.group(2)}" in confirm
+
+
+def test_compose_commands_use_the_docker_compose_debian_installs():
+    """Issue 27: Debian's docker-compose 1.29 (what `make deps` installs) answers
+    `docker compose up` with `unknown command`: every command in the docs and compose files
+    is `docker-compose ...` (the plugin's spelling only as an aside)."""
+    makefile = _read(ROOT / "Makefile")
+    assert "docker-compose" in re.search(r"^APT_PACKAGES := (.+)$", makefile, re.M).group(1).split()
+    files = [README, *sorted(DOCS.glob("*.md")), ROOT / "compose" / "docker-compose.yml",
+             ROOT / "compose" / "scale-out" / "docker-compose.yml"]
+    bad = []
+    for f in files:
+        for n, line in enumerate(_read(f).splitlines(), 1):
+            # `docker compose` followed by a subcommand or -f, outside "plugin: docker compose ..." asides
+            for m in re.finditer(r"docker compose (up|down|-f|config|ps|logs)\b", line):
+                if not re.search(r"(plugin|Docker's compose plugin)[^.]*$", line[:m.start()]):
+                    bad.append(f"{f.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert bad == []
+    exe = shutil.which("docker-compose")
+    if exe:       # the installed one knows every subcommand the docs use
+        for sub in ("up", "down", "config"):
+            res = subprocess.run([exe, "help", sub], capture_output=True, text=True, timeout=60)
+            assert res.returncode == 0 and "Usage:" in res.stdout, (sub, res.stderr)
+
+
+def test_readme_stack_links_are_the_ones_debian_serves():
+    """The README's Prometheus alerts link is /classic/alerts (2.42's UI; /alerts is a 404
+    there) and Alertmanager is reached through its API and amtool (no UI in Debian's
+    package); tests/e2e/test_make_run.py GETs every link the banner prints."""
+    text = _read(README)
+    assert "http://127.0.0.1:19090/classic/alerts" in text
+    assert "http://127.0.0.1:19093/api/v2/alerts" in text
+    assert "amtool --alertmanager.url=http://127.0.0.1:19093 alert query" in text
+    assert not re.search(r"http://127\.0\.0\.1:19090/alerts\b", text + _read(DOCS / "stack.md"))
+
+
+def test_oracle_down_runbook_explains_every_reason_the_page_can_quote():
+    """The OracleDown page ends with oracle_last_error_info's reason (issue 27); its runbook's
+    table has a row for each reason the exporter can export (and no invented one)."""
+    from oracle_exporter.sources import _REASONS
+    reasons = {r for r, _ in _REASONS} | {"connected but blind"}
+    text = _section(_read(DOCS / "runbooks" / "OracleDown.md"), "## The page says why")
+    rows = re.findall(r"^\| ([^|]+?) \| [^|]+ \|$", text, re.M)
+    listed = {r.strip() for row in rows[1:] for r in row.split(",")}
+    assert listed - {"reason", "---"} == reasons
+
+
+def test_example_configs_use_the_user_the_monitoring_sql_creates():
+    """Issue 27: the example configs said c##monitor, docs/oracle-monitoring-user.sql creates
+    oramon: a user following both got ORA-01017. Every example, deploy and compose config and
+    the reference in docs/oracle-exporter.md name the user the SQL creates."""
+    sql = _read(DOCS / "oracle-monitoring-user.sql")
+    (created,) = re.findall(r"^CREATE USER (\w+)", sql, re.M | re.I)
+    files = [ROOT / "examples" / "oracle-exporter.yml", ROOT / "deploy" / "oracle-exporter.yml",
+             ROOT / "compose" / "oracle-exporter" / "oracle-exporter.yml", DOCS / "oracle-exporter.md",
+             README, DOCS / "stack.md"]
+    users = {(f.name, u) for f in files for u in re.findall(r"^\s*(?:- )?user: ([^\s#]+)", _read(f), re.M)}
+    assert users and {u.lower() for _, u in users} == {created.lower()}, users
+    # and the common-user spelling the SQL suggests for a CDB root
+    assert f"C##{created.upper()}" in sql

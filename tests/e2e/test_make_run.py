@@ -93,6 +93,14 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         assert 'id="databases"' in page and 'data-name="DEMO"' in page, page[:2000]
         assert f"Prometheus       http://127.0.0.1:{ports['prometheus']}" in text
         assert f"webhook          http://127.0.0.1:{ports['webhook']}/notifications" in text
+        _banner_links_open(text, ports)
+        # the stack's Prometheus scrapes the webhook receiver and holds its alert on failed writes
+        prom = f"http://127.0.0.1:{ports['prometheus']}"
+        assert [r["value"][1] for r in prom_query(prom, 'up{job="webhook"}')] == ["1"]
+        assert wait_until(lambda: prom_query(prom, "webhook_notification_log_write_failures_total"), 10,
+                          "the webhook's metrics in Prometheus")[0]["value"][1] == "0"
+        rules = http_json(prom + "/api/v1/rules?type=alert")["data"]["groups"]
+        assert "NotificationLogWriteFailing" in {r["name"] for g in rules for r in g["rules"]}
         # all state under the one state directory
         state = tmp_path / "state"
         assert {p.name for p in state.iterdir()} == {"prometheus", "alertmanager", "webhook", "logs", "lock"}
@@ -108,6 +116,27 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
             "fleetview", "prometheus", "alertmanager", "node_exporter", "dbhost-exporter", "oracle-exporter", "webhook"]
     finally:
         stack.kill()
+
+
+def _banner_links_open(text: str, ports: dict[str, int]) -> None:
+    """Issue 27: every URL the banner prints opens on the installed (Debian) binaries: a GET
+    answers 200 with content (not Debian's "no web application" page nor 2.42's 404 for
+    /alerts), and the amtool command it names works."""
+    banner = text[text.index("all targets up"):]
+    urls = re.findall(r"(?<!=)https?://[^\s)]+", banner)      # not amtool's --alertmanager.url=
+    assert any(u.startswith(f"http://127.0.0.1:{ports['prometheus']}/") and "alerts" in u for u in urls), banner
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            body = resp.read()
+            assert resp.status == 200 and body, url
+            assert b"does not include a web" not in body, url
+    m = re.search(r"^  Alertmanager .*?(amtool --alertmanager\.url=(\S+) alert query)", banner, re.M)
+    assert m and m.group(2) == f"http://127.0.0.1:{ports['alertmanager']}", banner
+    amtool = "/usr/bin/amtool"
+    if os.access(amtool, os.X_OK):
+        res = subprocess.run([amtool, f"--alertmanager.url={m.group(2)}", "alert", "query"], capture_output=True,
+                             text=True, timeout=30)
+        assert res.returncode == 0 and res.stdout.split()[:2] == ["Alertname", "Starts"], res.stdout + res.stderr
 
 
 def test_make_run_with_an_unreachable_database(tmp_path):
@@ -244,16 +273,28 @@ def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
                          r"\(for: 2s\) should fire at about \d\d:\d\d \(~\d+ s\), its notification 30s later at "
                          rf"http://127.0.0.1:{ports['webhook']}/pager$", text, re.M), text
         prom = f"http://127.0.0.1:{ports['prometheus']}"
-        # the host half: every collector of the demo host has series under instance 127.0.0.2
-        for expr in ('dbhost_lun_info{instance="127.0.0.2",role="redo"}',
-                     'dbhost_zfs_arc_size_bytes{instance="127.0.0.2"}',
-                     'dbhost_process_context_switches_total{instance="127.0.0.2",role="lgwr"}',
-                     'node_disk_writes_completed_total{job="node",instance="127.0.0.2",device="dm-0"}'):
+        # the host half: every collector of the demo host has series under its instance, which is
+        # the replayed database's host (dbhost01, from GV$INSTANCE.HOST_NAME), scraped on 127.0.0.2
+        assert re.search(r"^\[stack\] DEMO: demo database host dbhost01 \(127\.0\.0\.2\), running DEMO1, the "
+                         r"replayed database's instance, its redo LUN writing in 11\.8 ms", text, re.M), text
+        for expr in ('dbhost_lun_info{instance="dbhost01",role="redo"}',
+                     'dbhost_zfs_arc_size_bytes{instance="dbhost01"}',
+                     'dbhost_process_context_switches_total{instance="dbhost01",sid="DEMO1",role="lgwr"}',
+                     'node_disk_writes_completed_total{job="node",instance="dbhost01",device="dm-0"}'):
             assert wait_until(lambda: prom_query(prom, expr), 30, expr)
+        assert not prom_query(prom, '{instance="127.0.0.2"}')
         # ... and moves (the animator): a rate over the demo host's disks
         assert wait_until(lambda: [r for r in prom_query(
-            prom, 'rate(node_disk_writes_completed_total{instance="127.0.0.2",device="dm-0"}[5s])')
+            prom, 'rate(node_disk_writes_completed_total{instance="dbhost01",device="dm-0"}[5s])')
             if float(r["value"][1]) > 0], 30, "moving demo-host counters")
+        # the story from the page to the host (issue 27): the paged database DEMO runs as DEMO1 on
+        # dbhost01 (oracle_instance_info), and dbhost01's redo LUN writes take R1's 11.8 ms
+        (info,) = wait_until(lambda: prom_query(prom, 'oracle_instance_info{database="DEMO"}'), 30, "instance info")
+        assert (info["metric"]["host_name"], info["metric"]["instance_name"]) == ("dbhost01", "DEMO1")
+        redo = wait_until(lambda: prom_query(
+            prom, 'instance_device_role:node_disk_write_latency_seconds:rate5m{instance="dbhost01",role="redo"}'),
+            60, "the redo LUN's write latency on dbhost01")
+        assert redo and all(abs(float(r["value"][1]) - 0.0118) < 0.0012 for r in redo), redo
         # the pager route: the R1 alert, critical, with the demo annotation
         hook = f"http://127.0.0.1:{ports['webhook']}/notifications"
         paged = wait_until(lambda: [a for n in http_json(hook) if n["path"] == "/pager" and n["status"] == "firing"
@@ -266,5 +307,68 @@ def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
         time.sleep(3)     # stack.run reads the webhook's log every second
         rest = stack.stop(signal.SIGINT)
         assert "[stack] notification /pager: firing OracleLogFileParallelWriteSlow (DEMO)" in rest
+    finally:
+        stack.kill()
+
+
+_OLD_PAGE = {"received_at": "2020-01-01T00:00:00.000Z", "path": "/pager", "status": "firing", "receiver": "pager",
+             "alerts": [{"labels": {"alertname": "OracleLogFileParallelWriteSlow", "database": "OLDRUN"}}]}
+
+
+def _seed_old_run(state) -> None:
+    """What an earlier (DEMO=1) run leaves: its TSDB, Alertmanager's notification log, a notification."""
+    import json
+    (state / "prometheus" / "data" / "01OLDBLOCK").mkdir(parents=True)
+    (state / "alertmanager" / "data").mkdir(parents=True)
+    (state / "alertmanager" / "data" / "nflog").write_text("old")
+    (state / "demo" / "host").mkdir(parents=True)
+    (state / "webhook").mkdir(parents=True)
+    (state / "webhook" / "notifications.jsonl").write_text(json.dumps(_OLD_PAGE) + "\n")
+    (state / "logs").mkdir()
+    (state / "logs" / "prometheus.log").write_text("old run's log\n")
+
+
+def test_each_run_starts_fresh_or_says_it_resumes(tmp_path):
+    """Issue 27: an earlier run's state never pages or prints again. A plain run deletes the
+    earlier TSDB and Alertmanager data and moves its notifications and logs to previous/
+    (printed as such); --resume keeps them, says so, and still does not re-print the
+    notifications already logged."""
+    require(DEMO_BEFORE, "oracle-exporter demo recording")
+    state = tmp_path / "state"
+    _seed_old_run(state)
+    ports = dict(zip(run.DEFAULT_PORTS, free_ports(len(run.DEFAULT_PORTS))))
+    stack = _Stack(_stack_argv(state, ports))
+    try:
+        assert re.search(r"^\[stack\] all targets up", stack.text, re.M), stack.text
+        fresh = re.search(r"^\[stack\] fresh state: (.*)$", stack.text, re.M)
+        assert fresh, stack.text
+        assert "deleted prometheus/data/; deleted alertmanager/data/; deleted demo/" in fresh.group(1)
+        assert "moved webhook/notifications.jsonl to previous/webhook/notifications.jsonl" in fresh.group(1)
+        assert not (state / "prometheus" / "data" / "01OLDBLOCK").exists()
+        nflog = state / "alertmanager" / "data" / "nflog"
+        assert not nflog.exists() or nflog.read_bytes() != b"old"
+        assert "OLDRUN" in (state / "previous" / "webhook" / "notifications.jsonl").read_text()
+        assert (state / "previous" / "logs" / "prometheus.log").read_text() == "old run's log\n"
+        assert "old run's log" not in (state / "logs" / "prometheus.log").read_text()
+        time.sleep(2.5)        # the notification loop has read the log at least twice
+        rest = stack.stop(signal.SIGINT)
+        assert "notification" not in rest and "OLDRUN" not in stack.text + rest
+    finally:
+        stack.kill()
+    # the stack's own TSDB is there now; a resumed run keeps it and the (old) notifications
+    import json
+    blocks = {p.name for p in (state / "prometheus" / "data").iterdir()}
+    with open(state / "webhook" / "notifications.jsonl", "a") as f:
+        f.write(json.dumps(_OLD_PAGE) + "\n")
+    stack = _Stack(_stack_argv(state, ports) + ["--resume"])
+    try:
+        assert re.search(r"^\[stack\] RESUMING the earlier run's state \(--resume\): Prometheus and Alertmanager "
+                         r"data of the earlier run\(s\) \(last written [-\d: ]+\): its alerts may fire and be sent "
+                         r"again; 1 earlier notification\(s\) in .*notifications.jsonl \(not printed again\)$",
+                         stack.text, re.M), stack.text
+        assert blocks <= {p.name for p in (state / "prometheus" / "data").iterdir()}
+        time.sleep(2.5)
+        rest = stack.stop(signal.SIGINT)
+        assert "OLDRUN" not in stack.text + rest
     finally:
         stack.kill()

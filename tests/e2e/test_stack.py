@@ -94,7 +94,8 @@ def stack(tmp_path_factory):
 def test_every_target_up_with_host_instance_relabelled(stack):
     targets = run.wait_all_targets_up(stack.opts, stack.sup, timeout=60)
     by_job = {t["labels"]["job"]: t for t in targets}
-    assert set(by_job) == {"oracle", "dbhost", "node", "prometheus", "alertmanager"}
+    # make run also scrapes its webhook receiver (failed writes of the notification log, issue 27)
+    assert set(by_job) == {"oracle", "dbhost", "node", "prometheus", "alertmanager", "webhook"}
     assert all(t["health"] == "up" for t in targets)
     # host exporters: instance is the host part only, so dbhost_* and node_* join on(instance)
     assert by_job["dbhost"]["labels"]["instance"] == "127.0.0.1"
@@ -215,6 +216,14 @@ def test_oracle_down_inhibits_that_databases_alerts(stack):
                alive=stack.sup.check_alive)
     down = [a for a in stack.am_alerts(alertname="OracleDown") if a["labels"]["database"] == LOST]
     assert len(down) == 1 and down[0]["status"]["state"] == "active"
+    # ... and the page says why (issue 27): the reason the exporter exports in oracle_last_error_info
+    (info,) = stack.prom(f'oracle_last_error_info{{database="{LOST}"}}')
+    reason = info["metric"]["reason"]
+    assert reason and reason != "other", info
+    paged = [a for n in stack.notifications() for a in n["alerts"]
+             if a["labels"].get("alertname") == "OracleDown" and a["labels"].get("database") == LOST]
+    assert paged[-1]["annotations"]["summary"] == f"Oracle database {LOST} is down or unreachable: {reason}"
+    assert f"; last error: {reason} (oracle_last_error_info;" in paged[-1]["annotations"]["description"]
 
     # ... and Alertmanager suppresses LOSTDB's other alerts (still firing in
     # Prometheus from the samples before the outage), not the healthy database's.

@@ -261,7 +261,11 @@ def test_webhook_logs_every_notification_as_json_lines(tmp_path):
         assert lines[0]["alerts"] == payload["alerts"] and lines[0]["received_at"].endswith("Z")
         got = http_json(f"http://127.0.0.1:{port}/notifications")
         assert got == lines
-        assert http_get(f"http://127.0.0.1:{port}/elsewhere")[0] == 404
+        # a receiver's URL, as the banner prints it, opens: what arrived there (issue 27)
+        assert http_json(f"http://127.0.0.1:{port}/pager") == [lines[0]]
+        assert http_json(f"http://127.0.0.1:{port}/ticket") == [lines[1]]
+        assert http_json(f"http://127.0.0.1:{port}/elsewhere") == []
+        assert http_get(f"http://127.0.0.1:{port}/a/b")[0] == 404
         time.sleep(0.2)
         stdout_lines = [l for l in p.log_path.read_text().splitlines() if l.startswith("{")]
         assert [json.loads(l) for l in stdout_lines] == lines   # also printed on stdout
@@ -464,3 +468,23 @@ def test_demo_animator_moves_the_counters(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "stack.demo", "animate", str(tmp_path / "nope")],
                          cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and bad.stderr.strip() == f"error: {tmp_path / 'nope'} is not a demo host tree (no proc/diskstats)"
+
+
+def test_make_run_prints_why_a_database_is_down(tmp_path):
+    """Issue 27: the notification line make run prints carries the page's summary, which for
+    OracleDown ends in the reason; a notification of alerts with different summaries has none.
+    A line cut by a crash is skipped, the offset advancing over complete lines only."""
+    from stack.run import new_notifications
+    down = {"path": "/pager", "status": "firing", "alerts": [
+        {"labels": {"alertname": "OracleDown", "database": "PROD1"},
+         "annotations": {"summary": "Oracle database PROD1 is down or unreachable: connection refused"}}]}
+    two = {"path": "/ticket", "status": "firing", "alerts": [
+        {"labels": {"alertname": "A", "database": "X"}, "annotations": {"summary": "one"}},
+        {"labels": {"alertname": "B", "database": "Y"}, "annotations": {"summary": "two"}}]}
+    log = tmp_path / "n.jsonl"
+    log.write_text(json.dumps(down) + "\n" + json.dumps(two) + "\n" + '{"path": "/pa')
+    lines, offset = new_notifications(log, 0)
+    assert lines == ["notification /pager: firing OracleDown (PROD1), 1 alert(s): "
+                     "Oracle database PROD1 is down or unreachable: connection refused",
+                     "notification /ticket: firing A, B (X, Y), 2 alert(s)"]
+    assert offset == len(json.dumps(down)) + len(json.dumps(two)) + 2

@@ -850,10 +850,14 @@ def _advanced_arc(values: dict[str, int], n: int) -> dict[str, int]:
     return out
 
 
-def advance_tree(fixture: Fixture, n: int) -> None:
+def advance_tree(fixture: Fixture, n: int, disk_step: dict[str, DiskStep] | None = None,
+                 rename: tuple[str, str] | None = None) -> None:
     """Set the counters of a build_tree() tree to step ``n`` (see the constants above):
     arcstats (Linux and the illumos kstat text), /proc/diskstats, SCSI iorequest_cnt/iodone_cnt,
-    and the fixtures_proc processes' stat/status/sched counters. ``n = 0`` restores the original."""
+    and the fixtures_proc processes' stat/status/sched counters. ``n = 0`` restores the original.
+    ``disk_step`` replaces DISK_STEP (make run DEMO=1's slow redo LUN, stack/demo.py);
+    ``rename`` = (old, new) renames an instance in the rewritten process files (its SID)."""
+    steps = DISK_STEP if disk_step is None else disk_step
     if n < 0:
         raise ValueError(f"step must be >= 0, got {n}")
     root = Path(fixture.root)
@@ -884,7 +888,7 @@ def advance_tree(fixture: Fixture, n: int) -> None:
         out = []
         for line in base.splitlines():
             f = line.split()
-            step = DISK_STEP.get(f[2])
+            step = steps.get(f[2])
             if step is not None and n:
                 c = [int(x) for x in f[3:]]
                 c[0] += n * step.reads
@@ -900,7 +904,7 @@ def advance_tree(fixture: Fixture, n: int) -> None:
         _replace_text(disk, "\n".join(out) + "\n")
     # SCSI device counters (sysfs prints them as 0x%x): every completed request was issued and done
     for block in sorted((fixture.sysfs / "block").glob("sd*")):
-        step = DISK_STEP.get(block.name)
+        step = steps.get(block.name)
         dev = block / "device"
         if step is None or not (dev / "iorequest_cnt").exists():
             continue
@@ -924,6 +928,10 @@ def advance_tree(fixture: Fixture, n: int) -> None:
         for src in sorted((staging / str(spec.pid)).rglob("*")):
             dst = pdir / src.relative_to(staging / str(spec.pid))
             if src.is_file() and dst.parent.is_dir() and dst.exists():
+                if rename:
+                    data = src.read_bytes()
+                    if rename[0].encode() in data:
+                        src.write_bytes(data.replace(rename[0].encode(), rename[1].encode()))
                 os.replace(src, dst)
     for dirpath, dirnames, filenames in os.walk(staging, topdown=False):
         for name in filenames:
