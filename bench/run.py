@@ -508,13 +508,13 @@ def main(argv=None) -> int:
             args.tree = str(work / "proc")
         if args.lun_tree is None:
             args.lun_tree = str(work / f"lun-{lun.N_PATHS}")
-        return _run(args, only, command, new, pe_bin, pe_note)
+        return _run(args, only, command, new, pe_bin, pe_note, db_counts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         progress(f"removed {work}")
 
 
-def _run(args, only, command, new, pe_bin, pe_note) -> int:
+def _run(args, only, command, new, pe_bin, pe_note, db_counts) -> int:
     try:
         root = tree_dir(args.tree) if ("process" in only or "memory" in only) else None
         if "process" in only:

@@ -170,7 +170,7 @@ def load_yaml(path: str) -> Any:
     except yaml.YAMLError as exc:
         raise ConfigError(path, None, yaml_error_message(exc)) from None
     except RecursionError:      # belt and braces: MAX_NESTING stops this first
-        raise ConfigError(path, None, f"invalid YAML: nested too deeply") from None
+        raise ConfigError(path, None, "invalid YAML: nested too deeply") from None
 
 
 def _short(value: Any, limit: int = 40) -> str:

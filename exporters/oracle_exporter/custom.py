@@ -278,7 +278,7 @@ def load_oracle_file(path: str) -> list[CustomQuery]:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(path, None, toml_error_message(text, exc)) from None
         except RecursionError:
-            raise ConfigError(path, None, f"not a valid TOML file: nested too deeply") from None
+            raise ConfigError(path, None, "not a valid TOML file: nested too deeply") from None
         depth = _depth(data)
         if depth > MAX_NESTING:
             raise ConfigError(path, None, f"not a valid TOML file: nested deeper than {MAX_NESTING} levels")

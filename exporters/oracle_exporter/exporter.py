@@ -20,6 +20,7 @@ oracle_exporter_build_info.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor

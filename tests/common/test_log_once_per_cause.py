@@ -4,7 +4,6 @@ Now: one line per outage and cause, a new line when the cause changes, one on re
 from __future__ import annotations
 
 import logging
-import os
 import re
 import subprocess
 import sys

@@ -160,7 +160,7 @@ def test_deeply_nested_toml_is_one_line(tmp_path, text):
 
 @pytest.mark.parametrize("module,text,field", [
     ("oracle_exporter", f"timeout_seconds: {BIG}\ndatabases:\n" + DB, "timeout_seconds"),
-    ("oracle_exporter", f"databases:\n" + DB.replace("}", f", timeout_seconds: {BIG}}}"), "databases[0].timeout_seconds"),
+    ("oracle_exporter", "databases:\n" + DB.replace("}", f", timeout_seconds: {BIG}}}"), "databases[0].timeout_seconds"),
     ("oracle_exporter", f"session_events_max: {BIG}\ndatabases:\n" + DB, "session_events_max"),
     ("oracle_exporter", f"custom_metrics:\n  - {{name: q, sql: select 1 n from dual, metrics: [{{column: n, name: q_n}}],"
                         f" interval_seconds: {BIG}}}\ndatabases:\n" + DB, "custom_metrics[0].interval_seconds"),
