@@ -222,6 +222,9 @@ def _override(cfg: Config, path: Path) -> Config:
         labels = doc["target_labels"] if doc["target_labels"] is not None else []
         if not isinstance(labels, list) or not all(isinstance(x, str) and _LABEL.match(x) for x in labels):
             raise ConfigError(f"{src}: target_labels: expected a list of label names, got {doc['target_labels']!r}")
+        if "instance" not in labels:
+            raise ConfigError(f"{src}: target_labels: must keep instance (the pack's alerts name the host or exporter "
+                              f"by it), got {doc['target_labels']!r}")
         changes["target_labels"] = tuple(labels)
     if "flash_luns" in doc:
         value = doc["flash_luns"]

@@ -11,6 +11,7 @@ Values are in base units (seconds, ratios 0..1, bytes, per-second rates). The ru
 dashboards (mixin.dashboards) all read this type; nothing else parses the file.
 """
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -103,6 +104,8 @@ def duration_seconds(text: str) -> int:
 def _number(src: str, where: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ThresholdError(f"{src}: {where}: must be a number, got {value!r}")
+    if not math.isfinite(value):     # .inf would never fire (or always), .nan never compares
+        raise ThresholdError(f"{src}: {where}: must be a finite number, got {value!r}")
     return value
 
 

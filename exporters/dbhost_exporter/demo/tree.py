@@ -411,8 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     kind = "golden"
     if len(argv) == 3 and argv[0] == "--tree" and argv[1] in trees:
         kind, argv = argv[1], argv[2:]
-    if len(argv) != 1:
-        print("usage: python -m dbhost_exporter.demo.tree [--tree golden|paths|variant] DIR", file=sys.stderr)
+    usage = "usage: python -m dbhost_exporter.demo.tree [--tree golden|paths|variant] DIR"
+    if argv and argv[0] in ("-h", "--help"):
+        print(usage + "\n\nWrites a sysfs + procfs fixture tree (the golden host by default) into DIR.")
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(usage, file=sys.stderr)
         return 2
     fx = trees[kind](Path(argv[0]))
     print(f"procfs={fx.procfs} sysfs={fx.sysfs} kstat_file={fx.kstat_file} config={fx.config}")
