@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,13 @@ def prometheus_hashmod(value: str, modulus: int) -> int:
     """Prometheus' relabel hashmod: md5 of the joined source labels, the low 8
     bytes as a big-endian uint64, modulo `modulus` (model/relabel/relabel.go)."""
     return int.from_bytes(hashlib.md5(value.encode()).digest()[8:], "big") % modulus
+
+
+def post_json(url: str, body: bytes, timeout: float = 10) -> int:
+    """POST a JSON body; the HTTP status (an error status too, never an exception for one)."""
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code

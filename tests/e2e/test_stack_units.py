@@ -10,14 +10,12 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-from e2e_support import ROOT
+from e2e_support import ROOT, post_json
 from stack import configs, run
 from stack.procs import (Proc, StackError, Supervisor, check_ports, free_ports, http_get, http_json,
                          port_in_use)
@@ -227,13 +225,6 @@ def wait_for_file(path: Path, timeout: float = 5.0) -> str:
     raise AssertionError(f"{path} never written")
 
 
-def _post(url: str, body: bytes) -> int:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
 def test_webhook_logs_every_notification_as_json_lines(tmp_path):
@@ -252,10 +243,10 @@ def test_webhook_logs_every_notification_as_json_lines(tmp_path):
                                "annotations": {"summary": "down"}, "startsAt": "2026-01-01T00:00:00Z",
                                "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://p/graph",
                                "fingerprint": "abc"}]}
-        assert _post(f"http://127.0.0.1:{port}/pager", json.dumps(payload).encode()) == 200
-        assert _post(f"http://127.0.0.1:{port}/ticket", json.dumps({**payload, "receiver": "ticket"}).encode()) == 200
-        assert _post(f"http://127.0.0.1:{port}/pager", b"{not json") == 400
-        assert _post(f"http://127.0.0.1:{port}/pager", b"[1,2]") == 400
+        assert post_json(f"http://127.0.0.1:{port}/pager", json.dumps(payload).encode()) == 200
+        assert post_json(f"http://127.0.0.1:{port}/ticket", json.dumps({**payload, "receiver": "ticket"}).encode()) == 200
+        assert post_json(f"http://127.0.0.1:{port}/pager", b"{not json") == 400
+        assert post_json(f"http://127.0.0.1:{port}/pager", b"[1,2]") == 400
         lines = [json.loads(l) for l in log.read_text().splitlines()]
         assert [(l["path"], l["receiver"]) for l in lines] == [("/pager", "pager"), ("/ticket", "ticket")]
         assert lines[0]["alerts"] == payload["alerts"] and lines[0]["received_at"].endswith("Z")

@@ -13,13 +13,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from e2e_support import ROOT
+from e2e_support import ROOT, post_json
 from stack import run, webhook
 from stack.procs import Proc, Supervisor, free_ports, http_get, http_json
 
@@ -28,13 +26,6 @@ PAGE = {"version": "4", "status": "firing", "receiver": "pager",
                     "annotations": {"summary": "Oracle database PROD1 is down or unreachable: connection refused"}}]}
 
 
-def _post(url: str, body: bytes) -> int:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
 
 
 def _lines(path: Path) -> list[str]:
@@ -69,7 +60,7 @@ def test_a_line_cut_by_kill_9_is_not_glued_to_the_next(tmp_path):
     with Supervisor() as sup:
         p, url = _start(sup, tmp_path, log)
         offset = log.stat().st_size
-        assert _post(url + "/pager", json.dumps(PAGE).encode()) == 200
+        assert post_json(url + "/pager", json.dumps(PAGE).encode()) == 200
         # ... and really killed with -9 now: nothing of the answered notification is lost
         os.kill(p.pid, signal.SIGKILL)
         p.popen.wait(10)
@@ -157,7 +148,7 @@ def test_full_tiny_filesystem(tmp_path):
     with Supervisor() as sup:
         p, url = _start(sup, tmp_path, log, prefix)
         for _ in range(14):
-            statuses.append(_post(url + "/pager", json.dumps(big).encode()))
+            statuses.append(post_json(url + "/pager", json.dumps(big).encode()))
         assert 200 in statuses and 500 in statuses, statuses
         first_fail = statuses.index(500)
         assert set(statuses[first_fail:]) == {500}
@@ -178,7 +169,7 @@ def test_full_tiny_filesystem(tmp_path):
         assert [json.loads(l)["pad"] for l in data.splitlines()] == [big["pad"]] * statuses.count(200)
         # free space: the oldest half of the log goes; the next notification is logged whole
         inner.write_bytes(b"")
-        assert _post(url + "/pager", json.dumps(PAGE).encode()) == 200
+        assert post_json(url + "/pager", json.dumps(PAGE).encode()) == 200
         assert _metric(url, "webhook_notification_log_last_write_success") == 1
         assert [json.loads(l)["alerts"] for l in inner.read_bytes().splitlines()] == [PAGE["alerts"]]
     text = (tmp_path / "webhook.log").read_text()
@@ -241,10 +232,10 @@ def test_hostile_requests_are_answered_not_tracebacks(tmp_path):
             assert b"Not found" in body
         assert http_get(url + "/docs/runbooks/OracleDown.md")[0] == 200
         deep = b'{"a":' * 100000 + b"1" + b"}" * 100000
-        assert _post(url + "/pager", deep) == 400
-        assert _post(url + "/pager", b"[" * 100000) == 400
-        assert _post(url + "/" + "p" * 5000, json.dumps(PAGE).encode()) in (400, 414)
-        assert _post(url + "/pager", json.dumps(PAGE).encode()) == 200      # still serving
+        assert post_json(url + "/pager", deep) == 400
+        assert post_json(url + "/pager", b"[" * 100000) == 400
+        assert post_json(url + "/" + "p" * 5000, json.dumps(PAGE).encode()) in (400, 414)
+        assert post_json(url + "/pager", json.dumps(PAGE).encode()) == 200      # still serving
         time.sleep(0.2)
     text = (tmp_path / "webhook.log").read_text()
     assert "Traceback" not in text, text
