@@ -515,3 +515,42 @@ def test_logon_churn_keeps_series_bounded_and_totals_monotonic(tree):
         prev = now
     for (sid, role), want in truth.items():
         assert v(prev, "dbhost_process_context_switches_total", sid, role, kind="voluntary") == want
+
+
+def test_two_overlapping_scrapes_count_an_exited_process_once(tree, monkeypatch):
+    """Issue 26: an HA pair of Prometheus servers scrapes at the same moment. Both scans started
+    from the same state and each added the exited LGWR's last counters to the group's exited
+    totals: dbhost_process_cpu_seconds_total jumped by the dead process's CPU, for good. The scans
+    are serialised: after any number of overlapping scrapes the totals equal one scrape's."""
+    import threading
+
+    coll = ProcessCollector(str(tree))
+    before = scrape(coll)
+    remove_process(tree, 2107)                     # LGWR of ORCL exits between scrapes
+    real_listdir = os.listdir
+    both_scanning = threading.Barrier(2, timeout=2)
+
+    def listdir(path):
+        # the scan has taken the state it starts from; wait until the other scrape's scan has
+        # too (serialised scans never meet here: the barrier times out and the scan goes on)
+        if str(path) == str(tree):
+            try:
+                both_scanning.wait()
+            except threading.BrokenBarrierError:
+                pass
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    results: list[dict] = []
+    threads = [threading.Thread(target=lambda: results.append(scrape(coll))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(results) == 2
+    for got in results + [scrape(coll)]:
+        for name, extra in [("dbhost_process_cpu_seconds_total", {"mode": "user"}),
+                            ("dbhost_process_cpu_seconds_total", {"mode": "system"}),
+                            ("dbhost_process_context_switches_total", {"kind": "involuntary"}),
+                            ("dbhost_process_migrations_total", {})]:
+            assert v(got, name, "ORCL", "lgwr", **extra) == v(before, name, "ORCL", "lgwr", **extra), name

@@ -55,6 +55,7 @@ import errno
 import logging
 import os
 import re
+import threading
 from typing import Iterable, Iterator, Sequence
 
 from prometheus_client.core import Metric
@@ -109,7 +110,7 @@ SPEC = Collector(
                "Series the process collector did not export because of its series limit "
                "(summed over scrapes).", source='series not exported because of the series cap, summed over scrapes', measure='series'),
     ),
-    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave. Details: docs/dbhost-process-collector.md.', title='Process')
+    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) are served one after the other, so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
 
 
 def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
@@ -355,6 +356,11 @@ class ProcessCollector:
         self._files = 0
         self._parsed = 0
         self._warned_empty = False
+        # One scrape at a time: a scan starts from the state the last one left (which processes
+        # were alive, what the exited ones had counted) and replaces it. Two overlapping scrapes
+        # (an HA pair of Prometheus servers) would both move an exited process's last counters
+        # into the exited totals: counted twice, for good.
+        self._lock = threading.Lock()
 
     # -- classification -------------------------------------------------
     def classify(self, cmdline: str) -> Group | None:
@@ -739,6 +745,11 @@ class ProcessCollector:
         return d
 
     def collect(self) -> Iterator[Metric]:
+        with self._lock:                   # the scan and the series bookkeeping, whole
+            families = list(self._collect())
+        yield from families
+
+    def _collect(self) -> Iterator[Metric]:
         totals, counts = self.scan()
         groups = set(totals) | set(counts)
         # Keep the groups already exported first (stable series), then new
