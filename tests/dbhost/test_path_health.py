@@ -172,3 +172,35 @@ def test_maps_and_paths_of_the_golden_tree(tmp_path):
     assert ("dbhost_multipath_paths", (("device", "nvme0n1"),)) not in got
     assert value(got, "dbhost_nvme_controller_state", controller="nvme0", state="live") == 1
     assert value(got, "dbhost_lun_queue_tags", device="nvme0n1") == 2 * mf.NVME["sqsize"]
+
+
+def test_an_unreadable_slaves_directory_is_not_all_paths_down(coll, fx, monkeypatch, caplog):
+    """Issue 26: a multipath map whose slaves/ cannot be listed (EACCES under a hardened sysfs, an
+    I/O error) exported 0 paths and 0 active with the collector successful: exactly what pages
+    LunAllPathsDown. Not knowing is not zero: that map gets no path series (one warning), the other
+    maps and the rest of the collector are unchanged; when slaves/ is readable again, it is back.
+    A map that multipathd really emptied (readable, no entries) is still 0 paths."""
+    import logging
+    import os
+
+    real = os.listdir
+    broken = str(fx.sysfs / "block" / "dm-0" / "slaves")
+
+    def listdir(path):
+        if str(path) == broken:
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    with caplog.at_level(logging.WARNING):
+        got = scrape(coll)
+        scrape(coll)
+    assert ("dbhost_multipath_paths", (("device", "dm-0"),)) not in got
+    assert ("dbhost_multipath_paths_active", (("device", "dm-0"),)) not in got
+    assert paths(got, "dm-1") == (2, 2)
+    assert sum("dm-0" in r.getMessage() and "slaves" in r.getMessage() for r in caplog.records) == 1
+    monkeypatch.setattr(os, "listdir", real)
+    assert paths(scrape(coll), "dm-0") == (2, 2)
+    for entry in (fx.sysfs / "block" / "dm-0" / "slaves").iterdir():
+        entry.unlink()                                  # multipathd removed every path of the map
+    assert paths(scrape(coll), "dm-0") == (0, 0)

@@ -423,6 +423,7 @@ class LunCollector:
         self._release: str | None = None
         self._nvme: dict[str, NvmeController] = {}
         self._warned_empty = False
+        self._unreadable_slaves: set[str] = set()   # maps whose slaves/ could not be listed (warned once)
 
     # ---- identity (cached) -------------------------------------------------
     def _classify(self, name: str) -> tuple[str, str | None]:
@@ -687,6 +688,24 @@ class LunCollector:
                 yield fam
 
     # ---- path health: SCSI device state, dm-multipath maps, NVMe controllers and paths ----
+
+    def _slaves(self, path: str, name: str) -> list[str] | None:
+        """The paths of a dm-multipath map (its slaves/), or None when they cannot be known: the
+        directory cannot be listed (EACCES, EIO: one warning per map until it can again) or the
+        map went away during the scrape. An empty, readable slaves/ is a map without paths."""
+        try:
+            slaves = sorted(os.listdir(path))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if name not in self._unreadable_slaves:
+                self._unreadable_slaves.add(name)
+                log.warning("multipath map %s: cannot list %s (%s): its paths are not exported until it can be "
+                            "read (no series rather than a false 0 paths)", name, path, exc.strerror or exc)
+            return None
+        self._unreadable_slaves.discard(name)
+        return slaves
+
     def _health_families(self) -> list[Metric]:
         """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
@@ -736,9 +755,10 @@ class LunCollector:
             ident = self._identities[name]
             label = device_label(name)
             if ident.kind == "multipath":
-                slaves = listdir(os.path.join(blk, name, "slaves"))
-                paths_f.add_metric([label], len(slaves))
-                active_f.add_metric([label], sum(1 for sl in slaves if path_state(sl) in PATH_UP_STATES))
+                slaves = self._slaves(os.path.join(blk, name, "slaves"), name)
+                if slaves is not None:      # not knowing the paths is not "no path": no series then
+                    paths_f.add_metric([label], len(slaves))
+                    active_f.add_metric([label], sum(1 for sl in slaves if path_state(sl) in PATH_UP_STATES))
                 susp = read_int(os.path.join(blk, name, "dm", "suspended"))
                 if susp is not None:
                     suspended_f.add_metric([label], 1 if susp else 0)
