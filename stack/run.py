@@ -333,7 +333,7 @@ def fleetview_banner(opts: StackOptions) -> str:
     if "fleetview" not in opts.ports:
         return ""
     return (f"  wallboard        {opts.url('fleetview')}/wallboard\n"
-            f"  capacity report  {opts.url('fleetview')}/capacity?database=NAME   (or: oracle-capacity-report)\n")
+            "  capacity report  a database's tile on the wallboard links to it   (or: oracle-capacity-report)\n")
 
 
 def start(opts: StackOptions, sup: Supervisor, ready_timeout: float = 30.0) -> dict[str, Path]:

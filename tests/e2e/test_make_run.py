@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -118,6 +119,13 @@ def test_make_run_reaches_all_targets_up_and_stops_cleanly(tmp_path, sig):
         stack.kill()
 
 
+def _open_or_say(url: str):
+    try:
+        return urllib.request.urlopen(url, timeout=5)
+    except urllib.error.HTTPError as exc:
+        raise AssertionError(f"{url}: HTTP {exc.code}") from None
+
+
 def _banner_links_open(text: str, ports: dict[str, int]) -> None:
     """Issue 27: every URL the banner prints opens on the installed (Debian) binaries: a GET
     answers 200 with content (not Debian's "no web application" page nor 2.42's 404 for
@@ -126,7 +134,7 @@ def _banner_links_open(text: str, ports: dict[str, int]) -> None:
     urls = re.findall(r"(?<!=)https?://[^\s)]+", banner)      # not amtool's --alertmanager.url=
     assert any(u.startswith(f"http://127.0.0.1:{ports['prometheus']}/") and "alerts" in u for u in urls), banner
     for url in urls:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with _open_or_say(url) as resp:
             body = resp.read()
             assert resp.status == 200 and body, url
             assert b"does not include a web" not in body, url
