@@ -40,20 +40,28 @@ MAX_BODY = 8 * 1024 * 1024
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # where the shipped rules' runbook_url annotations point (mixin/config.py's default base)
 DEFAULT_BASE = "http://127.0.0.1:19199/"
+# where their capacity_url / wallboard_url annotations point (mixin/config.py's DEFAULT_FLEETVIEW_URL:
+# the oracle-fleetview of `make run`)
+DEFAULT_FLEETVIEW = "http://127.0.0.1:19180/"
 
 
-def local_runbook_rules(source_dir: Path, dest_dir: Path, webhook_url: str, names) -> bool:
+def local_runbook_rules(source_dir: Path, dest_dir: Path, webhook_url: str, names,
+                        fleetview_url: str | None = None) -> bool:
     """Copies of the rule files `names` whose runbook links point at this receiver's webhook_url
-    (e.g. `make run` with --webhook-port) instead of the default 127.0.0.1:19199; only the
-    annotation lines that use the default base change (a site pack's own URLs stay). False,
-    and nothing written, when webhook_url is the default."""
+    (e.g. `make run` with --webhook-port) instead of the default 127.0.0.1:19199, and whose
+    capacity_url / wallboard_url links point at fleetview_url (--fleetview-port) instead of
+    127.0.0.1:19180; only the annotation lines that use the defaults change (a site pack's own
+    URLs stay). False, and nothing written, when both are the defaults."""
     base = webhook_url.rstrip("/") + "/"
-    if base == DEFAULT_BASE:
+    fleetview = (fleetview_url or DEFAULT_FLEETVIEW).rstrip("/") + "/"
+    if base == DEFAULT_BASE and fleetview == DEFAULT_FLEETVIEW:
         return False
     dest_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
         text = (Path(source_dir) / name).read_text(encoding="utf-8")
         text = re.sub(r"^(\s*runbook_url: )" + re.escape(DEFAULT_BASE), lambda m: m.group(1) + base, text, flags=re.M)
+        text = re.sub(r"^(\s*(?:capacity|wallboard)_url: ['\"]?)" + re.escape(DEFAULT_FLEETVIEW),
+                      lambda m: m.group(1) + fleetview, text, flags=re.M)
         (dest_dir / name).write_text(text, encoding="utf-8")
     return True
 
