@@ -90,6 +90,7 @@ def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
         out.append({"alertname": labels.get("alertname", "?"), "severity": labels.get("severity", ""),
                     "target": labels.get("database") or labels.get("instance", ""),
                     "summary": ann.get("summary", ""), "runbook": ann.get("runbook_url", ""),
+                    "page": ann.get("dashboard_url") or ann.get("capacity_url", ""),
                     "evidence": a.get("generatorURL", ""), "since": a.get("startsAt", "")[:19].replace("T", " ")})
     sev = {"critical": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
@@ -149,7 +150,8 @@ def _link(url: str, text: str) -> str:
 def _alert_row(a: dict) -> str:
     return (f'<tr><td class="sev-{esc(a["severity"])}">{esc(a["severity"])}</td><td>{esc(a["alertname"])}</td>'
             f'<td>{esc(a["target"])}</td><td class="sum">{esc(a["summary"])}</td>'
-            f'<td class="links">{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")}</td></tr>')
+            f'<td class="links">{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")} '
+            f'{_link(a.get("page", ""), "capacity" if "/capacity?" in a.get("page", "") else "dashboard")}</td></tr>')
 
 
 def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:

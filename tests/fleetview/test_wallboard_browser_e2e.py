@@ -1,7 +1,7 @@
 """Issue 25, "tested in a real browser": the fleet wallboard of `make run DEMO=1` (python -m
 stack.run --demo, on free ports, the demo's own `for:` of 1 minute) as headless Chromium shows
 it. Once R1 fires, the DEMO database's tile is CRITICAL with the R1 alert (critical, its
-runbook and evidence links) in the alerts table; there is one host tile per demo host (this
+runbook, evidence and capacity-page links, the last opening DEMO's capacity page) in the alerts table; there is one host tile per demo host (this
 machine and the demo database host dbhost01, nothing else: a database alert's `instance` is no
 host); and once the oracle-exporter is stopped (SIGSTOP: alive, answering nothing, as a hung
 exporter) the DEMO tile turns UNKNOWN. Screenshots of both states are kept under the test's
@@ -88,6 +88,10 @@ def test_demo_wallboard_in_chromium(tmp_path):
         assert r1[0]["links"]["runbook"].endswith(f"/docs/runbooks/{R1}.md"), r1
         assert r1[0]["links"]["evidence"].startswith(prom + "/graph?"), r1
         assert page["alerts"][0]["severity"] == "critical"            # critical first
+        # without Grafana the alert links to its database's capacity page, on this stack's fleetview
+        capacity = r1[0]["links"]["capacity"]
+        assert capacity == f"http://127.0.0.1:{ports['fleetview']}/capacity?database=DEMO", r1
+        assert parse(dump_dom(capacity, browser)).find("h1").text() == "Capacity report: DEMO"
         keep_for_docs(screenshot(wb, shots / "wallboard.png", browser), "wallboard.png")
 
         # an exporter that is stopped: the oracle-exporter (its own process group) no longer answers
