@@ -6,7 +6,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat
+APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help run test quick lint deps venv generate dashboards docs reset clean bench
@@ -15,7 +15,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z][a-z -]*:.*## /{printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-# Installs only what is missing and never touches a service: Debian's packages start
+# Installs only what is missing and never touches a service (chromium: headless, for the browser
+# tests of the wallboard and the capacity report in tests/fleetview): Debian's packages start
 # their own prometheus (9090), prometheus-alertmanager (9093), prometheus-node-exporter
 # (9100) and victoria-metrics (8428) services; `make run` uses its own 19xxx ports and
 # runs next to them. What to do with those services is the host owner's choice (docs/stack.md).

@@ -21,6 +21,8 @@ does not name keeps the shipped default, so a threshold a later release adds tak
     target_labels: [job, instance, site]      # labels of a scrape target kept by every aggregation
     runbook_base_url: https://git.example.com/dba/monitoring/blob/main/docs/runbooks/
     grafana_url: https://grafana.example.com  # alerts get a dashboard_url only when this is set
+    fleetview_url: https://fleetview.example.com/   # without grafana_url, alerts link to the Grafana-free pages
+                                              # here (oracle-fleetview): capacity_url, wallboard_url; null: none
     flash_luns:                               # dbhost_lun_info matchers of flash LUNs (judged by I2_flash),
       - 'device=~"nvme.+"'                    # any one matches (default: NVMe devices only)
       - 'model=~"FlashArray.*"'
@@ -43,8 +45,11 @@ from mixin.thresholds import Threshold
 # port 19199, the port alerts/alertmanager.yml's receivers use), so the default runbook links
 # open the runbook out of the box; a site points them at its own copy of docs/runbooks/.
 DEFAULT_RUNBOOK_BASE = "http://127.0.0.1:19199/docs/runbooks/"
+# Without Grafana, the alerts link to the pages of oracle-fleetview (exporters/fleetview, issue 25),
+# which `make run` serves on port 19180: the capacity page of the alert's database, else the wallboard.
+DEFAULT_FLEETVIEW_URL = "http://127.0.0.1:19180/"
 DEFAULT_JOBS = {"oracle": ("oracle",), "dbhost": ("dbhost",), "node": ("node",)}
-KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url", "flash_luns")
+KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url", "fleetview_url", "flash_luns")
 # LUNs judged by flash latency (I2_flash) rather than spinning-disk latency (I2): a label matcher on
 # dbhost_lun_info. NVMe devices are flash; SAN arrays say so in their model string, which a site names.
 DEFAULT_FLASH_LUNS = ('device=~"nvme.+"',)
@@ -64,6 +69,7 @@ class Config:
     target_labels: tuple[str, ...] = ("job", "instance")
     runbook_base_url: str = DEFAULT_RUNBOOK_BASE
     grafana_url: str | None = None
+    fleetview_url: str | None = DEFAULT_FLEETVIEW_URL
     flash_luns: tuple[str, ...] = DEFAULT_FLASH_LUNS
     thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
     # a site file's per-threshold changes ({id: {value: ...}}), applied by load(); and that file
@@ -116,6 +122,13 @@ class Config:
         if not self.grafana_url:
             return None
         return self.grafana_url.rstrip("/") + "/d/" + uid + query
+
+    def fleetview_link(self, page: str) -> str | None:
+        """A page of oracle-fleetview ('wallboard', 'capacity?database=...'); None without Grafana-free
+        pages (fleetview_url: null) or where Grafana is (grafana_url set: dashboard_url links there)."""
+        if not self.fleetview_url or self.grafana_url:
+            return None
+        return self.fleetview_url.rstrip("/") + "/" + page
 
 
 def _names(src: str, key: str, value) -> tuple[str, ...]:
@@ -232,11 +245,11 @@ def _override(cfg: Config, path: Path) -> Config:
             raise ConfigError(f"{src}: flash_luns: expected a list of PromQL label matchers like "
                               f"'device=~\"nvme.+\"', got {value!r}")
         changes["flash_luns"] = tuple(value)
-    for key in ("runbook_base_url", "grafana_url"):
+    for key in ("runbook_base_url", "grafana_url", "fleetview_url"):
         if key not in doc:
             continue
         value = doc[key]
-        if key == "grafana_url" and value in (None, ""):
+        if key in ("grafana_url", "fleetview_url") and value in (None, ""):
             changes[key] = None
             continue
         if not isinstance(value, str) or not _URL.match(value):

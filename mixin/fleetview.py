@@ -81,13 +81,15 @@ def host_status_expr(cfg: Config) -> str:
     # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
     # warning); `min` so that one of the two exporters being down is enough (max would hide it).
     # Both exporters gone (seen within the hour, no `up` now): UNKNOWN.
+    # Only instances of the host exporters are hosts: a database alert also carries `instance` (the
+    # oracle-exporter's target), which is no host and gets no host tile.
     hosts = cfg.selector("node", "dbhost")
+    seen = 'group by (instance) (last_over_time(up{' + hosts + ', ' + HOST + '}[1h]))'
     return ('max by (instance) ('
-            '2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
-            ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}'
+            '(2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
+            ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}) and on (instance) ' + seen +
             ' or (1 - min by (instance) (up{' + hosts + ', ' + HOST + '}))'
-            ' or 3 * (group by (instance) (last_over_time(up{' + hosts + ', ' + HOST + '}[1h]))'
-            ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
+            ' or 3 * (' + seen + ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 
 # sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label

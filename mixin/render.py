@@ -98,6 +98,17 @@ def _dashboard_query(a: dict) -> str:
     return ""
 
 
+def _fleetview_links(cfg: Config, a: dict) -> dict[str, str]:
+    """Without Grafana, the Grafana-free pages (oracle-fleetview): an alert about one database (its
+    summary or description names $labels.database) links to that database's capacity page
+    (capacity_url), every other alert to the fleet wallboard (wallboard_url)."""
+    if "$labels.database" in a["summary"] + a["description"]:
+        url = cfg.fleetview_link("capacity?database={{ $labels.database }}")
+        return {"capacity_url": url} if url else {}
+    url = cfg.fleetview_link("wallboard")
+    return {"wallboard_url": url} if url else {}
+
+
 def alerting(cfg: Config, used: set | None = None) -> dict:
     th = cfg.thresholds
     out: dict[str, list] = {}
@@ -112,6 +123,7 @@ def alerting(cfg: Config, used: set | None = None) -> dict:
         url = cfg.dashboard_url(a["dashboard"], _dashboard_query(a)) if a.get("dashboard") else None
         if url:
             ann["dashboard_url"] = url
+        ann.update(_fleetview_links(cfg, a))
         rule = {"alert": a["alert"], "expr": substitute(a["expr"], th, used)}
         dur = a.get("for_", primary.for_)
         if duration_seconds(dur) > 0:

@@ -224,9 +224,11 @@ def prepare(opts: StackOptions) -> dict[str, Path]:
         rules_dir = st / "demo" / "rules"
         opts.demo_rules = demo_mod.demo_rules(opts.rules_dir, rules_dir, opts.demo_for)
         extra_targets = {"dbhost": [opts.demo_addr("dbhost")], "node": [opts.demo_addr("node")]}
-    # runbook links follow the webhook receiver (it serves docs/) when it is not on its default port
+    # runbook links follow the webhook receiver (it serves docs/), and the capacity/wallboard links
+    # oracle-fleetview, when they are not on their default ports
     if webhook_mod.local_runbook_rules(rules_dir, st / "prometheus" / "rules-local", opts.url("webhook"),
-                                      configs.RULE_FILES):
+                                      configs.RULE_FILES,
+                                      opts.url("fleetview") if "fleetview" in opts.ports else None):
         rules_dir = st / "prometheus" / "rules-local"
     prom_dir = st / "prometheus"
     prom_dir.mkdir(parents=True, exist_ok=True)

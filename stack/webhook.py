@@ -40,20 +40,28 @@ MAX_BODY = 8 * 1024 * 1024
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # where the shipped rules' runbook_url annotations point (mixin/config.py's default base)
 DEFAULT_BASE = "http://127.0.0.1:19199/"
+# where their capacity_url / wallboard_url annotations point (mixin/config.py's DEFAULT_FLEETVIEW_URL:
+# the oracle-fleetview of `make run`)
+DEFAULT_FLEETVIEW = "http://127.0.0.1:19180/"
 
 
-def local_runbook_rules(source_dir: Path, dest_dir: Path, webhook_url: str, names) -> bool:
+def local_runbook_rules(source_dir: Path, dest_dir: Path, webhook_url: str, names,
+                        fleetview_url: str | None = None) -> bool:
     """Copies of the rule files `names` whose runbook links point at this receiver's webhook_url
-    (e.g. `make run` with --webhook-port) instead of the default 127.0.0.1:19199; only the
-    annotation lines that use the default base change (a site pack's own URLs stay). False,
-    and nothing written, when webhook_url is the default."""
+    (e.g. `make run` with --webhook-port) instead of the default 127.0.0.1:19199, and whose
+    capacity_url / wallboard_url links point at fleetview_url (--fleetview-port) instead of
+    127.0.0.1:19180; only the annotation lines that use the defaults change (a site pack's own
+    URLs stay). False, and nothing written, when both are the defaults."""
     base = webhook_url.rstrip("/") + "/"
-    if base == DEFAULT_BASE:
+    fleetview = (fleetview_url or DEFAULT_FLEETVIEW).rstrip("/") + "/"
+    if base == DEFAULT_BASE and fleetview == DEFAULT_FLEETVIEW:
         return False
     dest_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
         text = (Path(source_dir) / name).read_text(encoding="utf-8")
         text = re.sub(r"^(\s*runbook_url: )" + re.escape(DEFAULT_BASE), lambda m: m.group(1) + base, text, flags=re.M)
+        text = re.sub(r"^(\s*(?:capacity|wallboard)_url: ['\"]?)" + re.escape(DEFAULT_FLEETVIEW),
+                      lambda m: m.group(1) + fleetview, text, flags=re.M)
         (dest_dir / name).write_text(text, encoding="utf-8")
     return True
 
@@ -182,9 +190,19 @@ def _docs_page(docs: Path, url_path: str) -> tuple[int, str]:
     return 200, render_markdown(target.read_text(encoding="utf-8"), target.stem)
 
 
+# the links of an alert, in this order: its runbook, then its page (Grafana, else oracle-fleetview's)
+_ALERT_LINKS = (("runbook_url", "runbook"), ("dashboard_url", "dashboard"), ("capacity_url", "capacity"),
+          ("wallboard_url", "wallboard"))
+
+
+def _alert_links(ann: dict) -> list[tuple[str, str]]:
+    return [(text, ann[key]) for key, text in _ALERT_LINKS if isinstance(ann.get(key), str) and ann[key]]
+
+
 def notifications_html(received: list[dict]) -> str:
     """GET /notifications in a browser: one row per alert of every notification, newest first
-    (time, severity, alert, target, summary, runbook link). Programs get JSON (no text/html in
+    (time, severity, alert, target, summary, runbook link and the alert's page: Grafana dashboard, else
+    its database's capacity page or the wallboard). Programs get JSON (no text/html in
     Accept), as before."""
     rows = []
     for n in received:
@@ -192,14 +210,15 @@ def notifications_html(received: list[dict]) -> str:
             labels, ann = a.get("labels") or {}, a.get("annotations") or {}
             rows.append((n.get("received_at", ""), labels.get("severity", ""), labels.get("alertname", "?"),
                          labels.get("database") or labels.get("instance", ""), a.get("status") or n.get("status", ""),
-                         ann.get("summary", ""), ann.get("runbook_url", ""), n.get("path", "")))
+                         ann.get("summary", ""), _alert_links(ann), n.get("path", "")))
     rows.sort(key=lambda r: r[0], reverse=True)
     e = html.escape
     body = "".join(
         f'<tr class="{e(sev)}"><td>{e(t.replace("T", " ").rstrip("Z"))}</td><td>{e(sev)}</td><td>{e(name)}'
         f'{" (resolved)" if status == "resolved" else ""}</td><td>{e(target)}</td><td>{e(summary)}</td>'
-        f'<td>{f"<a href={chr(34)}{e(rb)}{chr(34)}>runbook</a>" if rb else ""}</td><td>{e(route)}</td></tr>'
-        for t, sev, name, target, status, summary, rb, route in rows)
+        f'<td>{" ".join(f"<a href={chr(34)}{e(url)}{chr(34)}>{e(text)}</a>" for text, url in links)}</td>'
+        f'<td>{e(route)}</td></tr>'
+        for t, sev, name, target, status, summary, links, route in rows)
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"30\">"
             "<title>Notifications</title><style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}"
             "td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}"
@@ -208,7 +227,7 @@ def notifications_html(received: list[dict]) -> str:
             f"<p>{len(rows)} alert(s) in {len(received)} notification(s), newest first. JSON: "
             "<code>curl -H 'Accept: application/json' .../notifications</code></p>"
             "<table id=\"notifications\"><tr><th>time (UTC)</th><th>severity</th><th>alert</th><th>target</th>"
-            "<th>summary</th><th>runbook</th><th>route</th></tr>" + body + "</table></body></html>\n")
+            "<th>summary</th><th>runbook, page</th><th>route</th></tr>" + body + "</table></body></html>\n")
 
 
 class LogWriteError(Exception):

@@ -248,7 +248,7 @@ def sparkline(now: list, base: list, start: float, end: float, unit: str, w: int
 STYLE = """body{font:13px/1.35 system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#222}
 h1{font-size:20px}h2{font-size:15px;margin:1.2em 0 .3em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;width:100%}td,th{padding:2px 6px;border-bottom:1px solid #eee;text-align:right}
-td:first-child,th:first-child{text-align:left}th{background:#f2f2f2}.about{color:#666;margin:.2em 0}
+td:first-child,th:first-child{text-align:left}#findings+table td,#findings+table th{text-align:left}td:first-child{min-width:13em}th{background:#f2f2f2}.about{color:#666;margin:.2em 0}
 .finding{background:#ffcdd2;font-weight:bold}.ok{color:#2e7d32}.floor{color:#2e7d32}.nodata{color:#999}
 .charts{display:flex;flex-wrap:wrap;gap:10px}.charts figure{margin:0}.charts figcaption{font-size:11px}
 .summary{background:#f7f7f7;padding:.5em 1em}.k{display:inline-block;width:1.2em;height:3px;vertical-align:middle}"""

@@ -90,6 +90,7 @@ def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
         out.append({"alertname": labels.get("alertname", "?"), "severity": labels.get("severity", ""),
                     "target": labels.get("database") or labels.get("instance", ""),
                     "summary": ann.get("summary", ""), "runbook": ann.get("runbook_url", ""),
+                    "page": ann.get("dashboard_url") or ann.get("capacity_url", ""),
                     "evidence": a.get("generatorURL", ""), "since": a.get("startsAt", "")[:19].replace("T", " ")})
     sev = {"critical": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
@@ -112,16 +113,17 @@ STYLE = """
 *{box-sizing:border-box}body{margin:0;font:13px/1.25 system-ui,sans-serif;background:#111;color:#eee}
 header{display:flex;gap:1.2em;align-items:baseline;padding:4px 10px;background:#222}
 header h1{font-size:16px;margin:0}header .sum span{padding:1px 6px;border-radius:3px;margin-right:4px;font-weight:bold}
-main{display:flex;gap:8px;padding:6px}#tiles{flex:1;min-width:0}#side{width:380px;flex:none}
+main{display:flex;gap:8px;padding:6px}#tiles{flex:1;min-width:0}#side{width:680px;flex:none;min-width:0}
 h2{font-size:13px;margin:4px 0;color:#bbb;font-weight:normal}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(92px,1fr));gap:3px;margin-bottom:6px}
 .t{display:block;color:#fff;text-decoration:none;padding:2px 4px;border-radius:3px;height:40px;overflow:hidden;
    border:2px solid transparent}
 .t b{display:block;font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .t i{font-style:normal;font-size:11px;white-space:nowrap;display:block;overflow:hidden;text-overflow:ellipsis}
-.t.big{height:auto;min-height:64px}.t.big i{font-size:12px}
+.grid.big{grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:6px}
+.t.big{height:auto;min-height:64px;padding:4px 6px}.t.big b{font-size:15px}.t.big i{font-size:12px;white-space:normal}.t.big .fig{margin:2px 2px 0 0}
 table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 4px;border-bottom:1px solid #333;
-  text-align:left;vertical-align:top}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
+  text-align:left;vertical-align:top}#alerts td{white-space:nowrap}#alerts td.sum{white-space:normal}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
 .sev-critical{color:#ff8a80;font-weight:bold}.sev-warning{color:#ffb74d}.sev-info{color:#fff176}
 footer{color:#888;font-size:11px;padding:2px 10px}.fig{display:inline-block;padding:0 3px;border-radius:2px}
 """
@@ -147,14 +149,16 @@ def _link(url: str, text: str) -> str:
 
 def _alert_row(a: dict) -> str:
     return (f'<tr><td class="sev-{esc(a["severity"])}">{esc(a["severity"])}</td><td>{esc(a["alertname"])}</td>'
-            f'<td>{esc(a["target"])}</td><td>{esc(a["summary"])}</td>'
-            f'<td>{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")}</td></tr>')
+            f'<td>{esc(a["target"])}</td><td class="sum">{esc(a["summary"])}</td>'
+            f'<td class="links">{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")} '
+            f'{_link(a.get("page", ""), "capacity" if "/capacity?" in a.get("page", "") else "dashboard")}</td></tr>')
 
 
 def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
     states = spec["states"]
     n = len(board.databases) + len(board.hosts)
     big = n <= 48
+    grid = " big" if big else ""
     counts = {}
     for t in board.databases + board.hosts:
         counts[t.level] = counts.get(t.level, 0) + 1
@@ -174,8 +178,8 @@ def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
 <span>{len(board.databases)} databases, {len(board.hosts)} hosts, {len(board.alerts)} alerts firing</span>
 <span style="margin-left:auto">updated {when}, refresh {REFRESH_S}s</span></header>
 {errors}<main><section id="tiles"><h2>Databases (click: capacity report, current hour vs the same hour a week ago)</h2>
-<div class="grid" id="databases">{db_tiles}</div>
-<h2>Hosts (click: the host's series in Prometheus)</h2><div class="grid" id="hosts">{host_tiles}</div></section>
+<div class="grid{grid}" id="databases">{db_tiles}</div>
+<h2>Hosts (click: the host's series in Prometheus)</h2><div class="grid{grid}" id="hosts">{host_tiles}</div></section>
 <aside id="side"><h2>Firing alerts (Alertmanager)</h2>
 <table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th>summary</th><th>links</th></tr>{rows}</table>
 {"<p>None firing.</p>" if not board.alerts else ""}</aside></main>

@@ -9,8 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -107,3 +110,47 @@ def post_json(url: str, body: bytes, timeout: float = 10) -> int:
             return resp.status
     except urllib.error.HTTPError as exc:
         return exc.code
+
+
+class StackRun:
+    """`python -m stack.run` started like a user starts it; `text` is its output up to
+    "Press Ctrl-C to stop.", `pids` the components it reported ready."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True, env=env)
+        self.pids: dict[str, int] = {}
+        out: list[str] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            out.append(line)
+            if "Press Ctrl-C to stop." in line:
+                break
+        self.text = "".join(out)
+        self.pids.update({name: int(pid) for name, pid in
+                          re.findall(r"\[stack\] (\S+) ready \(pid (\d+)\)", self.text)})
+
+    def stop(self, sig: int) -> str:
+        """Send `sig`, expect exit 0 and every component gone; return the rest of the output."""
+        self.proc.send_signal(sig)
+        rest, _ = self.proc.communicate(timeout=60)
+        assert self.proc.returncode == 0, self.text + rest
+        assert rest.splitlines()[-1] == "[stack] stopped"
+        for pid in self.pids.values():
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        return rest
+
+    def kill(self) -> None:
+        """Last resort in `finally`: nothing may outlive the test, also when it failed."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        for pid in self.pids.values():   # components run in their own process groups
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -169,3 +169,46 @@ def test_bad_input_is_one_line(prom, tmp_path, capsys):
                         "--baseline", "1d", "--out", out]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "no data for DEMO" in err, err
+
+
+@pytest.mark.slow
+def test_report_renders_in_chromium_with_the_case_study_verdicts(prom, tmp_path):
+    """Issue 25, tested in a real browser: the report file (from file://, as a DBA opens the
+    attachment of a change ticket) as headless Chromium builds and draws it: the findings, R1..R6
+    as FINDING in the baseline and none in the current window, R5 below its noise floor, R7
+    watched without a threshold, the charts drawn. The screenshot is kept under the test's tmp dir
+    (UPDATE_DOCS_SCREENSHOTS=1: also docs/img/capacity-report.png)."""
+    from browser_support import chromium, dump_dom, keep_for_docs, parse, screenshot
+    chromium()
+    out = tmp_path / "report.html"
+    assert report_main(["--prometheus", prom, "--database", "DEMO", "--window", WINDOW, "--baseline", "7d",
+                        "--out", str(out)]) == 0
+    root = parse(dump_dom(out.as_uri(), tmp_path / "chromium"))
+    assert root.find("h1").text() == "Capacity report: DEMO"
+    assert root.find("td", id="findings-now").text() == "none"
+    base_findings = root.find("td", id="findings-base").text()
+    for tid in ("R1", "R2", "R3", "R4", "R6"):
+        assert f"{tid}: " in base_findings, base_findings
+    # every judged row: (threshold id, row) -> (verdict class, text) per window, as the browser has them
+    verdicts = {}
+    for table in root.find_all("table"):
+        if not (table.attrs.get("class") or "").startswith("sec-"):
+            continue
+        for tr in table.find_all("tr"):
+            if tr.attrs.get("data-threshold"):
+                *_, now, base = tr.find_all("td")
+                label = tr.find_all("td")[0].children[0].strip()       # the row's name, before its note
+                verdicts[(tr.attrs["data-threshold"], label)] = ((now.attrs.get("class"), now.text()),
+                                                                 (base.attrs.get("class"), base.text()))
+    findings_base = {t for (t, _), (_, (kind, _)) in verdicts.items() if kind == "finding"}
+    findings_now = {t for (t, _), ((kind, _), _) in verdicts.items() if kind == "finding"}
+    assert {"R1", "R2", "R3", "R4", "R6"} <= findings_base, verdicts
+    assert findings_now == set(), verdicts
+    r1_now, r1_base = verdicts[("R1", "log file parallel write")]
+    assert r1_base[1].startswith("FINDING") and r1_now[0] == "ok", (r1_now, r1_base)
+    assert verdicts[("R5", "latch: redo allocation")][1][0] == "ok"      # negligible before (noise floor)
+    assert verdicts[("R7", "log file sequential read")] == (("none", "-"), ("none", "-"))   # watched, no threshold
+    assert len(root.find_all("svg")) >= 4                                   # the charts, inline SVG
+    shot = screenshot(out.as_uri(), tmp_path / "screenshots" / "capacity-report.png", tmp_path / "chromium",
+                      size=(1280, 1900))
+    keep_for_docs(shot, "capacity-report.png")

@@ -36,7 +36,7 @@ def test_a_site_overrides_jobs_labels_and_urls(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("runbook: x\n", "site.yml: runbook: unknown key (did you mean runbook_base_url? known: thresholds, jobs, target_labels, runbook_base_url, grafana_url, flash_luns)"),
+    ("runbook: x\n", "site.yml: runbook: unknown key (did you mean runbook_base_url? known: thresholds, jobs, target_labels, runbook_base_url, grafana_url, fleetview_url, flash_luns)"),
     ("flash_luns: 'model=~\"SSD.*\"'\n", "flash_luns: expected a list of PromQL label matchers"),
     ("flash_luns: ['model=~SSD']\n", "flash_luns: expected a list of PromQL label matchers"),
     ("jobs: {oracel: x}\n", "site.yml: jobs.oracel: unknown kind (did you mean oracle? known: oracle, dbhost, node)"),
@@ -44,6 +44,7 @@ def test_a_site_overrides_jobs_labels_and_urls(tmp_path):
     ("target_labels: [job, 'bad-label']\n", "target_labels: expected a list of label names"),
     ("runbook_base_url: https://x.example/runbooks\n", "runbook_base_url: must end with '/'"),
     ("grafana_url: grafana.example\n", "grafana_url: expected an http(s) URL, got 'grafana.example'"),
+    ("fleetview_url: fleetview.example\n", "fleetview_url: expected an http(s) URL, got 'fleetview.example'"),
     ("thresholds: missing.yaml\n", "missing.yaml: cannot read: No such file or directory"),
     ("[1, 2]\n", "expected a mapping of thresholds, jobs"),
 ])
@@ -165,3 +166,32 @@ def test_the_full_replacement_form_still_works(tmp_path):
     cfg = config.load(_site(tmp_path, "thresholds: th.yaml\n"))
     assert cfg.thresholds_file == tmp_path / "th.yaml"
     assert cfg.th("R2").value == 0.006
+
+
+def test_alerts_link_to_the_grafana_free_pages_where_grafana_is_absent(tmp_path):
+    """Issue 25: without grafana_url, an alert about one database links to its capacity page and
+    every other alert to the fleet wallboard, on the oracle-fleetview of `make run` by default;
+    with grafana_url, dashboard_url instead; fleetview_url: null, neither."""
+    from mixin import render
+    from stack import run, webhook
+
+    def links(cfg):
+        rules = {r["alert"]: r["annotations"] for g in render.alerting(cfg)["groups"] for r in g["rules"]}
+        return {a: {k: v for k, v in ann.items() if k.endswith("_url") and k != "runbook_url"}
+                for a, ann in rules.items()}
+
+    default = links(config.load())
+    assert config.DEFAULT_FLEETVIEW_URL == webhook.DEFAULT_FLEETVIEW == f"http://127.0.0.1:{run.DEFAULT_PORTS['fleetview']}/"
+    assert default["OracleLogFileParallelWriteSlow"] == {
+        "capacity_url": "http://127.0.0.1:19180/capacity?database={{ $labels.database }}"}
+    assert default["LunWriteLatencyHigh"] == {"wallboard_url": "http://127.0.0.1:19180/wallboard"}
+    assert all(len(v) == 1 for v in default.values()), [a for a, v in default.items() if len(v) != 1]
+    site = tmp_path / "site.yml"
+    site.write_text("fleetview_url: https://fv.example.com/dba\n")
+    assert links(config.load(site))["OracleDown"] == {
+        "capacity_url": "https://fv.example.com/dba/capacity?database={{ $labels.database }}"}
+    site.write_text("grafana_url: https://grafana.example.com\n")
+    assert all("capacity_url" not in v and "wallboard_url" not in v for v in links(config.load(site)).values())
+    site.write_text("fleetview_url: null\n")
+    assert all(v == {} for v in links(config.load(site)).values())
+

@@ -144,3 +144,21 @@ def test_runbook_links_follow_a_webhook_on_another_port(tmp_path, webhook):
             "http://127.0.0.1:19199/docs/runbooks/", "https://git.example.com/runbooks/"))
     local_runbook_rules(site, tmp_path / "site-moved", webhook, names)
     assert (tmp_path / "site-moved" / "alerts.rules.yml").read_text() == (site / "alerts.rules.yml").read_text()
+
+
+def test_fleetview_links_follow_a_fleetview_on_another_port(tmp_path):
+    """`make run --fleetview-port N`: the capacity_url / wallboard_url of the rules Prometheus loads
+    point at the oracle-fleetview that runs; the runbook links stay on the default receiver."""
+    from stack.webhook import local_runbook_rules
+    names = ("recording.rules.yml", "alerts.rules.yml")
+    assert local_runbook_rules(ROOT / "alerts", tmp_path / "same", "http://127.0.0.1:19199", names,
+                               "http://127.0.0.1:19180") is False
+    assert local_runbook_rules(ROOT / "alerts", tmp_path / "moved", "http://127.0.0.1:19199", names,
+                               "http://127.0.0.1:29180") is True
+    moved = yaml.safe_load((tmp_path / "moved" / "alerts.rules.yml").read_text())
+    rules = {r["alert"]: r["annotations"] for g in moved["groups"] for r in g["rules"]}
+    assert rules["OracleLogFileParallelWriteSlow"]["capacity_url"] == \
+        "http://127.0.0.1:29180/capacity?database={{ $labels.database }}"
+    assert rules["LunWriteLatencyHigh"]["wallboard_url"] == "http://127.0.0.1:29180/wallboard"
+    assert rules["OracleDown"]["runbook_url"] == "http://127.0.0.1:19199/docs/runbooks/OracleDown.md"
+    assert [a for a, ann in rules.items() if "19180" in str(ann)] == []
