@@ -126,11 +126,23 @@ table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 4px;b
   text-align:left;vertical-align:top}#alerts td{white-space:nowrap}#alerts td.sum{white-space:normal}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
 .sev-critical{color:#ff8a80;font-weight:bold}.sev-warning{color:#ffb74d}.sev-info{color:#fff176}
 footer{color:#888;font-size:11px;padding:2px 10px}.fig{display:inline-block;padding:0 3px;border-radius:2px}
+.grid.dense{grid-template-columns:repeat(auto-fill,minmax(104px,1fr));gap:2px;margin-bottom:4px}
+.t.dense{height:22px;padding:1px 3px;border-width:1px}.t.dense b{font-size:11px}main.dense #side{width:440px}
+main.dense #alerts td.sum{display:none}main.dense #alerts th.sum{display:none}
 """
 
+# Above DENSE tiles (a fleet: 200 databases and 150 hosts must fit one 1920x1080 screen) a tile is
+# its name and a four-letter state on the state's colour; the figures stay in its tooltip.
+DENSE = 160
 
-def _tile_html(t: Tile, states: dict, link: str, big: bool) -> str:
+
+def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False) -> str:
     text, col = states[str(t.level)]["text"], states[str(t.level)]["colour"]
+    if dense:
+        title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "")
+                                                  for lab, val, _, th in t.figures)
+        return (f'<a class="t dense" data-state="{text}" data-name="{esc(t.name)}" href="{esc(link)}" '
+                f'title="{esc(title)}" style="background:{CSS[col]}"><b>{esc(t.name)} {text[:4]}</b></a>')
     coloured = [f for f in t.figures if f[2] not in ("green", "blue", "grey")]
     title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
     shown = coloured or ([] if not big else [f for f in t.figures if f[1] != "no data"])
@@ -157,17 +169,17 @@ def _alert_row(a: dict) -> str:
 def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
     states = spec["states"]
     n = len(board.databases) + len(board.hosts)
-    big = n <= 48
-    grid = " big" if big else ""
+    big, dense = n <= 48, n > DENSE
+    grid = " big" if big else " dense" if dense else ""
     counts = {}
     for t in board.databases + board.hosts:
         counts[t.level] = counts.get(t.level, 0) + 1
     summary = " ".join(f'<span style="background:{CSS[states[str(lv)]["colour"]]}">{counts[lv]} {states[str(lv)]["text"]}</span>'
                        for lv in (2, 3, 1, 0) if counts.get(lv))
-    db_tiles = "".join(_tile_html(t, states, f"{base}capacity?database={urllib.parse.quote(t.name)}", big)
+    db_tiles = "".join(_tile_html(t, states, f"{base}capacity?database={urllib.parse.quote(t.name)}", big, dense)
                        for t in board.databases)
     host_tiles = "".join(_tile_html(t, states, prom_url + "/graph?" + urllib.parse.urlencode(
-        {"g0.expr": f'{{instance="{t.name}"}}', "g0.tab": "1"}), big) for t in board.hosts)
+        {"g0.expr": f'{{instance="{t.name}"}}', "g0.tab": "1"}), big, dense) for t in board.hosts)
     rows = "".join(_alert_row(a) for a in board.alerts)
     errors = "".join(f'<div class="err">{esc(e)}</div>' for e in board.errors)
     when = time.strftime("%H:%M:%S", time.localtime(board.at))
@@ -177,11 +189,11 @@ def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
 <body><header><h1>Oracle fleet wallboard</h1><span class="sum">{summary or "no database or host in Prometheus"}</span>
 <span>{len(board.databases)} databases, {len(board.hosts)} hosts, {len(board.alerts)} alerts firing</span>
 <span style="margin-left:auto">updated {when}, refresh {REFRESH_S}s</span></header>
-{errors}<main><section id="tiles"><h2>Databases (click: capacity report, current hour vs the same hour a week ago)</h2>
+{errors}<main{' class="dense"' if dense else ""}><section id="tiles"><h2>Databases (click: capacity report, current hour vs the same hour a week ago)</h2>
 <div class="grid{grid}" id="databases">{db_tiles}</div>
 <h2>Hosts (click: the host's series in Prometheus)</h2><div class="grid{grid}" id="hosts">{host_tiles}</div></section>
 <aside id="side"><h2>Firing alerts (Alertmanager)</h2>
-<table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th>summary</th><th>links</th></tr>{rows}</table>
+<table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th class="sum">summary</th><th>links</th></tr>{rows}</table>
 {"<p>None firing.</p>" if not board.alerts else ""}</aside></main>
 <footer>Colours: the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts, as the Grafana wallboard;
 UNKNOWN = seen within the hour, no data now. {board.queries} Prometheus queries and {board.am_requests} Alertmanager

@@ -107,3 +107,28 @@ def test_report_cli_bad_input_is_one_line(tmp_path, capsys):
     assert report_main(["--prometheus", f"http://127.0.0.1:{port}", "--database", "X", "--window", "2025-01-01T00:00:00Z/0m",
                         "--out", str(tmp_path / "r.html")]) == 1
     assert "empty window" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dbs,hosts,mode", [(8, 6, "big"), (60, 40, ""), (200, 150, "dense")])
+def test_the_wallboard_layout_follows_the_fleet_size(dbs, hosts, mode):
+    """Issue 25: readable at 200 databases and 150 hosts on one 1920x1080 screen. Above
+    wallboard.DENSE tiles each tile is its name and a four-letter state on the state's colour (the
+    figures move to its tooltip) and the alert table drops its summary column; small fleets keep big
+    tiles with their figures. Every tile keeps its state and name for a reader and for tests."""
+    import re
+
+    spec = load_spec()
+    levels = [0, 1, 2, 3]
+    tiles = lambda kind, n: [wallboard.Tile(f"{kind[:2]}{i:03d}", kind, levels[i % 4],  # noqa: E731
+                                            [("log file sync avg", "26.5 ms", "red", "R2")]) for i in range(n)]
+    board = wallboard.Board(tiles("database", dbs), tiles("host", hosts), [], [])
+    page = wallboard.render(board, spec, "http://prom:9090")
+    classes = re.findall(r'<a class="(t[^"]*)" data-state="([A-Z]+)" data-name="([^"]+)"', page)
+    assert len(classes) == dbs + hosts
+    assert {c for c, _, _ in classes} == {("t " + mode).strip()}
+    assert {s for _, s, _ in classes} == {"OK", "WARNING", "CRITICAL", "UNKNOWN"}
+    if mode == "dense":
+        assert '<main class="dense">' in page and "26.5 ms</span>" not in page
+        assert '<b>da002 CRIT</b>' in page and "log file sync avg: 26.5 ms [R2]" in page     # the tooltip
+    else:
+        assert '<main class="dense">' not in page and "26.5 ms" in page
