@@ -284,3 +284,12 @@ def test_the_monitoring_user_gets_a_profile_whose_password_does_not_expire():
     # the comment says why the failed-login limit is kept and why the exporter cannot trip it
     head = sql[:sql.index("CREATE PROFILE")]
     assert "FAILED_LOGIN_ATTEMPTS" in head and "once per password change" in head
+
+
+def test_the_backoff_survives_a_day_of_failures():
+    """Found by the day-long runs: 2 ** failures overflowed a float after ~1,030 failures (17 h of
+    an unreachable database at the 60 s cap), and every fetch then raised OverflowError."""
+    from oracle_exporter.sources.live import Backoff
+    clock = FakeClock()
+    b = Backoff(1.0, 60.0, clock)
+    assert [b.failed() for _ in range(2000)][-1] == 60.0
