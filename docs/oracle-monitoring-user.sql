@@ -14,8 +14,31 @@
 -- A view a release does not have (see "since") cannot be granted there: skip it; the
 -- exporter reads the fallback named beside it.
 -- Replace the password; the exporter reads it from a file or an environment variable.
+--
+-- Profile ORAMON_PROFILE. The DEFAULT profile expires a password after 180 days
+-- (PASSWORD_LIFE_TIME; the logons in the grace period warn ORA-28002, which the exporter
+-- exports as oracle_password_expiring, then fail with ORA-28001) and locks the account after
+-- 10 failed logons in a row (FAILED_LOGIN_ATTEMPTS, for PASSWORD_LOCK_TIME 1 day). An expiring
+-- password stops the monitoring on a day nobody chose: this profile never expires it; rotate it
+-- on your own schedule (the exporter reads password_file again before every logon, no restart).
+-- FAILED_LOGIN_ATTEMPTS is kept: the account logs on over the network, and the limit stops
+-- anyone guessing its password. A lockout cannot come from the exporter anymore: a logon refused
+-- for its credentials (ORA-01017, ORA-28000, ORA-28001, ...) is tried again only when the password
+-- changes, so a wrong password costs one failed logon once per password change, however long it
+-- stays wrong (ten rotations in a row with a wrong password would still lock it). After
+-- ALTER USER oramon ACCOUNT UNLOCK, rewrite (touch) the password file or restart the exporter for
+-- one more attempt. Limits not named here come from the DEFAULT profile. An existing user:
+-- ALTER USER oramon PROFILE ORAMON_PROFILE; (a password that has already expired still needs
+-- ALTER USER oramon IDENTIFIED BY "...";). Multitenant: a common user needs a common profile,
+-- C##ORAMON_PROFILE, created in CDB$ROOT with CONTAINER=ALL.
 
-CREATE USER oramon IDENTIFIED BY "change-me-Str0ng";
+CREATE PROFILE ORAMON_PROFILE LIMIT
+  PASSWORD_LIFE_TIME UNLIMITED
+  FAILED_LOGIN_ATTEMPTS 10
+  PASSWORD_LOCK_TIME 1;
+
+CREATE USER oramon IDENTIFIED BY "change-me-Str0ng"
+  PROFILE ORAMON_PROFILE;
 GRANT CREATE SESSION TO oramon;
 
 -- collector wait_events: Waits per event (GV$SYSTEM_EVENT) and latency histograms of key events.

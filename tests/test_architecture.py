@@ -155,10 +155,30 @@ def test_the_ora_error_table_is_the_one_source_of_codes(flag, expected):
 def test_failure_reasons_come_from_the_table():
     from oracle_exporter.sources import failure_reason
     assert failure_reason("ORA-01017: invalid username/password; logon denied") == "logon denied"
-    assert failure_reason("ORA-28001: the password has expired") == "account locked"
+    assert failure_reason("ORA-28001: the password has expired") == "password expired"     # issue 22
+    assert failure_reason("DPY-6005: cannot connect to database.; DPY-6000: Listener refused connection. "
+                          "(Similar to ORA-1017)") == "logon denied"
     assert failure_reason("DPY-6005: cannot connect to database.; DPY-4011: closed") == "connection closed"
     assert failure_reason("DPY-4011: the database or network closed the connection") == "session lost"
     assert failure_reason("ORA-99999: no such thing") == "other"
+
+
+def test_whether_a_refused_logon_is_retried_comes_from_the_table_alone():
+    """Issue 22: the codes a logon is not retried for (retry "new credentials") are listed once, in
+    ora_errors.ERRORS; the live source asks the table (retry_for) and names no code itself."""
+    import ast
+    import re
+
+    from oracle_exporter import ora_errors
+    refused = {e.code for e in ora_errors.ERRORS if e.retry == ora_errors.NEW_CREDENTIALS}
+    assert {"ORA-01017", "ORA-28000", "ORA-28001", "ORA-01045"} <= refused
+    tree = ast.parse((ROOT / "exporters/oracle_exporter/sources/live.py").read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr)}
+    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and id(n) not in docs]
+    named = {c for text in strings for c in re.findall(r"(?:ORA|DPY)-\d{4,5}", text)}
+    assert not named & (refused | {"DPY-6000"}), named
 
 
 def test_the_hand_written_config_docs_state_the_declared_defaults():

@@ -115,6 +115,10 @@ class DatabaseConfig:
     wallet_location: str | None = None    # thin TCPS wallet directory (ewallet.pem)
     wallet_password: str | None = field(default=None, repr=False, compare=False)
     external_auth: bool = False           # thick: Secure External Password Store, no user/password
+    # where the password comes from: the live source reads it again at every logon attempt (a
+    # password rotated while the exporter runs is picked up; a refused one is not tried again)
+    password_file: str | None = None
+    password_env: str | None = None
 
     def __repr__(self) -> str:  # explicit, so a later field change cannot leak the password
         return (f"DatabaseConfig(name={self.name!r}, dsn={self.dsn!r}, user={self.user!r}, "
@@ -303,11 +307,14 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
             seen[name] = db.path
         dsn = errs.value(lambda: _dsn(db))
         external = errs.value(lambda: _external_auth(db, thick), False)
+        password_file = password_env = None
         if external:
             user, password = "", ""
         else:
             user = errs.value(lambda: db.str("user", required=True))
             password = errs.value(lambda: secret_from(db, "password_file", "password_env", "password"))
+            password_file = errs.value(lambda: db.file_path("password_file"))
+            password_env = errs.value(lambda: db.str("password_env")) or None
         mode = errs.value(lambda: _logon_mode(db), "default")
         wallet, wallet_password = errs.value(lambda: _wallet(db, thick), (None, None))
         labels = errs.value(lambda: _labels(db), {})
@@ -319,7 +326,8 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
         databases.append(DatabaseConfig(name=name or "", dsn=dsn or "", user=user or "", password=password or "",
                                         labels=labels, timeout_seconds=db_timeout, mode=mode,
                                         config_dir=config_dir, wallet_location=wallet,
-                                        wallet_password=wallet_password, external_auth=external))
+                                        wallet_password=wallet_password, external_auth=external,
+                                        password_file=password_file, password_env=password_env))
     with errs.part():
         from .custom import parse_custom   # custom SQL metrics (and Oracle's exporter's metric files)
         settings.custom_queries = tuple(parse_custom(root, {k for d in databases for k in d.labels}))

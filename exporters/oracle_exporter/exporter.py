@@ -14,7 +14,8 @@
 Self metrics: oracle_up, oracle_scrape_duration_seconds,
 oracle_collector_duration_seconds, oracle_collector_success,
 oracle_collector_cache_age_seconds (collectors with a minimum interval),
-oracle_scrape_errors_total (collector="fetch" counts failed fetches), and
+oracle_scrape_errors_total (collector="fetch" counts failed fetches),
+oracle_password_expiring (live sources: the last logon's ORA-28002 warning), and
 oracle_exporter_build_info.
 """
 from __future__ import annotations
@@ -259,7 +260,8 @@ class OracleExporter:
             if failed or blind:
                 target.last_reason = (failure_reason(snap.errors.get(FAILED, "")) if failed
                                       else "connected but blind")
-        state = self._fetch_state(base, fetched, failed or blind, target.last_reason)
+        state = self._fetch_state(base, fetched, failed or blind, target.last_reason,
+                                  getattr(target.source, "password_expiring", None))
         failed = failed or blind
         view_errors = _family("oracle_view_errors")
         error_info = _family("oracle_view_error_info")
@@ -288,19 +290,27 @@ class OracleExporter:
         extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
         return [up, scrape, duration, success, errors, *extra, *state, *out]
 
-    def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str) -> list[Metric]:
-        """Why a database is (or last was) down, how old the served snapshot is, what each view cost."""
+    def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str,
+                     expiring: bool | None = None) -> list[Metric]:
+        """Why a database is (or last was) down, whether its password expires soon (``expiring``:
+        the live source's last logon warned, None for a source without logons), how old the
+        served snapshot is, what each view cost."""
         snap = fetched.snapshot
         reason = _family("oracle_last_error_info")
         reason.add_sample("oracle_last_error_info", {**base, "reason": last_reason}, 1.0)
         age = _family("oracle_snapshot_age_seconds")
         views = _family("oracle_view_query_duration_seconds")
+        state = [reason]
+        if expiring is not None:
+            gauge = _family("oracle_password_expiring")
+            gauge.add_sample("oracle_password_expiring", dict(base), 1.0 if expiring else 0.0)
+            state.append(gauge)
         if failed:
-            return [reason]
+            return state
         age.add_sample("oracle_snapshot_age_seconds", dict(base), max(0.0, time.monotonic() - fetched.started))
         for view, seconds in snap.durations.items():
             views.add_sample("oracle_view_query_duration_seconds", {**base, "view": view}, seconds)
-        return [reason, age, views]
+        return [*state, age, views]
 
     def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
         """Scrape the named databases (all when None) concurrently; merged families.

@@ -8,11 +8,18 @@ exporter (the grant a failed view needs) and oracle_exporter.sources (the fixed
 
 ``on``: ``connect`` (the logon or the session failed: the whole fetch fails with ``reason``),
 ``view`` (one statement failed: only the collectors reading that view fail), ``call`` (a
-statement ran out of time: the fetch stops there).
+statement ran out of time: the fetch stops there), ``logon warning`` (the logon succeeded with a
+warning: oracle_password_expiring).
 
 ``retry`` says how the exporter tries again:
 
 * ``backoff``: reconnect after 1 s, 2 s, 4 s ... up to ``reconnect_backoff_max_seconds``;
+* ``new credentials`` (NEW_CREDENTIALS): the logon was refused for its credentials (wrong
+  password, locked or expired account, no CREATE SESSION): never tried again with the same
+  ones. A wrong password retried on the backoff is a failed logon every minute, and the 10th
+  locks the account on the DEFAULT profile (FAILED_LOGIN_ATTEMPTS 10). The live source reads
+  the password again (password_file / password_env) at every fetch and tries once more when it
+  changed (or the password file was rewritten: ``touch`` it after unlocking the account);
 * ``fallback``: read the view's registered fallback for the rest of the session;
 * ``fallback, recheck``: the same, but the view itself is tried again every
   FALLBACK_RETRY_SECONDS, because the error may be a missing grant that a DBA adds later;
@@ -39,6 +46,11 @@ class OraError:
     missing_column: bool = False   # a column this release does not have
     grant: bool = False            # on a view this release has: the monitoring user lacks the grant
     timeout: bool = False          # a call that ran out of time
+    expiring: bool = False         # a warning on a successful logon: the password expires soon
+
+
+# retry value of the logons refused for their credentials (see the module doc)
+NEW_CREDENTIALS = "new credentials"
 
 
 ERRORS: tuple[OraError, ...] = (
@@ -61,11 +73,20 @@ ERRORS: tuple[OraError, ...] = (
     OraError("ORA-12543", "destination host unreachable", "connect", "host unreachable"),
     OraError("ORA-12170", "connect timeout occurred", "connect", "connect timeout"),
     OraError("ORA-12535", "operation timed out", "connect", "connect timeout"),
-    OraError("ORA-01017", "invalid username/password; logon denied", "connect", "logon denied"),
-    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "logon denied"),
-    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect", "logon denied"),
-    OraError("ORA-28000", "the account is locked", "connect", "account locked"),
-    OraError("ORA-28001", "the password has expired", "connect", "account locked"),
+    # refused for the credentials: tried again only with new ones (each try with a wrong
+    # password is a failed logon the profile counts; ten lock the account)
+    OraError("ORA-01017", "invalid username/password; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
+    OraError("ORA-01005", "null password given; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
+    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "logon denied", NEW_CREDENTIALS),
+    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect", "logon denied",
+             NEW_CREDENTIALS),
+    OraError("ORA-28000", "the account is locked", "connect", "account locked", NEW_CREDENTIALS),
+    OraError("ORA-28001", "the password has expired", "connect", "password expired", NEW_CREDENTIALS),
+    # warnings on a successful logon (python-oracledb: Connection.warning): the session works
+    OraError("ORA-28002", "the password will expire within N days (grace period)", "logon warning",
+             retry="none", expiring=True),
+    OraError("ORA-28011", "the account will expire soon; change the password now", "logon warning",
+             retry="none", expiring=True),
     OraError("ORA-12514", "listener does not know of the service", "connect", "unknown service"),
     OraError("ORA-12505", "listener does not know of the SID", "connect", "unknown service"),
     OraError("DPY-6001", "the service is not registered with the listener", "connect", "unknown service"),
@@ -114,8 +135,34 @@ MISSING_VIEW = codes("missing_view")       # ("ORA-00942", "ORA-04043")
 MISSING_COLUMN = codes("missing_column")   # ("ORA-00904",)
 GRANT_CODES = codes("grant")               # ("ORA-00942", "ORA-04043", "ORA-01031")
 TIMEOUT_CODES = codes("timeout")           # ("DPY-4024", "DPI-1067", "ORA-03156")
+EXPIRING_CODES = codes("expiring")         # ("ORA-28002", "ORA-28011")
 
 _CODE = re.compile(r"\b((?:ORA|DPY|DPI|TNS)-\d{4,5})\b")
+# python-oracledb thin mode words a listener's REFUSE (ERR=n) "DPY-6000: Listener refused
+# connection. (Similar to ORA-n)", n unpadded: the refusal means what ORA-n means.
+_SIMILAR = re.compile(r"\(Similar to ORA-(\d{1,5})\)")
+
+
+def similar_form(code: str) -> str:
+    """How the thin driver quotes an ORA- code in a listener refusal: "(Similar to ORA-1017)"."""
+    return f"(Similar to ORA-{int(code[4:])})"
+
+
+def entry(text: str) -> OraError | None:
+    """The table's entry for a failure text: the code a listener refusal is similar to, else
+    the first code of the text the table knows (a connect error reads "DPY-6005: cannot connect
+    to database.; <the cause>"); None when it names none."""
+    m = _SIMILAR.search(text or "")
+    if m and f"ORA-{int(m.group(1)):05d}" in BY_CODE:
+        return BY_CODE[f"ORA-{int(m.group(1)):05d}"]
+    return next((BY_CODE[c] for c in _CODE.findall(text or "") if c in BY_CODE), None)
+
+
+def retry_for(text: str) -> str:
+    """How a failed connect is tried again (the ``retry`` of its entry; ``backoff`` for a text
+    the table does not know: sockets, timeouts)."""
+    e = entry(text)
+    return e.retry if e is not None and e.on == "connect" else "backoff"
 
 
 def error_code(text: str) -> str:
@@ -148,14 +195,18 @@ _TEXTS: dict[str, tuple[str, ...]] = {
 # is told apart from "session lost" (DPY-4011 on a working session).
 REASON_ORDER = ("recording changed", "recording unreadable", "connection refused", "name not resolved",
                 "host unreachable", "logon timeout", "connect timeout", "logon denied", "account locked",
-                "unknown service", "listener refused", "database not open", "encryption required",
+                "password expired", "unknown service", "listener refused", "database not open", "encryption required",
                 "alias not resolved", "tls failed", "connection closed", "timeout", "session lost")
 
 
 def reason_patterns() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """(reason, patterns) in REASON_ORDER: the texts above and every code of that reason."""
+    """(reason, patterns) in REASON_ORDER: the texts above and every code of that reason (an
+    ORA- code also as a listener refusal quotes it: "(Similar to ORA-1017)")."""
     known = set(REASON_ORDER)
     stray = {e.reason for e in ERRORS if e.reason} - known
     if stray:
         raise RuntimeError(f"reasons {sorted(stray)} are missing from REASON_ORDER")
-    return tuple((r, _TEXTS.get(r, ()) + tuple(e.code for e in ERRORS if e.reason == r)) for r in REASON_ORDER)
+    return tuple((r, _TEXTS.get(r, ()) + tuple(p for e in ERRORS if e.reason == r for p in
+                                               (e.code, *((similar_form(e.code),) if e.code.startswith("ORA-")
+                                                          else ()))))
+                 for r in REASON_ORDER)

@@ -149,11 +149,11 @@ def core():
 
 @pytest.fixture
 def fake_listener():
-    """FakeListener(mode, delay) factory (oracle_sim): every listener is closed after the test."""
+    """FakeListener(mode, delay, error) factory (oracle_sim): every listener is closed after the test."""
     made: list[FakeListener] = []
 
-    def make(mode: str, delay: float = 1.0) -> FakeListener:
-        made.append(FakeListener(mode, delay))
+    def make(mode: str, delay: float = 1.0, error: int = 12514) -> FakeListener:
+        made.append(FakeListener(mode, delay, error))
         return made[-1]
 
     yield make

@@ -492,17 +492,18 @@ class FakeListener:
     * ``hang``: accepts and never answers (a hung listener, a half-dead RAC VIP);
     * ``close``: accepts and closes at once;
     * ``slow``: accepts, reads the connect packet, answers after ``delay`` seconds with a
-      REFUSE ("service not registered", ORA-12514): a real, slow answer.
+      REFUSE ("service not registered", ORA-12514; ``error`` another ERR= code, e.g. 1017,
+      which python-oracledb reads as "DPY-6000 ... (Similar to ORA-1017)"): a real, slow answer.
 
     ``accepted`` counts connections; ``open`` is how many are still open on this side;
     ``received`` holds, in ``slow`` mode, the first bytes each connection sent (a TNS connect
     packet and its connect descriptor, or a TLS ClientHello for TCPS)."""
 
-    def __init__(self, mode: str, delay: float = 1.0):
+    def __init__(self, mode: str, delay: float = 1.0, error: int = 12514):
         import socket
         import threading
         assert mode in ("hang", "close", "slow")
-        self.mode, self.delay = mode, delay
+        self.mode, self.delay, self.error = mode, delay, error
         self.srv = socket.socket()
         self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.srv.bind(("127.0.0.1", 0))
@@ -548,7 +549,7 @@ class FakeListener:
             self.received.append(data)
             if self._stop.wait(self.delay):
                 return
-            conn.sendall(refuse_packet())
+            conn.sendall(refuse_packet(self.error))
             time.sleep(0.05)                          # let the client read it, then hang up as a listener does
         except OSError:
             pass

@@ -160,6 +160,8 @@ def test_grants_equal_the_views_queried():
     statements = [s.strip() for s in re.sub(r"--[^\n]*", "", text).split(";") if s.strip()]
     others = [s for s in statements if not re.match(r"GRANT\s+SELECT\s+ON\s+SYS\.(G?V_\$|DBA_|CDB_)", s, re.I)]
     assert [re.sub(r"\s+", " ", s.split(" IDENTIFIED")[0]).upper() for s in others] == [
+        "CREATE PROFILE ORAMON_PROFILE LIMIT PASSWORD_LIFE_TIME UNLIMITED FAILED_LOGIN_ATTEMPTS 10 "
+        "PASSWORD_LOCK_TIME 1",                     # issue 22: a password that never expires
         "CREATE USER ORAMON", "GRANT CREATE SESSION TO ORAMON"]
     assert not re.search(r"ANY\s+DICTIONARY|SELECT_CATALOG_ROLE|\bDBA\b", re.sub(r"--[^\n]*", "", text), re.I)
 

@@ -17,6 +17,16 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   exponential backoff (1 s, 2 s, 4 s ... capped at reconnect_backoff_max_seconds, 60 s by default); during backoff a
   fetch returns a failed snapshot at once instead of hammering the listener.
   A fetch that runs out of time on a healthy session keeps the session.
+* A logon refused for its credentials (the errors whose ``retry`` is "new credentials" in
+  oracle_exporter.ora_errors: ORA-01017, a listener's "Similar to ORA-1017", ORA-28000,
+  ORA-28001, ORA-01045 ...) is never tried again with the same credentials: a wrong password
+  retried on the backoff locked the account (FAILED_LOGIN_ATTEMPTS) within minutes. The
+  password is read again from password_file / password_env before every attempt and at every
+  fetch while refused; a changed password (or a rewritten password file: ``touch`` it after
+  unlocking the account) is tried at once. Until then every fetch fails with the refusal.
+* The ORA-28002 grace-period warning python-oracledb hands over on a successful logon
+  (Connection.warning) is logged once and kept in ``password_expiring``
+  (oracle_password_expiring).
 * module "oracle-exporter", action "scrape", client identifier
   "oracle-exporter:<database>" and program "oracle-exporter" are set, so a DBA
   finds the session in GV$SESSION (MODULE, ACTION, CLIENT_IDENTIFIER, PROGRAM).
@@ -43,8 +53,10 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import logging
+import os
 import re
 import threading
 import time
@@ -56,7 +68,8 @@ from exporter_common.config import ConfigError
 from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..ora_errors import FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, TIMEOUT_CODES
+from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, TIMEOUT_CODES,
+                          entry, retry_for)
 from ..views import View, grant_for, refused
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
@@ -181,7 +194,8 @@ class Backoff:
         return max(0.0, self.retry_at - self.clock())
 
     def failed(self) -> float:
-        delay = min(self.cap, self.initial * (2 ** self.failures))
+        # the exponent is bounded: 2 ** 1100 overflows a float (17 h of failures at a 60 s cap)
+        delay = min(self.cap, self.initial * (2 ** min(self.failures, 60)))
         self.failures += 1
         self.retry_at = self.clock() + delay
         return delay
@@ -203,7 +217,8 @@ class ConnectAttempt:
     closed meanwhile, closed). At most one connect thread and one socket per database,
     however long the listener hangs."""
 
-    def __init__(self, name: str, connect: Callable[[], Any]):
+    def __init__(self, name: str, connect: Callable[[], Any], credentials: Any = None):
+        self.credentials = credentials     # what the logon was tried with (LiveSource._credentials)
         self.started = time.monotonic()
         self.started_wall = time.time()
         self._done = threading.Event()
@@ -282,17 +297,89 @@ class LiveSource:
         self._attempt: ConnectAttempt | None = None
         self._lock = threading.Lock()
         self._last_error: str | None = None
+        self._password = db.password            # the password read last (password_file / password_env)
+        self._stamp: int | None = None          # and the password file's modification time then
+        self._unreadable: str | None = None     # why the password source could not be read (logged once)
+        self._refused: Any = None               # the credentials a logon was refused for (not tried again)
+        self.password_expiring = False          # the last logon warned: ORA-28002 grace period
+
+    # -- credentials -------------------------------------------------------
+    def _credentials(self) -> tuple[str, Any]:
+        """The password to log on with, read again from password_file / password_env (a rotated
+        password needs no restart), and what tells one attempt's credentials from the next: the
+        password, and the file's modification time (rewriting the file asks for one more try,
+        e.g. after the account was unlocked). A source that cannot be read (a file missing
+        mid-rotation) keeps the password read last, and says so once."""
+        db, password, stamp, problem = self.db, self._password, self._stamp, None
+        if db.password_file:
+            try:
+                with open(db.password_file, encoding="utf-8") as fh:
+                    text = fh.read().strip()
+                    mtime = os.fstat(fh.fileno()).st_mtime_ns
+                if text:
+                    password, stamp = text, mtime
+                else:
+                    problem = f"password file {db.password_file} is empty"
+            except OSError as exc:
+                problem = f"cannot read password file {db.password_file}: {exc.strerror or exc}"
+        elif db.password_env:
+            value = os.environ.get(db.password_env)
+            if value is None:
+                problem = f"environment variable {db.password_env} is not set"
+            else:
+                password = value
+        if problem != self._unreadable:
+            if problem:
+                log.warning("database %s: %s: logging on with the password read before", self.name, problem)
+            self._unreadable = problem
+        self._password, self._stamp = password, stamp
+        return password, (password, stamp)
+
+    def _where(self) -> str:
+        if self.db.password_file:
+            return f"password_file {self.db.password_file}"
+        if self.db.password_env:
+            return f"password_env {self.db.password_env}"
+        return "the configuration (restart the exporter)"
+
+    def _still_refused(self) -> bool:
+        """True while the credentials a logon was refused for are still the ones to use."""
+        if self._refused is None:
+            return False
+        if self._credentials()[1] == self._refused:
+            return True
+        log.warning("database %s: the credentials changed (%s): logging on again", self.name, self._where())
+        self._refused = None
+        self.backoff.succeeded()   # tried at once, whatever the backoff had reached
+        return False
 
     # -- session handling -------------------------------------------------
-    def _open(self) -> Any:
-        conn = self._connect(self.db, self.connect_timeout)
+    def _open(self, db: DatabaseConfig | None = None) -> Any:
+        db = db or self.db
+        conn = self._connect(db, self.connect_timeout)
         conn.module = MODULE
         conn.action = ACTION
         conn.client_identifier = f"{MODULE}:{self.name}"
-        log.info("database %s: connected as %s to %s", self.name, self.db.user or "(external)", self.db.dsn)
+        log.info("database %s: connected as %s to %s", self.name, db.user or "(external)", db.dsn)
+        self._logon_warning(conn)
         conn.call_timeout = max(1, int(self.budget * 1000))
         self.container = self._read_container(conn)
         return conn
+
+    def _logon_warning(self, conn: Any) -> None:
+        """python-oracledb's Connection.warning: ORA-28002 (or ORA-28011) when the password is in
+        its grace period. Logged when it starts (not at every reconnect), kept for the gauge."""
+        warning = getattr(conn, "warning", None)
+        text = error_text(warning) if warning is not None else ""
+        found = entry(text) if text else None
+        expiring = found is not None and found.expiring
+        if expiring and not self.password_expiring:
+            log.warning("database %s: %s: change the password of %s (and %s) before it expires, or give the "
+                        "user a profile whose password does not expire (docs/oracle-monitoring-user.sql)",
+                        self.name, text, self.db.user or "the monitoring user", self._where())
+        elif self.password_expiring and not expiring:
+            log.info("database %s: the logon no longer warns that the password expires", self.name)
+        self.password_expiring = expiring
 
     def _read_container(self, conn: Any) -> tuple[int, str]:
         """(CON_ID, CON_NAME) of the session: 0 for a non-CDB (and before 12.1, where the
@@ -392,7 +479,9 @@ class LiveSource:
         if self._conn is not None:
             return self._conn
         if self._attempt is None:
-            self._attempt = ConnectAttempt(self.name, self._open)
+            password, credentials = self._credentials()
+            db = dataclasses.replace(self.db, password=password)
+            self._attempt = ConnectAttempt(self.name, lambda: self._open(db), credentials)
         attempt = self._attempt
         if not attempt.wait(deadline - time.monotonic()):
             since = time.strftime("%H:%M:%S", time.gmtime(attempt.started_wall))
@@ -400,7 +489,13 @@ class LiveSource:
                          f"but the logon did not complete; attempt in flight since {since} UTC)")
         self._attempt = None
         if attempt.exc is not None:
-            raise _Abort(f"connect failed: {error_text(attempt.exc)}")
+            text = error_text(attempt.exc)
+            if retry_for(text) == NEW_CREDENTIALS:
+                self._refused = attempt.credentials
+                raise _Abort(f"connect failed: {text} (not tried again with the same password: each logon with a "
+                             f"wrong password counts towards the account's FAILED_LOGIN_ATTEMPTS; the next attempt "
+                             f"when it changes in {self._where()}, or when the file is rewritten)")
+            raise _Abort(f"connect failed: {text}")
         self._conn = attempt.conn
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
         self._retry_at = {}
@@ -516,6 +611,8 @@ class LiveSource:
     def fetch(self) -> Snapshot:
         with self._lock:
             deadline = time.monotonic() + self.budget
+            if self._still_refused():
+                return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
             if not self.backoff.ready():
                 return failed_snapshot(
                     self.name, f"{self._last_error} (reconnect backoff, next attempt in "
