@@ -80,7 +80,8 @@ def db_status_expr() -> str:
 def host_status_expr(cfg: Config) -> str:
     # A host exporter that is down is WARNING, like DbhostExporterDown / NodeExporterDown (severity
     # warning); `min` so that one of the two exporters being down is enough (max would hide it).
-    # Both exporters gone (seen within the hour, no `up` now): UNKNOWN.
+    # Every exporter of the host down (up 0: the host is dark, its figures are stale) or gone (seen
+    # within the hour, no `up` now): UNKNOWN, never a mere WARNING.
     # Only instances of the host exporters are hosts: a database alert also carries `instance` (the
     # oracle-exporter's target), which is no host and gets no host tile.
     hosts = cfg.selector("node", "dbhost")
@@ -89,6 +90,7 @@ def host_status_expr(cfg: Config) -> str:
             '(2 * ALERTS{alertstate="firing", severity="critical", ' + HOST + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + HOST + '}) and on (instance) ' + seen +
             ' or (1 - min by (instance) (up{' + hosts + ', ' + HOST + '}))'
+            ' + 2 * (max by (instance) (up{' + hosts + ', ' + HOST + '}) == bool 0)'
             ' or 3 * (' + seen + ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 

@@ -196,7 +196,10 @@ _ALERT_LINKS = (("runbook_url", "runbook"), ("dashboard_url", "dashboard"), ("ca
 
 
 def _alert_links(ann: dict) -> list[tuple[str, str]]:
-    return [(text, ann[key]) for key, text in _ALERT_LINKS if isinstance(ann.get(key), str) and ann[key]]
+    """An alert's links; only http(s) ones: an annotation is anybody's text (Alertmanager's API
+    takes alerts without authentication), and a javascript: link would run in this page."""
+    return [(text, ann[key]) for key, text in _ALERT_LINKS
+            if isinstance(ann.get(key), str) and ann[key].lower().startswith(("http://", "https://"))]
 
 
 def notifications_html(received: list[dict]) -> str:

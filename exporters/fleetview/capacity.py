@@ -58,6 +58,7 @@ class Report:
     hosts: list[str] = field(default_factory=list)
     queries: int = 0
     prometheus: str = ""
+    warnings: list[str] = field(default_factory=list)   # partial windows, restarts: shown above the findings
 
     @property
     def range_s(self) -> int:
@@ -132,6 +133,7 @@ def collect(spec: dict, prom: Upstream, database: str, start: float, end: float,
                                  + (" ..." if len(names) > 20 else ""))
         raise FleetviewError(f"no data for {database} in either window: current {iso(start)} .. {iso(end)}, "
                              f"baseline {iso(start - offset)} .. {iso(end - offset)}")
+    coverage = _coverage(prom, database, rng, offset, end)
     if host is None:
         hs = prom.query(substitute(spec["hosts_of_database"], database=dbre), end)
         hosts = sorted({s["metric"].get("instance", "") for s in hs} - {""})
@@ -214,11 +216,52 @@ def collect(spec: dict, prom: Upstream, database: str, start: float, end: float,
             pts = lambda res, shift: [(float(t) + shift, float(v)) for t, v in (res[0]["values"] if res else [])
                                       if v not in ("NaN", "+Inf", "-Inf")]
             report.charts.append((title, unit, pts(now, 0), pts(base, offset)))
+    _withhold_partial(report, coverage)
     report.queries = prom.queries - q0
     if not any(r.now and any(v is not None for v in r.now.values()) for s in report.sections for r in s.rows):
         raise FleetviewError(f"no data for {database} in the current window {iso(start)} .. {iso(end)} "
                              f"(it has data in the baseline window or around it)")
     return report
+
+
+# A window whose data covers less than this share of it (the database was down, unscraped, or
+# monitoring started inside it) is reported with a warning and without verdicts: its per-second
+# figures are averages over the whole window and understated.
+MIN_COVERAGE = 0.9
+
+
+def _coverage(prom: Upstream, database: str, rng: int, offset: int, end: float) -> dict:
+    """Per window ("now", "base"): the share of it with oracle_up == 1 (sampled at about 240 steps),
+    and whether an instance restarted in it (AWR refuses to compare across a restart)."""
+    step = max(15, rng // 240)
+    out = {}
+    for w, off in (("now", ""), ("base", f" offset {offset}s")):
+        up = prom.query(f'count_over_time((max(oracle_up{{database="{database}"}}) == 1)[{rng}s:{step}s]{off})', end)
+        steps = max((v for v in map(value_of, up) if v is not None), default=0.0)
+        restarts = prom.query(f'max(changes(oracle_instance_start_time_seconds{{database="{database}"}}[{rng}s]{off}))',
+                              end)
+        out[w] = (min(1.0, steps * step / rng) if rng else 0.0,
+                  max((v for v in map(value_of, restarts) if v is not None), default=0.0) > 0)
+    return out
+
+
+def _withhold_partial(report: "Report", coverage: dict) -> None:
+    names = {"now": "current", "base": "baseline"}
+    for w, (share, restarted) in coverage.items():
+        if restarted:
+            report.warnings.append(f"an instance of {report.database} restarted within the {names[w]} window: "
+                                   "its counters reset there (rates are still right; AWR would not compare across it)")
+        if share < MIN_COVERAGE:
+            report.warnings.append(
+                f"the {names[w]} window has data for {share:.0%} of its {report.range_s // 60} min (database down, "
+                "not scraped, or monitoring started within it): its per-second figures are averaged over the whole "
+                "window and understated, so no verdict is given for it; choose a window the database was up in")
+            for sec in report.sections:
+                for row in sec.rows:
+                    if w == "now":
+                        row.verdict_now = None
+                    else:
+                        row.verdict_base = None
 
 
 # ---------------------------------------------------------------- SVG
@@ -269,6 +312,7 @@ def render_html(r: Report) -> str:
            f"{r.offset % 3600 // 60} min). Prometheus {esc(r.prometheus)}; hosts: {esc(', '.join(r.hosts) or 'none joined')}. "
            f"{r.queries} queries.</p>"]
     fn, fb = r.findings("now"), r.findings("base")
+    out += [f'<p class="finding warning">{esc(w)}</p>' for w in r.warnings]
     out.append('<h2 id="findings">Findings</h2><table><tr><th>window</th><th>findings (threshold id: row)</th></tr>'
                f'<tr><td>current</td><td id="findings-now">{esc(", ".join(f"{t}: {l}" for t, l, _ in fn) or "none")}</td></tr>'
                f'<tr><td>baseline</td><td id="findings-base">{esc(", ".join(f"{t}: {l}" for t, l, _ in fb) or "none")}</td></tr></table>')
@@ -306,6 +350,7 @@ def render_markdown(r: Report) -> str:
     lines = [f"# Capacity report: {r.database}", "",
              f"Current window {iso(r.start)} .. {iso(r.end)}; baseline {iso(r.start - r.offset)} .. {iso(r.end - r.offset)}.",
              f"Prometheus {r.prometheus}; hosts: {', '.join(r.hosts) or 'none joined'}.", "",
+             *(f"> **Warning:** {w}" for w in r.warnings), *([""] if r.warnings else []),
              "## Findings", "",
              "- current: " + (", ".join(f"{t}: {l}" for t, l, _ in r.findings("now")) or "none"),
              "- baseline: " + (", ".join(f"{t}: {l}" for t, l, _ in r.findings("base")) or "none"), ""]

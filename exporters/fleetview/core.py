@@ -126,17 +126,27 @@ class Upstream:
         params = {"query": expr}
         if at is not None:
             params["time"] = f"{at:.3f}"
-        data = self.get("/api/v1/query", params)
-        if not isinstance(data, dict) or data.get("status") != "success":
-            raise FleetviewError(f"{self.name} rejected a query: {data.get('error') if isinstance(data, dict) else data}")
-        return data["data"]["result"]
+        return self._result(self.get("/api/v1/query", params), "value")
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict]:
         data = self.get("/api/v1/query_range", {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}",
                                                 "step": f"{step:g}"})
+        return self._result(data, "values")
+
+    def _result(self, data: object, field: str) -> list[dict]:
+        """The result list of a query answer, each series checked for the shape Prometheus' API
+        documents (``metric`` and ``value`` / ``values``): anything else is one FleetviewError
+        naming the upstream, never a KeyError deep in a page."""
         if not isinstance(data, dict) or data.get("status") != "success":
             raise FleetviewError(f"{self.name} rejected a query: {data.get('error') if isinstance(data, dict) else data}")
-        return data["data"]["result"]
+        result = data.get("data", {}).get("result") if isinstance(data.get("data"), dict) else None
+        ok = isinstance(result, list) and all(
+            isinstance(r, dict) and isinstance(r.get("metric"), dict) and isinstance(r.get(field), list)
+            and (field == "values" or len(r[field]) == 2) for r in result)
+        if not ok:
+            raise FleetviewError(f"{self.name} at {self.url} answered a query in an unexpected shape "
+                                 f"(no data.result list of series with metric and {field})")
+        return result
 
     def graph_url(self, expr: str, range_s: int = 3600, end: float | None = None) -> str:
         params = {"g0.expr": expr, "g0.tab": "0", "g0.range_input": f"{int(range_s)}s"}

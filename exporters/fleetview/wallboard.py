@@ -83,15 +83,23 @@ def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
         errors.append(str(exc))
         return []
     out = []
+
+    def txt(v) -> str:                      # Alertmanager's fields as text, whatever an API client posted
+        return v if isinstance(v, str) else ""
+
     for a in data if isinstance(data, list) else []:
-        labels, ann = a.get("labels") or {}, a.get("annotations") or {}
-        if labels.get("alertname") == "Watchdog" or (a.get("status") or {}).get("state", "active") != "active":
+        if not isinstance(a, dict):
             continue
-        out.append({"alertname": labels.get("alertname", "?"), "severity": labels.get("severity", ""),
-                    "target": labels.get("database") or labels.get("instance", ""),
-                    "summary": ann.get("summary", ""), "runbook": ann.get("runbook_url", ""),
-                    "page": ann.get("dashboard_url") or ann.get("capacity_url", ""),
-                    "evidence": a.get("generatorURL", ""), "since": a.get("startsAt", "")[:19].replace("T", " ")})
+        labels = a.get("labels") if isinstance(a.get("labels"), dict) else {}
+        ann = a.get("annotations") if isinstance(a.get("annotations"), dict) else {}
+        status = a.get("status") if isinstance(a.get("status"), dict) else {}
+        if labels.get("alertname") == "Watchdog" or status.get("state", "active") != "active":
+            continue
+        out.append({"alertname": txt(labels.get("alertname")) or "?", "severity": txt(labels.get("severity")),
+                    "target": txt(labels.get("database")) or txt(labels.get("instance")),
+                    "summary": txt(ann.get("summary")), "runbook": txt(ann.get("runbook_url")),
+                    "page": txt(ann.get("dashboard_url")) or txt(ann.get("capacity_url")),
+                    "evidence": txt(a.get("generatorURL")), "since": txt(a.get("startsAt"))[:19].replace("T", " ")})
     sev = {"critical": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
 
@@ -123,17 +131,21 @@ h2{font-size:13px;margin:4px 0;color:#bbb;font-weight:normal}
 .grid.big{grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:6px}
 .t.big{height:auto;min-height:64px;padding:4px 6px}.t.big b{font-size:15px}.t.big i{font-size:12px;white-space:normal}.t.big .fig{margin:2px 2px 0 0}
 table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 4px;border-bottom:1px solid #333;
-  text-align:left;vertical-align:top}#alerts td{white-space:nowrap}#alerts td.sum{white-space:normal}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
+  text-align:left;vertical-align:top}#alerts td{white-space:nowrap}#alerts td.sum,#alerts td.tgt{white-space:normal;overflow-wrap:anywhere}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
 .sev-critical{color:#ff8a80;font-weight:bold}.sev-warning{color:#ffb74d}.sev-info{color:#fff176}
 footer{color:#888;font-size:11px;padding:2px 10px}.fig{display:inline-block;padding:0 3px;border-radius:2px}
 .grid.dense{grid-template-columns:repeat(auto-fill,minmax(104px,1fr));gap:2px;margin-bottom:4px}
-.t.dense{height:22px;padding:1px 3px;border-width:1px}.t.dense b{font-size:11px}main.dense #side{width:440px}
+.t.dense{height:22px;padding:1px 3px;border-width:1px}.t.dense b{font-size:11px;display:flex}
+.t.dense b span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}.t.dense b em{flex:none;font-style:normal;margin-left:3px}
+main.dense #side{width:440px}
 main.dense #alerts td.sum{display:none}main.dense #alerts th.sum{display:none}
 """
 
 # Above DENSE tiles (a fleet: 200 databases and 150 hosts must fit one 1920x1080 screen) a tile is
 # its name and a four-letter state on the state's colour; the figures stay in its tooltip.
 DENSE = 160
+# The alert table shows the first ALERT_ROWS alerts (critical first) so the page stays one screen.
+ALERT_ROWS = 30
 
 
 def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False) -> str:
@@ -142,7 +154,7 @@ def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False)
         title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "")
                                                   for lab, val, _, th in t.figures)
         return (f'<a class="t dense" data-state="{text}" data-name="{esc(t.name)}" href="{esc(link)}" '
-                f'title="{esc(title)}" style="background:{CSS[col]}"><b>{esc(t.name)} {text[:4]}</b></a>')
+                f'title="{esc(title)}" style="background:{CSS[col]}"><b><span>{esc(t.name)}</span><em>{text[:4]}</em></b></a>')
     coloured = [f for f in t.figures if f[2] not in ("green", "blue", "grey")]
     title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
     shown = coloured or ([] if not big else [f for f in t.figures if f[1] != "no data"])
@@ -156,12 +168,16 @@ def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False)
 
 
 def _link(url: str, text: str) -> str:
-    return f'<a href="{esc(url)}">{text}</a>' if url else ""
+    """A link from an alert (runbook, evidence, page): only http(s) and this server's own relative
+    pages; anything else (javascript:, data:) is anybody's text from Alertmanager's API and is dropped."""
+    if not url or not (url.lower().startswith(("http://", "https://")) or url.startswith(("/", "capacity?"))):
+        return ""
+    return f'<a href="{esc(url)}">{text}</a>'
 
 
 def _alert_row(a: dict) -> str:
     return (f'<tr><td class="sev-{esc(a["severity"])}">{esc(a["severity"])}</td><td>{esc(a["alertname"])}</td>'
-            f'<td>{esc(a["target"])}</td><td class="sum">{esc(a["summary"])}</td>'
+            f'<td class="tgt">{esc(a["target"])}</td><td class="sum">{esc(a["summary"])}</td>'
             f'<td class="links">{_link(a["runbook"], "runbook")} {_link(a["evidence"], "evidence")} '
             f'{_link(a.get("page", ""), "capacity" if "/capacity?" in a.get("page", "") else "dashboard")}</td></tr>')
 
@@ -180,7 +196,10 @@ def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
                        for t in board.databases)
     host_tiles = "".join(_tile_html(t, states, prom_url + "/graph?" + urllib.parse.urlencode(
         {"g0.expr": f'{{instance="{t.name}"}}', "g0.tab": "1"}), big, dense) for t in board.hosts)
-    rows = "".join(_alert_row(a) for a in board.alerts)
+    rows = "".join(_alert_row(a) for a in board.alerts[:ALERT_ROWS])
+    if len(board.alerts) > ALERT_ROWS:      # one screen: the worst first, the rest counted
+        rows += (f'<tr><td colspan="5">… and {len(board.alerts) - ALERT_ROWS} more firing '
+                 f'(Alertmanager has them all)</td></tr>')
     errors = "".join(f'<div class="err">{esc(e)}</div>' for e in board.errors)
     when = time.strftime("%H:%M:%S", time.localtime(board.at))
     return f"""<!DOCTYPE html>

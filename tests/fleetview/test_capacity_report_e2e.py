@@ -212,3 +212,21 @@ def test_report_renders_in_chromium_with_the_case_study_verdicts(prom, tmp_path)
     shot = screenshot(out.as_uri(), tmp_path / "screenshots" / "capacity-report.png", tmp_path / "chromium",
                       size=(1280, 1900))
     keep_for_docs(shot, "capacity-report.png")
+
+
+def test_a_window_the_data_covers_in_part_is_flagged_and_not_judged(prom):
+    """Issue 25 review: a window that starts before the data (monitoring started, or the database was
+    down, within it) averaged rates over the whole window: too low, and the traffic-floor verdicts
+    called R1 'ok' while it was about to page. Such a window gets a warning with its coverage and no
+    verdict; the fully covered window beside it is judged as before."""
+    start, end, offset = capacity.windows(WINDOW, "7d")
+    span = end - start
+    # the current window shifted back by its own length: about half of it before the data starts
+    rep = capacity.collect(load_spec(), Upstream(prom), "DEMO", start - span / 2, end - span / 2, offset)
+    assert any("current window has data for" in w and "no verdict" in w for w in rep.warnings), rep.warnings
+    assert rep.findings("now") == []
+    assert all(r.verdict_now is None for s in rep.sections for r in s.rows)
+    full = capacity.collect(load_spec(), Upstream(prom), "DEMO", start, end, offset)
+    assert not any("has data for" in w for w in full.warnings), full.warnings
+    assert any(r.verdict_now is not None for s in full.sections for r in s.rows)
+    assert "Warning" in capacity.render_markdown(rep) and "has data for" in capacity.render_html(rep)

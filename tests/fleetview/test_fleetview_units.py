@@ -129,6 +129,68 @@ def test_the_wallboard_layout_follows_the_fleet_size(dbs, hosts, mode):
     assert {s for _, s, _ in classes} == {"OK", "WARNING", "CRITICAL", "UNKNOWN"}
     if mode == "dense":
         assert '<main class="dense">' in page and "26.5 ms</span>" not in page
-        assert '<b>da002 CRIT</b>' in page and "log file sync avg: 26.5 ms [R2]" in page     # the tooltip
+        assert '<b><span>da002</span><em>CRIT</em></b>' in page and "log file sync avg: 26.5 ms [R2]" in page     # the tooltip
     else:
         assert '<main class="dense">' not in page and "26.5 ms" in page
+
+
+# ---------------------------------------------------------------- issue 25 review: hostile or broken upstreams
+
+def test_a_host_whose_exporters_are_all_down_is_unknown_not_warning(tmp_path):
+    """Every exporter of a host down (up 0: the host is dark, its figures stale) is UNKNOWN; one of
+    its two exporters down is WARNING; both up is OK. Evaluated by promtool on the host status
+    expression the Grafana wallboard and the page share."""
+    import shutil
+    import subprocess
+
+    from fleetview.core import substitute as sub
+    promtool = shutil.which("promtool") or "/usr/bin/promtool"
+    expr = sub(mixin_fleetview.host_status_expr(config.load()), host=".+")
+    (tmp_path / "r.yml").write_text(json.dumps({"groups": [{"name": "g", "rules": [
+        {"record": "host_status", "expr": expr}]}]}))
+    series = [("node", "dark", "0x10"), ("dbhost", "dark", "0x10"), ("node", "half", "0x10"),
+              ("dbhost", "half", "1x10"), ("node", "fine", "1x10"), ("dbhost", "fine", "1x10")]
+    (tmp_path / "t.yml").write_text(json.dumps({"rule_files": ["r.yml"], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [{"series": f'up{{job="{j}", instance="{i}"}}', "values": v} for j, i, v in series],
+        "promql_expr_test": [{"expr": "host_status", "eval_time": "5m", "exp_samples": [
+            {"labels": 'host_status{instance="dark"}', "value": 3},
+            {"labels": 'host_status{instance="half"}', "value": 1},
+            {"labels": 'host_status{instance="fine"}', "value": 0}]}]}]}))
+    res = subprocess.run([promtool, "test", "rules", "t.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_links_from_alerts_are_http_only():
+    """Alertmanager's API takes alerts without authentication: a javascript: runbook or evidence link
+    must not become an href on the wallboard or the notifications page."""
+    from stack import webhook
+    row = wallboard._alert_row({"severity": "critical", "alertname": "Evil", "target": "DEMO", "summary": "s",
+                                "runbook": "javascript:alert(1)", "evidence": "http://prom/graph?g0.expr=x",
+                                "page": "data:text/html,<b>x</b>"})
+    assert "javascript:" not in row and "data:" not in row and 'href="http://prom/graph?g0.expr=x"' in row
+    page = webhook.notifications_html([{"received_at": "2026-01-01T00:00:00Z", "path": "/pager", "alerts": [
+        {"labels": {"alertname": "Evil", "severity": "critical"},
+         "annotations": {"runbook_url": "JavaScript:alert(1)", "capacity_url": "https://fv/capacity?database=D"}}]}])
+    assert "avascript:" not in page and 'href="https://fv/capacity?database=D"' in page
+
+
+@pytest.mark.parametrize("answer", [{"status": "success"}, {"status": "success", "data": {"result": [{"metric": {}}]}},
+                                    {"status": "success", "data": {"result": "x"}}, ["not", "a", "dict"]])
+def test_a_prometheus_answer_of_the_wrong_shape_is_one_error_not_a_traceback(answer):
+    from fleetview.core import Upstream
+    up = Upstream("http://127.0.0.1:9", name="Prometheus")
+    with pytest.raises(FleetviewError, match="Prometheus"):
+        up._result(answer, "value")
+
+
+def test_an_alert_with_null_fields_does_not_take_the_wallboard_down():
+    class AM:
+        def get(self, path, params=None):
+            return [{"labels": {"alertname": "X", "severity": "warning", "database": "D"}, "startsAt": None,
+                     "annotations": {"summary": None}, "status": {"state": "active"}, "generatorURL": None},
+                    "garbage", {"labels": None}]
+    errors: list[str] = []
+    alerts = wallboard.firing_alerts(AM(), errors)
+    assert [(a["alertname"], a["target"], a["since"], a["summary"]) for a in alerts] == [("X", "D", "", ""), ("?", "", "", "")]
+    assert errors == []
