@@ -69,7 +69,11 @@ dashboards docs: generate ## same as generate
 bench: venv ## run the benchmarks (results in build/bench/; BENCH_ARGS="--write-results" updates bench/RESULTS.md)
 	$(PY) -m bench.run $(BENCH_ARGS)
 
-reset: ## delete the stack state (.state/: TSDB, notifications, logs); keeps .venv
+# Refused while a `make run` holds .state/lock (flock): deleting a running stack's state would
+# let a second run start beside it.
+reset: ## delete the stack state (.state/: TSDB, notifications, logs); keeps .venv; refused while make run runs
+	@if [ -e .state/lock ] && ! flock -n .state/lock true; then \
+	  echo "make reset: a make run is using .state (pid $$(cat .state/lock 2>/dev/null)): stop it first (Ctrl-C)" >&2; exit 2; fi
 	rm -rf .state
 
 clean: ## delete .venv and .state (the next make run reinstalls the virtualenv)

@@ -51,6 +51,8 @@ def loads(text: str, src: str = "<string>"):
     """Parse YAML text; errors name `src`."""
     try:
         return yaml.load(text, Loader=StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except RecursionError:
+        raise YamlError(f"{src}: nested too deeply to be a site or thresholds file") from None
     except DuplicateKeyError as exc:
         raise YamlError(f"{src}: line {exc.line}: duplicate key {exc.key!r} (first at line {exc.first})") from None
     except yaml.YAMLError as exc:

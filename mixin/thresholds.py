@@ -101,11 +101,22 @@ def duration_seconds(text: str) -> int:
     return sum(int(n) * mult[u] for n, u in re.findall(r"(\d+)([smhd])", text))
 
 
+# No measure the pack judges comes near this; a 400-digit integer is a typo, and would overflow float.
+MAX_VALUE = 1e15
+# A `for:` beyond a week pages nobody (Prometheus keeps pending state in memory only) and would
+# make the promtool scenarios hours of one-minute steps.
+MAX_FOR_SECONDS = 7 * 86400
+
+
 def _number(src: str, where: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ThresholdError(f"{src}: {where}: must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value) > MAX_VALUE:
+        raise ThresholdError(f"{src}: {where}: must be at most {MAX_VALUE:g}, got a {len(str(abs(value)))}-digit number")
     if not math.isfinite(value):     # .inf would never fire (or always), .nan never compares
         raise ThresholdError(f"{src}: {where}: must be a finite number, got {value!r}")
+    if abs(value) > MAX_VALUE:
+        raise ThresholdError(f"{src}: {where}: must be at most {MAX_VALUE:g}, got {value!r}")
     return value
 
 
@@ -128,8 +139,10 @@ def _value(src: str, where: str, value, unit: str) -> float:
 
 def _duration(src: str, where: str, value) -> str:
     dur = _str(src, where, value)
-    if not _DURATION.match(dur):
-        raise ThresholdError(f"{src}: {where}: not a Prometheus duration: {dur!r} (like 90s, 10m, 1h30m)")
+    if len(dur) > 32 or not _DURATION.match(dur):
+        raise ThresholdError(f"{src}: {where}: not a Prometheus duration: {dur[:40]!r} (like 90s, 10m, 1h30m)")
+    if duration_seconds(dur) > MAX_FOR_SECONDS:
+        raise ThresholdError(f"{src}: {where}: at most 7d, got {dur!r}")
     return dur
 
 

@@ -609,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"RESUMING the earlier run's state (--resume): {resume_summary(opts.state, log_path)}")
         else:
             done = fresh_state(opts.state)
-            say("fresh state: " + ("; ".join(done) + " (make run RUN_ARGS=--resume continues a run instead)"
+            say("fresh state: " + ("; ".join(done) + " (make run RESUME=1 continues a run instead)"
                                    if done else "no earlier run here"))
         # notifications already in the log (a resumed run's) are not printed again
         offset = log_path.stat().st_size if log_path.exists() else 0

@@ -336,12 +336,6 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
             self.wfile.write(body)
 
         def do_GET(self):
-            if self.path == "/notifications" and "text/html" in (self.headers.get("Accept") or ""):
-                with receiver.lock:
-                    page = notifications_html(list(receiver.received))
-                self._reply(200, page.encode(), "text/html; charset=utf-8")
-
-
             try:
                 self._get()
             except Exception as exc:      # one line, never a traceback; the client gets a 500
@@ -350,7 +344,11 @@ def make_server(host: str, port: int, receiver: Receiver, docs: Path = DOCS) -> 
                 self._reply(500, b'{"error":"internal error"}')
 
         def _get(self):
-            if self.path == "/metrics":
+            if self.path == "/notifications" and "text/html" in (self.headers.get("Accept") or ""):
+                with receiver.lock:           # a browser: the table (one reply: programs get JSON below)
+                    page = notifications_html(list(receiver.received))
+                self._reply(200, page.encode(), "text/html; charset=utf-8")
+            elif self.path == "/metrics":
                 self._reply(200, receiver.metrics().encode(), "text/plain; version=0.0.4; charset=utf-8")
             elif self.path == "/-/status":
                 self._reply(200, json.dumps(receiver.status()).encode())

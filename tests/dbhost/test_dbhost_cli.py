@@ -197,3 +197,14 @@ def test_shipped_example_config_loads_and_runs(tree):
                  wwid="3600a098038303053453f463045727a41", multipath="redo01", role="redo") == 1
     assert value(got, "dbhost_lun_info", device="nvme0n1", hctl="", vendor="", model=mf.NVME["model"],
                  wwid=mf.NVME["wwid"], multipath="", role="temp") == 1
+
+
+def test_a_regex_nested_too_deeply_is_one_config_error(tmp_path):
+    """Issue 27 review: an extra group's regex of 5000 nested groups raised RecursionError (a
+    3000-line traceback) instead of naming the key like any other bad regex."""
+    from exporter_common.config import ConfigError
+    cfg = tmp_path / "d.yml"
+    cfg.write_text('process:\n  extra_groups:\n    - {name: x, regex: "' + "(" * 5000 + ")" * 5000 + '"}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(str(cfg))
+    assert "process.extra_groups[0].regex: invalid regular expression: nested too deeply" in str(err.value)

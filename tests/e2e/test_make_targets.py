@@ -105,6 +105,29 @@ def test_make_reset_removes_the_state_and_keeps_the_venv(tmp_path):
     assert res.returncode == 0 and not (work / ".venv").exists()
 
 
+def test_make_reset_is_refused_while_a_run_holds_the_state(tmp_path):
+    """Issue 27 review: `make reset` under a running `make run` deleted its state and its lock, and a
+    second run then started beside the first. While the lock is held (flock, as stack.run takes it),
+    reset says so and deletes nothing."""
+    import fcntl
+    env = _make_env(tmp_path)
+    work = _copy_makefile(tmp_path)
+    (work / ".state" / "webhook").mkdir(parents=True)
+    (work / ".state" / "lock").write_text("4242\n")
+    fd = os.open(work / ".state" / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        res = subprocess.run(["make", "--no-print-directory", "reset"], cwd=work, env=env, capture_output=True,
+                             text=True, timeout=30)
+        assert res.returncode != 0 and "a make run is using .state (pid 4242)" in res.stderr, res.stderr
+        assert (work / ".state" / "webhook").exists()
+    finally:
+        os.close(fd)
+    res = subprocess.run(["make", "--no-print-directory", "reset"], cwd=work, env=env, capture_output=True,
+                         text=True, timeout=30)
+    assert res.returncode == 0 and not (work / ".state").exists(), res.stderr
+
+
 def test_first_run_pip_is_quiet(tmp_path):
     """The first `make run` installs the virtualenv with quiet pip (measured: 2 lines of output,
     down from about 50): every pip command of the recipe is -q, and a failure says how to see

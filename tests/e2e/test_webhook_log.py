@@ -239,3 +239,23 @@ def test_hostile_requests_are_answered_not_tracebacks(tmp_path):
         time.sleep(0.2)
     text = (tmp_path / "webhook.log").read_text()
     assert "Traceback" not in text, text
+
+
+def test_a_browser_get_of_the_notifications_page_is_one_response(tmp_path):
+    """Issue 27 review: the HTML notifications page was answered, then the JSON one after it on the
+    same connection (two responses to one request: the next request on a kept-alive connection
+    read the wrong one). One request, one response, HTML for a browser, JSON for a program."""
+    import socket
+
+    with Supervisor() as sup:
+        _, url = _start(sup, tmp_path, tmp_path / "n.jsonl")
+        assert post_json(url + "/pager", json.dumps(PAGE).encode()) == 200
+        port = int(url.rsplit(":", 1)[1])
+        for accept, kind in ((b"text/html", b"text/html"), (b"application/json", b"application/json")):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(b"GET /notifications HTTP/1.1\r\nHost: x\r\nAccept: " + accept + b"\r\nConnection: close\r\n\r\n")
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            assert data.count(b"HTTP/1.1 ") == 1, data[:300]
+            assert b"Content-Type: " + kind in data

@@ -11,6 +11,10 @@ from test_mixin_generate import generate
     ("thresholds: {R2: {value: .nan}}\n", "thresholds.R2.value: must be a finite number, got nan"),
     ("target_labels: [job, site]\n", "target_labels: must keep instance"),
     ("target_labels: [site]\n", "target_labels: must keep instance"),
+    ("thresholds: {R2: {value: " + "9" * 400 + "}}\n", "thresholds.R2.value: must be at most 1e+15, got a 400-digit"),
+    ("thresholds: {R1: {noise_floor: {waits: {value: " + "9" * 400 + "}}}}\n", "thresholds.R1.noise_floor.waits.value"),
+    ("thresholds: {R2: {for: " + "9" * 30 + "m}}\n", "thresholds.R2.for: at most 7d"),
+    ("thresholds: " + "[" * 20000 + "]" * 20000 + "\n", "nested too deeply"),
 ])
 def test_a_site_value_the_pack_cannot_use_is_one_line_exit_2(tmp_path, text, message):
     site = tmp_path / "site.yml"

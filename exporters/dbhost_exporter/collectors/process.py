@@ -123,6 +123,8 @@ def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
             re.compile(regex)
         except re.error as exc:
             raise item.error("regex", f"invalid regular expression: {exc}") from None
+        except RecursionError:
+            raise item.error("regex", "invalid regular expression: nested too deeply") from None
         item.reject_unknown()
         groups.append((name, regex))
     return groups
@@ -337,8 +339,9 @@ class ProcessCollector:
         for group_name, pattern in extra_groups:
             try:
                 self.extra_groups.append((str(group_name), re.compile(pattern)))
-            except re.error as e:
-                raise ValueError(f"extra group {group_name!r}: invalid regex {pattern!r}: {e}") from None
+            except (re.error, RecursionError) as e:
+                raise ValueError(f"extra group {group_name!r}: invalid regex {pattern[:80]!r}: "
+                                 f"{e if isinstance(e, re.error) else 'nested too deeply'}") from None
         self.max_series = int(max_series)
         self.clk_tck = float(os.sysconf("SC_CLK_TCK"))
         self._procs: dict[str, _Proc] = {}
