@@ -389,6 +389,9 @@ def test_repeated_tiles_have_data_for_every_value_but_the_explained_ones(stack):
     if not Path("/proc/spl/kstat/zfs/arcstats").exists():   # no ZFS on this machine
         expected[("oracle-wallboard", "$host", "C", "127.0.0.1")] = \
             'absent(dbhost_zfs_arc_hits_total{instance="127.0.0.1"})'
+    # this machine's system CPU share shows only above the C4 noise floor: whether it does depends on
+    # what else the machine is doing (it did under a parallel test run, not when idle): not checked
+    machine_state = {("oracle-wallboard", "$host", "E", "127.0.0.1")}
     repeated = [t for t in TARGETS if t.repeat]
     deadline = time.time() + 30
     while True:
@@ -402,7 +405,7 @@ def test_repeated_tiles_have_data_for_every_value_but_the_explained_ones(stack):
                                           {**values, t.repeat: [rv]}, now)
                 assert err is None, err
                 copies += 1
-                if not results:
+                if not results and (t.uid, t.panel, t.ref, rv) not in machine_state:
                     empty.add((t.uid, t.panel, t.ref, rv))
         if empty == set(expected) or time.time() > deadline:
             break

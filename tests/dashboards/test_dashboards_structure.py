@@ -332,7 +332,8 @@ def test_wallboard_tiles_repeat_and_link_to_their_deep_dives():
     assert "1 - oracle_up" in status
     # host status: an exporter down is amber like its (warning) alert, and either one is enough
     hstatus = next(t for t in host_tile["targets"] if t["refId"] == "A")["expr"]
-    assert '(1 - min by (instance) (up{job=~"node|dbhost"' in hstatus and "max by (instance) (up" not in hstatus
+    assert '(1 - min by (instance) (up{job=~"node|dbhost"' in hstatus                    # one exporter down: WARNING
+    assert '+ 2 * (max by (instance) (up{job=~"node|dbhost", instance=~"$host"}) == bool 0)' in hstatus   # all: UNKNOWN
     assert "2 * (1 - min" not in hstatus
     # LGWR share: the same roles as OracleLgwrInvoluntaryContextSwitches (12c+ LGnn workers)
     lg = next(t for t in db_tile["targets"] if t["refId"] == "E")["expr"]
