@@ -79,7 +79,7 @@ def load_config(path: str | None) -> DbhostConfig:
     if not path:
         return cfg
     root = Fields(path, "", load_yaml(path))
-    sections = [spec for spec in SPECS if spec.settings]
+    sections = list(SPECS)       # a collector without settings has its section too: `memory: {x: 1}` is memory.x
     root.declare("collectors", *(s.key for s in EXPORTER.settings), *(spec.name for spec in sections))
     errs = ErrorList()
 

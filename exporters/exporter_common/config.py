@@ -290,7 +290,9 @@ class Fields:
         errors = []
         for key in sorted(set(self.data) - self._used, key=str):
             close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-            errors.append(self.error(str(key), "unknown field" + (f" (did you mean {close[0]}?)" if close else "")))
+            hint = (f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(known[:24])})" if known
+                    else " (nothing is configured here)")
+            errors.append(self.error(str(key), "unknown field" + hint))
         if len(errors) == 1:
             raise errors[0]
         if errors:

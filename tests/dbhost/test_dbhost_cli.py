@@ -35,6 +35,10 @@ from dbhost_exporter.scrape import DbhostExporter
     ("zfs: {kstat_file: 5}\n", "zfs.kstat_file", "expected a non-empty string"),
     ("lun:\n  default_role: 'two words'\n", "lun.default_role", "short word"),
     ("colectors: {}\n", "colectors", "unknown field"),
+    # the issue-21 review: the key inside a section is named, the known ones listed, duplicates refused
+    ("memory: {x: 1}\n", "memory.x", "unknown field (nothing is configured here)"),
+    ("collectors: {foo: true}\n", "collectors.foo", "unknown field (known: lun, memory, process, zfs)"),
+    ("lun:\n  include_types: [scsi, scsi]\n", "lun.include_types[1]", "duplicate entry 'scsi'"),
 ])
 def test_bad_config_exits_2_naming_file_and_field(tmp_path, text, field, message):
     cfg = tmp_path / "bad.yml"

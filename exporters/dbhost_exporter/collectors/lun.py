@@ -253,6 +253,8 @@ def parse_include_types(fields: Fields, key: str) -> frozenset[str]:
     for i, t in enumerate(types):
         if t not in KINDS:
             raise fields.error(f"{key}[{i}]", f"must be one of {', '.join(KINDS)}, got {t!r}")
+        if t in types[:i]:
+            raise fields.error(f"{key}[{i}]", f"duplicate entry {t!r}")
     return frozenset(types)
 
 
