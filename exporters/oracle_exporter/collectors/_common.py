@@ -12,7 +12,7 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import Any, Iterable
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
 
@@ -104,28 +104,10 @@ def emit(families: Iterable[Metric]) -> Iterable[Metric]:
             yield family
 
 
-def counter(name: str, doc: str, labels: list[str]) -> CounterMetricFamily:
-    return CounterMetricFamily(name, doc, labels=labels)
 
 
-def gauge(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
-    return GaugeMetricFamily(name, doc, labels=labels)
 
 
-def per_instance(values: dict[str, dict[str, float]], table: Iterable[tuple[str, str, str, float]],
-                 make=None) -> list[Metric]:
-    """One family per (metric, help, source name, scale) row with an ``inst_id`` sample per
-    instance that has the source name; ``values`` is inst_id -> name -> value. Counters
-    unless ``make`` is ``gauge``."""
-    make = make or counter
-    families = []
-    for name, doc, source, scale in table:
-        family = make(name, doc, ["inst_id"])
-        for i in sorted_inst(values):
-            if source in values[i]:
-                family.add_metric([i], values[i][source] * scale)
-        families.append(family)
-    return families
 
 
 def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
@@ -188,17 +170,10 @@ def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
     return dict(out)
 
 
-def parameter_gauge(snapshot: Any, parameter: str, name: str, doc: str) -> GaugeMetricFamily:
-    family = gauge(name, doc, ["inst_id"])
-    params = parameters(snapshot)
-    for i in sorted_inst(params):
-        if parameter in params[i]:
-            family.add_metric([i], params[i][parameter])
-    return family
 
 
 def declared_parameter(snapshot: Any, parameter: str, declared: Family) -> Metric:
-    """``parameter_gauge`` for a declared family (``SPEC.metric(name)``, label ``inst_id``):
+    """A gauge of a declared family (``SPEC.metric(name)``, label ``inst_id``):
     the numeric value of ``parameter`` per instance (GV$SYSTEM_PARAMETER)."""
     family = declared.make()
     params = parameters(snapshot)
