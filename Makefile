@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv prometheus prometheus-alertmanager prometheus-node-exporter victoria-metrics docker-compose fio sysstat chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test quick lint deps venv generate dashboards docs reset clean bench
+.PHONY: help run test quick lint deps venv generate dashboards docs reset clean bench demo
 
 # `make help` prints every target with the text after its `##`
 help: ## list the targets
@@ -64,6 +64,10 @@ generate: venv ## regenerate rules, promtool tests, alert docs, dashboards from 
 	$(PY) -m mixin.generate $(if $(MIXIN_CONFIG),--config $(MIXIN_CONFIG) --out $(OUT))
 
 dashboards docs: generate ## same as generate
+
+# The demo recordings are generated, never committed (the compose stacks mount them)
+demo: venv ## write the demo recordings (exporters/oracle_exporter/demo/*.jsonl) that are missing
+	$(PY) -m oracle_exporter.demo
 
 # results go to build/bench/; BENCH_ARGS="--write-results" also rewrites bench/RESULTS.md
 bench: venv ## run the benchmarks (results in build/bench/; BENCH_ARGS="--write-results" updates bench/RESULTS.md)

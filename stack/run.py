@@ -577,6 +577,10 @@ def main(argv: list[str] | None = None) -> int:
         opts.oracle_args = ["--config.file", str(Path(args.oracle_config).resolve())]
         say(f"oracle-exporter: databases from {args.oracle_config}")
     else:
+        if args.oracle_replay == str(DEMO_RECORDING) and not DEMO_RECORDING.is_file():
+            from oracle_exporter import demo as oracle_demo  # noqa: PLC0415 (generated once, ~1 s)
+            say("oracle-exporter: generating the demo recording (once)")
+            oracle_demo.path(DEMO_RECORDING.name)
         if not Path(args.oracle_replay).is_file():
             print(f"error: recording {args.oracle_replay} is missing (oracle-exporter demo); "
                   "give --oracle-config or --oracle-replay", file=sys.stderr)

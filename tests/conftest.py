@@ -71,3 +71,10 @@ def tls_files(tmp_path_factory):
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
                    check=True, capture_output=True)
     return d / "cert.pem", d / "key.pem"
+
+
+def pytest_sessionstart(session) -> None:
+    """The demo recordings are generated, not committed: write the missing ones (about 2 s)
+    before any test module reads them."""
+    from oracle_exporter import demo
+    demo.ensure_all()

@@ -41,6 +41,25 @@ def test_in_a_checkout_the_repository_file_is_used():
     assert demo.path() == ROOT / "exporters/oracle_exporter/demo/demo-before.jsonl"
 
 
+def test_in_a_checkout_a_missing_recording_is_written_next_to_the_module(tmp_path, monkeypatch):
+    """The recordings are not committed: a fresh clone writes each one beside the module on first
+    use (git ignores them), byte for byte what the generator writes."""
+    fake = tmp_path / "repo" / "exporters" / "oracle_exporter" / "demo"
+    fake.mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text("")
+    monkeypatch.setattr(demo, "DEMO_DIR", fake)
+    got = demo.path("demo-standby.jsonl")
+    assert got == fake / "demo-standby.jsonl"
+    assert got.read_bytes() == (ROOT / "exporters/oracle_exporter/demo/demo-standby.jsonl").read_bytes()
+    assert sorted(p.name for p in fake.iterdir()) == ["demo-standby.jsonl"]
+
+
+def test_git_ignores_the_generated_recordings():
+    res = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q",
+                          "exporters/oracle_exporter/demo/demo-before.jsonl"], timeout=30)
+    assert res.returncode == 0
+
+
 @pytest.mark.slow
 def test_the_wheel_carries_no_recording_but_every_module(tmp_path):
     src = tmp_path / "src"                 # build from a copy: setuptools writes build/ into the source tree

@@ -3,8 +3,10 @@
 The ``*.jsonl`` files next to this module are JSON Lines recordings in the
 replay format (``oracle_exporter.snapshot``), produced by
 ``python -m oracle_exporter.demo.generate`` with a fixed seed. They are
-generated, never hand-edited: tests/oracle/test_demo_recording.py
-regenerates them and compares bytes.
+generated, never hand-edited and never committed (19 MB of text that every change
+of the generator would rewrite): ``path()`` writes a missing one on first use,
+``python -m oracle_exporter.demo`` (``make demo``) writes them all, and
+tests/oracle/test_demo_recording.py checks the generator is deterministic.
 
 - ``demo-before.jsonl``: database DEMO, 35 min at 15 s, the "before" column
   of field-notes section 1 (slow LGWR, 500 MB logs switching every minute).
@@ -34,11 +36,30 @@ SHIPPED: dict[str, dict[str, object]] = {
 }
 
 
-def path(name: str = "demo-before.jsonl", cache_dir: Path | None = None) -> Path:
-    """Path of a demo recording (default: the one ``make run`` replays).
+def _checkout() -> bool:
+    """True when this module sits in a source checkout (the repository's pyproject.toml two
+    levels above the package folder) whose demo folder can be written."""
+    root = DEMO_DIR.parents[2] if len(DEMO_DIR.parents) > 2 else DEMO_DIR
+    return (root / "pyproject.toml").is_file() and os.access(DEMO_DIR, os.W_OK)
 
-    In a checkout the recordings sit next to this module. An installed package does not
-    carry them (15 MB): the recording is then generated, with the same seed and arguments,
+
+def _generate(name: str, target: Path) -> None:
+    from .generate import write  # noqa: PLC0415 (only when a recording is missing)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            write(out=fh, **SHIPPED[name])
+        os.replace(tmp, target)     # atomic: a concurrent reader never sees half a recording
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def path(name: str = "demo-before.jsonl", cache_dir: Path | None = None) -> Path:
+    """Path of a demo recording (default: the one ``make run`` replays), generated on first use.
+
+    In a checkout the recording is written next to this module (git ignores it). An installed
+    package is not written to: the recording is generated, with the same seed and arguments,
     into ``cache_dir`` (default ``$XDG_CACHE_HOME/oracle-exporter/demo``, else
     ``~/.cache/oracle-exporter/demo``) once and reused."""
     if name not in SHIPPED:
@@ -46,18 +67,18 @@ def path(name: str = "demo-before.jsonl", cache_dir: Path | None = None) -> Path
     here = DEMO_DIR / name
     if here.exists():
         return here
+    if cache_dir is None and _checkout():
+        _generate(name, here)
+        return here
     if cache_dir is None:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         cache_dir = Path(base) / "oracle-exporter" / "demo"
     target = Path(cache_dir) / name
     if not target.exists():
-        from .generate import write  # noqa: PLC0415 (only when a recording is missing)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-                write(out=fh, **SHIPPED[name])
-            os.replace(tmp, target)     # atomic: a concurrent reader never sees half a recording
-        finally:
-            tmp.unlink(missing_ok=True)
+        _generate(name, target)
     return target
+
+
+def ensure_all() -> list[Path]:
+    """Every shipped recording, generated where missing (tests and ``make demo``)."""
+    return [path(name) for name in SHIPPED]
