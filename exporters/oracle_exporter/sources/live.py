@@ -54,7 +54,7 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   (bench/oracle_roundtrips.py counts them): the session's statement cache
   (Connection.stmtcachesize) holds every statement the plan can send (each view, each
   fallback, the clock, the container query, the custom statements; python-oracledb's default
-  of 20 is fewer than the 22-28 statements with every collector on, and an LRU cache cycled
+  of 20 is fewer than the 23-29 statements with every collector on, and an LRU cache cycled
   through by more statements than it holds misses every time: every statement parsed again
   every fetch); each statement fetches its rows with the execute (Cursor.prefetchrows = rows
   expected + 1, arraysize = rows expected): the first fetch of a session expects what
