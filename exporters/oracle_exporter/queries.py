@@ -102,7 +102,9 @@ class Plan:
         extra = self.filters.get(view.name)
         if extra is not None:
             condition, binds = extra
-            where = f"{view.where} AND ({condition})" if view.where else condition
+            # parenthesised whenever another condition joins it (the view's own, its IN list)
+            alone = not view.where and view.filter_column is None
+            where = condition if alone else " AND ".join(f"({c})" for c in (view.where, condition) if c)
             view = replace(view, where=where, where_binds={**view.where_binds, **binds})
         return view.statement(self.names.get(view.name, ()), con_id)
 

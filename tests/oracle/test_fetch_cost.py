@@ -108,3 +108,13 @@ def test_fewer_rows_fetched_and_the_same_metrics(rac):
     assert samples(collect(live, Settings(), ["wait_events"])) == samples(collect(rac, Settings(), ["wait_events"]))
     with_idle = samples(collect(rac, Settings(idle_wait_events=True), ["wait_events"]))
     assert any(dict(labels).get("wait_class") == "Idle" for _, labels in with_idle)
+
+
+def test_a_collector_filter_joins_the_views_own_conditions_in_parentheses():
+    from oracle_exporter import views
+    plan = build_plan({}, Settings())
+    plan = type(plan)(plan.views, {"GV$SYSSTAT": ("redo size",)}, {"GV$SYSSTAT": ("VALUE > 0 OR NAME = :x", {"x": "y"})})
+    query = plan.statement(views.SYSSTAT)
+    assert query.sql.endswith("WHERE (VALUE > 0 OR NAME = :x) AND NAME IN (:n0)")
+    assert query.binds == {"x": "y", "n0": "redo size"}
+    assert problems(query.sql, "GV$SYSSTAT") == []
