@@ -505,7 +505,7 @@ def test_pga_near_target_with_over_allocation_growth_before_only(recordings) -> 
 def test_latches_and_hit_ratio(recordings, name) -> None:
     snaps, _ = demo(recordings, name)
     a, b = by_name(snaps[0], "GV$LATCH"), by_name(snaps[-1], "GV$LATCH")
-    assert REQUIRED_LATCHES <= set(b) and 10 <= len(b) <= 20
+    assert REQUIRED_LATCHES <= set(b) and 40 <= len(b) <= 80      # a 19c instance has hundreds (V$LATCHNAME)
     gets = sum(b[n]["GETS"] - a[n]["GETS"] for n in b)
     misses = sum(b[n]["MISSES"] - a[n]["MISSES"] for n in b)
     assert 0.995 < 1 - misses / gets <= 0.998                  # I1: about 99.5 % is healthy; no I1 finding in the demo
@@ -600,8 +600,9 @@ def test_shipped_files_stay_modest() -> None:
     for name in SHIPPED:
         size = (DEMO_DIR / name).stat().st_size
         # CON_ID on every row since issue 11; demo-rac-outage also carries a 19c RAC's long tail of
-        # events (about 230 per instance) and the per-PDB GV$CON_* views of its CDB
-        assert 100_000 < size < 8_000_000, (name, size)
+        # events (about 230 per instance) and the per-PDB GV$CON_* views of its CDB; every instance a 19c
+        # list of background processes and some 40 latches (issue 22.11)
+        assert 100_000 < size < 10_000_000, (name, size)
 
 
 # --------------------------------------------------------------------------- through the collectors

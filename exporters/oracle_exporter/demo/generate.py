@@ -45,7 +45,7 @@ import random
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Sequence, TextIO
+from typing import Any, Iterator, Sequence, TextIO
 
 from ..config import DEFAULT_HISTOGRAM_EVENTS
 from ..queries import SYSMETRIC_GROUP_ID, declared_names
@@ -309,16 +309,101 @@ RAC_DB = Database("RACDB", 1387294455, RACDB, (Instance(1, "RACDB1", "racnode01"
                                                Instance(2, "RACDB2", "racnode02", 2, 0.45, 412)), 7731,
                   utc_offset_minutes=330)
 
-BACKGROUND = ("PMON", "PSP0", "VKTM", "DIAG", "DBW0", "LGWR", "CKPT", "LG00", "LG01", "SMON", "RECO", "MMON",
-              "ARC0", "ARC1")
-RAC_BACKGROUND = ("LMON", "LMD0", "LMS0", "LCK0", "LG02", "LG03",
-                  "P000", "P001", "P002", "P003", "J000", "J001", "W000", "W001")   # PX, job, space slaves
+# Background processes of a 19c instance (V$PROCESS rows with PNAME; Oracle Database Reference,
+# "Background Processes"): the core, the LGWR workers, the redo transport slaves (a standby
+# destination), archivers, AQ, jobs, space management and MMON slaves.
+BACKGROUND = ("PMON", "CLMN", "PSP0", "VKTM", "GEN0", "MMAN", "GEN1", "DIAG", "OFSD", "DBRM", "VKRM", "SVCB",
+              "PMAN", "DIA0", "DBW0", "DBW1", "LGWR", "CKPT", "LG00", "LG01", "SMON", "SMCO", "RECO", "LREG",
+              "PXMN", "MMON", "MMNL", "D000", "S000", "TMON", "TT00", "TT01", "TT02", "ARC0", "ARC1", "ARC2",
+              "ARC3", "AQPC", "CJQ0", "QM02", "Q001", "Q002", "W000", "W001", "W002", "M000", "M001")
+# RAC: global cache and enqueue services, cluster messaging; more LGWR workers, PX and job slaves.
+RAC_BACKGROUND = ("LMON", "LMD0", "LMS0", "LMS1", "LMHB", "LCK0", "RMS0", "RCBG", "ACMS", "GTX0", "RSMN",
+                  "IPC0", "PING", "LG02", "LG03", "P000", "P001", "P002", "P003", "J000", "J001")
 PGA_MB = {"DBW0": 9.5, "DBW1": 9.4, "LGWR": 11.2, "LG00": 3.1, "LG01": 3.1, "CKPT": 5.6, "SMON": 4.8,
           "MMON": 14.3, "ARC0": 6.2, "ARC1": 6.1, "PMON": 2.6, "DIA0": 3.4, "LMS0": 21.0, "LMS1": 20.8}
 
 UNITS = {"Current OS Load": "Number Of Processes", "Host CPU Utilization (%)": "% Busy/(Idle+Busy)",
          "Average Active Sessions": "Active Sessions", "Database CPU Time Ratio": "% Cpu/DB_Time",
          "Database Wait Time Ratio": "% Wait/DB_Time"}
+
+
+# --------------------------------------------------------------------------- commits, latches, processes
+
+# Of the user commits, the share that asked to wait for their redo (the rest: COMMIT WRITE NOWAIT, batch
+# commits), and the share that did wait (the others found their redo already written by LGWR).
+COMMIT_WAIT_REQUESTED = 0.9993
+COMMIT_WAIT_PERFORMED = 0.9958
+# A physical standby applies redo, it runs no user transactions: its commit counters stand still
+# at what the instance did before it was opened read only (a few sessions' local work).
+STANDBY_COMMITS = {"user commits": 1_204, "commit wait requested": 1_203, "commit wait performed": 1_187,
+                   "redo synch writes": 1_311}
+
+
+def commit_statistics(commits: list[int], stats: dict[str, list[int]], standby: bool = False) -> dict[str, list[int]]:
+    """user commits, commit wait requested >= commit wait performed (each its share of the commits), and
+    on a physical standby every commit counter flat (redo synch writes and redo synch time with them)."""
+    if standby:
+        flat = {name: [value] * len(commits) for name, value in STANDBY_COMMITS.items()}
+        synch_us = stats["redo synch time (usec)"][0] // 10_000 * 10_000
+        flat["redo synch time (usec)"] = [synch_us] * len(commits)
+        flat["redo synch time"] = [synch_us // 10_000] * len(commits)
+        return flat
+    return {"user commits": commits,
+            "commit wait requested": [half_up(c * COMMIT_WAIT_REQUESTED) for c in commits],
+            "commit wait performed": [half_up(c * COMMIT_WAIT_PERFORMED) for c in commits]}
+
+
+# More of the latches a 19c instance has (V$LATCHNAME lists some 900; these are among the busier
+# ones), each with its willing-to-wait and no-wait rates: the case study's latches stay the busiest.
+LATCHES_19C: tuple[Latch, ...] = tuple(Latch(name, gets, miss, imm, imm_miss) for name, gets, miss, imm, imm_miss in (
+    ("active checkpoint queue latch", 420, 0.0004, 0, 0.0),
+    ("active service list", 260, 0.0002, 12, 0.0),
+    ("cache buffer handles", 1_900, 0.0001, 0, 0.0),
+    ("cache table scan latch", 0, 0.0, 95, 0.0),
+    ("call allocation", 310, 0.0003, 0, 0.0),
+    ("channel operations parent latch", 610, 0.0001, 0, 0.0),
+    ("Consistent RBA", 850, 0.0002, 0, 0.0),
+    ("DML lock allocation", 3_100, 0.0003, 0, 0.0),
+    ("JS queue state obj latch", 180, 0.0, 0, 0.0),
+    ("kks stats", 95, 0.0002, 0, 0.0),
+    ("lgwr LWN SCN", 860, 0.0003, 0, 0.0),
+    ("list of block allocation", 480, 0.0002, 0, 0.0),
+    ("mostly latch-free SCN", 870, 0.0004, 0, 0.0),
+    ("multiblock read objects", 2_300, 0.0005, 0, 0.0),
+    ("object queue header heap", 1_100, 0.0001, 240, 0.0),
+    ("OS process", 95, 0.0, 0, 0.0),
+    ("OS process allocation", 60, 0.0, 0, 0.0),
+    ("post/wait queue", 1_500, 0.0002, 720, 0.0001),
+    ("redo on-disk SCN", 2_400, 0.0003, 0, 0.0),
+    ("sequence cache", 220, 0.0001, 0, 0.0),
+    ("session idle bit", 6_200, 0.0001, 0, 0.0),
+    ("session switching", 42, 0.0, 0, 0.0),
+    ("shared pool simulator", 640, 0.0001, 0, 0.0),
+    ("simulator hash latch", 5_100, 0.0001, 0, 0.0),
+    ("simulator lru latch", 310, 0.0002, 4_600, 0.0),
+    ("SQL memory manager workarea list latch", 1_020, 0.0001, 0, 0.0),
+    ("transaction allocation", 160, 0.0001, 0, 0.0),
+    ("undo global data", 4_900, 0.0002, 0, 0.0),
+))
+# RAC only: the global cache and enqueue services' latches.
+LATCHES_RAC: tuple[Latch, ...] = tuple(Latch(name, gets, miss, imm, imm_miss) for name, gets, miss, imm, imm_miss in (
+    ("gcs resource hash", 21_000, 0.0004, 0, 0.0),
+    ("gc element", 19_000, 0.0006, 1_200, 0.0001),
+    ("ges resource hash list", 2_600, 0.0003, 0, 0.0),
+    ("ges process parent latch", 1_700, 0.0, 0, 0.0),
+    ("ges enqueue table freelist", 1_300, 0.0001, 0, 0.0),
+    ("KJC message pool free list", 1_100, 0.0002, 300, 0.0),
+))
+
+ASM_BACKGROUND = ("ASMB", "RBAL")   # an instance whose files are on ASM
+
+
+def background_processes(db: "Database") -> tuple[str, ...]:
+    """PNAMEs of one instance of ``db``: the 19c list, RAC's where it is one, ASM's where it uses ASM."""
+    from .health import SETUPS
+    setup = SETUPS.get(db.name)
+    return (BACKGROUND + (RAC_BACKGROUND if db.rac else ())
+            + (ASM_BACKGROUND if setup is not None and setup.asm else ()))
 
 
 # --------------------------------------------------------------------------- series
@@ -440,7 +525,9 @@ class InstanceModel:
         stats["redo blocks written"] = [(a + b) // p.redo_block for a, b in zip(stats["redo size"], wastage)]
         stats["redo write size count (   4KB)"] = [int(w * p.small_write_share) for w in lfpw[1]]
         sync_w = [d + 0.5 for d in deltas(lfs[1])]
-        stats["redo synch writes"] = s.counter(p.redo_synch_writes * k, weights=sync_w)
+        # a rollback waits for its redo too: redo synch writes = commits + rollbacks, near but not equal
+        stats["redo synch writes"] = s.counter((p.redo_synch_writes + p.load.get("user rollbacks", 0.0)) * k,
+                                               weights=sync_w)
         stats["redo synch time (usec)"] = lfs[3]
         stats["redo synch time"] = [v // 10_000 for v in lfs[3]]
         stats["redo buffer allocation retries"] = s.counter(p.alloc_retries * k)
@@ -449,9 +536,7 @@ class InstanceModel:
                                              self.events["log file switch (checkpoint incomplete)"][3])]
         stats["redo log space wait time"] = [v // 10_000 for v in switch_time]
         commits = s.counter(p.commits * k)
-        stats["user commits"] = commits
-        stats["commit wait requested"] = commits
-        stats["commit wait performed"] = commits
+        stats.update(commit_statistics(commits, stats, standby=p.name == "standby"))
         for name, rate in p.load.items():
             stats[name] = s.counter(rate * k)
         fg_wait = sum(e.rate * e.avg_us for e in p.events if e.wait_class != IDLE and not e.background) / 1e6
@@ -471,7 +556,7 @@ class InstanceModel:
 
         # latches: (name, {column: series})
         self.latches: list[tuple[str, dict[str, list[int]]]] = []
-        for lt in p.latches:
+        for lt in p.latches + LATCHES_19C + (LATCHES_RAC if db.rac else ()):
             cols: dict[str, list[int]] = {}
             w = s.weights()
             cols["GETS"] = s.counter(lt.gets * k, weights=w)
@@ -500,7 +585,7 @@ class InstanceModel:
         self.recompute = s.counter(0.9 * k)
 
         # processes: (pid, spid, pname, base PGA bytes)
-        names = BACKGROUND + (RAC_BACKGROUND if db.rac else ())
+        names = background_processes(db)
         base_spid = 4100 + 17 * inst.inst_id + rng.randrange(200)
         self.processes = []
         for pid, pname in enumerate(names, start=2):
@@ -511,6 +596,7 @@ class InstanceModel:
         # sysmetric: one value per 60-second interval
         self.minute_noise = [(rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03),
                               rng.choice((-2, -1, 0, 0, 1, 2, 3))) for _ in range(n * dt // 60 + 2)]
+        self.health: Any = None     # the database's HealthModel (process and logon counts), set once it exists
 
     # -- rows ---------------------------------------------------------------
 
@@ -533,6 +619,8 @@ class InstanceModel:
         for name in SYSSTAT_NAMES:
             if name == "logons current":
                 value = self.db.profile.logons_current + self.rng.randrange(-4, 5)
+                if self.health is not None:     # a session per process: the same count as GV$RESOURCE_LIMIT
+                    value = self.health.logons_current(self.inst.inst_id, i)
             else:
                 value = self.stats[name][i]
             rows.append({"INST_ID": self.inst.inst_id, "NAME": name, "VALUE": value})
@@ -566,8 +654,8 @@ class InstanceModel:
             ("total freeable PGA memory", freeable, "bytes"),
             ("MGA allocated (under PGA)", 0, "bytes"),
             ("maximum MGA allocated", 0, "bytes"),
-            ("process count", 238 + rng.randrange(-3, 4), None),
-            ("max processes count", 287, None),
+            ("process count", self._process_count(i, 238 + rng.randrange(-3, 4)), None),
+            ("max processes count", self.health.processes_max() if self.health is not None else 287, None),
             ("PGA memory freed back to OS", self.freed[i], "bytes"),
             ("total PGA used for auto workareas", auto_ws, "bytes"),
             ("maximum PGA used for auto workareas", half_up(p.pga_target * 0.61), "bytes"),
@@ -580,6 +668,9 @@ class InstanceModel:
             ("recompute count (total)", self.recompute[i], None),
         ]
         return [{"INST_ID": self.inst.inst_id, "NAME": n, "VALUE": v, "UNIT": u} for n, v, u in rows]
+
+    def _process_count(self, i: int, default: int) -> int:
+        return self.health.processes_current(self.inst.inst_id, i) if self.health is not None else default
 
     def latch(self, i: int) -> list[dict]:
         return [{"INST_ID": self.inst.inst_id, "NAME": name, **{c: v[i] for c, v in cols.items()}}
@@ -740,6 +831,8 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
                           db.seq0 + 1103 * (m.inst.thread - 1), m.stats["redo size"], dt) for m in models]
     startups = [START - _dt.timedelta(seconds=UPTIME_S - m.inst.startup_offset_s) for m in models]
     health = HealthModel(db, models, threads, n, dt, seed, START)
+    for m in models:
+        m.health = health
     # a CDB (RACDB) is recorded with the opt-in pdb collector on: its GV$CON_* views too
     containers = [ContainerModel(m) for m in models] if health.setup.cdb else []
     zone = _dt.timezone(_dt.timedelta(minutes=db.utc_offset_minutes))

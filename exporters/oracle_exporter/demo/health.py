@@ -102,6 +102,10 @@ SETUPS: dict[str, HealthSetup] = {
                           dest_error=None, tablespaces=TABLESPACES_DEMO, standby=True),
 }
 
+# V$PROCESS rows without a session: PSEUDO and a couple of idle slaves
+PROCESSES_WITHOUT_SESSION = 3
+GCS_RESOURCES_LIMIT = 1_663_488     # INITIAL_ALLOCATION = LIMIT_VALUE: sized from the buffer cache
+
 # transport break of the standby demo: (start, end) as shares of the recording
 BREAK = (0.4, 0.7)
 
@@ -187,12 +191,11 @@ class HealthModel:
     def resource_limit(self, i: int) -> list[dict]:
         s = self.setup
         limit, first, last = s.processes
-        share = i / self.n if self.n else 1.0
         rows = []
         for m in self.models:
             iid, rng = m.inst.inst_id, self.rng
-            procs = int(round(first + (last - first) * share)) + rng.randrange(-2, 3)
-            procs = min(procs, limit)
+            rng.randrange(-2, 3)        # (drawn as before, so the rows drawn after it stay the same)
+            procs = self.processes_current(iid, i)
             sess = int(procs * 1.45) + rng.randrange(-3, 4)
             values = {
                 "processes": (procs, max(procs, last + 4), limit),
@@ -202,7 +205,7 @@ class HealthModel:
                 "transactions": (int(procs * 0.06), int(procs * 0.2), int(s.sessions_limit * 1.1)),
                 "parallel_max_servers": (0, 16, 120),
                 "max_rollback_segments": (22, 22, 65535),
-                "gcs_resources": (0, 0, "UNLIMITED"),
+                "gcs_resources": self.gcs_resources(iid, i),
             }
             for name in RESOURCES:
                 if name == "gcs_resources" and not self.db.rac:
@@ -212,6 +215,31 @@ class HealthModel:
                 rows.append({"INST_ID": iid, "RESOURCE_NAME": name, "CURRENT_UTILIZATION": cur,
                              "MAX_UTILIZATION": max(cur, high), "LIMIT_VALUE": f"{text:>10}"})
         return rows
+
+    # -- processes, logons and global cache resources (one count for every view) --------
+    def processes_current(self, inst_id: int, i: int) -> int:
+        """Processes of the instance (GV$RESOURCE_LIMIT 'processes', GV$PGASTAT 'process count'):
+        from the setup's start to its end count over the recording, a process or two either way."""
+        limit, first, last = self.setup.processes
+        share = i / self.n if self.n else 1.0
+        wobble = (i * 7919 + inst_id * 104_729) % 5 - 2
+        return min(int(round(first + (last - first) * share)) + wobble, limit)
+
+    def processes_max(self) -> int:
+        """GV$RESOURCE_LIMIT MAX_UTILIZATION of 'processes' (GV$PGASTAT 'max processes count')."""
+        return min(self.setup.processes[2] + 4, self.setup.processes[0])
+
+    def logons_current(self, inst_id: int, i: int) -> int:
+        """GV$SYSSTAT 'logons current': a session per process (dedicated servers and background
+        processes) but the PSEUDO process and the few processes without a session."""
+        return self.processes_current(inst_id, i) - PROCESSES_WITHOUT_SESSION
+
+    def gcs_resources(self, inst_id: int, i: int) -> tuple[int, int, str]:
+        """GV$RESOURCE_LIMIT 'gcs_resources' of a RAC instance (current, max, limit): about one
+        per buffer of its cache that the global cache service tracks, so over a million."""
+        share = i / self.n if self.n else 1.0
+        current = 1_184_000 + 97_000 * inst_id + int(6_000 * share) + (i * 131 + inst_id * 17) % 900
+        return current, 1_312_000 + 97_000 * inst_id, str(GCS_RESOURCES_LIMIT)
 
     # -- tablespaces ---------------------------------------------------------
     def tablespace_rows(self, i: int) -> dict[str, list[dict]]:

@@ -2,7 +2,8 @@
 wait classes as V$EVENT_NAME lists them, each waited a little since startup. A real 19c
 instance shows 300-400 events that ever waited, a third of them in the Idle class (timers
 of background processes, PX and job slaves waiting for work, AQ and Data Guard idle
-waits); the demo's RACDB carries these next to its named workload events
+waits; every PX dequeue wait for a message, a reply or credit is Idle, the PX waits for an
+acknowledgement, statistics or a latch are Other); the demo's RACDB carries these next to its named workload events
 (generate.RACDB_TAIL). Rates and average waits are drawn per event from a fixed seed
 (generate.tail_events): rates from 0.001 to 3 per second, averages 50 us to 60 ms.
 """
@@ -67,8 +68,8 @@ NON_IDLE: tuple[tuple[str, str], ...] = (
     ("LGWR worker group ordering", "Other"), ("LGWR any worker group", "Other"), ("LGWR all worker groups", "Other"),
     ("log file sync: SCN ordering", "Other"), ("target log write size", "Other"),
     ("LGWR intra group sync", "Other"),
-    ("PX Deq: Slave Session Stats", "Other"), ("PX Deq: Join ACK", "Other"), ("PX Deq: Parse Reply", "Other"),
-    ("PX qref latch", "Other"), ("PX Deq Credit: need buffer", "Other"), ("PX Deq: Signal ACK RSG", "Other"),
+    ("PX Deq: Slave Session Stats", "Other"), ("PX Deq: reap credit", "Other"),
+    ("PX qref latch", "Other"), ("PX Deq: Signal ACK RSG", "Other"),
     ("PX Deq: Signal ACK EXT", "Other"), ("PX Deq: Slave Join Frag", "Other"), ("PX Nsq: PQ load info query", "Other"),
     ("latch free", "Other"), ("enq: CF - contention", "Other"), ("enq: CR - block range reuse ckpt", "Other"),
     ("reliable message", "Other"), ("DFS lock handle", "Other"), ("enq: PS - contention", "Other"),
@@ -88,8 +89,11 @@ NON_IDLE: tuple[tuple[str, str], ...] = (
 )
 
 IDLE: tuple[str, ...] = (
-    "PX Idle Wait", "PX Deq: Execution Msg", "PX Deq: Table Q Normal", "PX Deq: Execute Reply",
-    "PX Deq Credit: send blkd", "PX Deq: Msg Fragment", "jobq slave wait", "class slave wait",
+    # PX: the waits Oracle classes Idle (My Oracle Support "Master Note Parallel Execution Wait Events",
+    # Doc ID 1097154.1: slaves and the coordinator waiting for a message, a reply or credit to send)
+    "PX Idle Wait", "PX Deque wait", "PX Deq: Execution Msg", "PX Deq: Table Q Normal", "PX Deq: Execute Reply",
+    "PX Deq Credit: send blkd", "PX Deq Credit: need buffer", "PX Deq: Msg Fragment", "PX Deq: Join ACK",
+    "PX Deq: Parse Reply", "PX Deq: Table Q Sample", "jobq slave wait", "class slave wait",
     "Space Manager: slave idle wait", "Streams AQ: qmn coordinator idle wait", "Streams AQ: qmn slave idle wait",
     "Streams AQ: waiting for time management or cleanup tasks", "Streams AQ: waiting for messages in the queue",
     "AQPC idle", "heartbeat redo informer", "LNS ASYNC end of log", "wait for unread message on broadcast channel",

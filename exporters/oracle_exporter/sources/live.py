@@ -50,6 +50,15 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   itself is lost.
 * At connect the container is read once (SYS_CONTEXT('USERENV', 'CON_ID') and
   'CON_NAME'; before 12.1 that fails and the database is a non-CDB, CON_ID 0).
+* About one round trip per statement, and no parse after the first fetch of a session
+  (bench/oracle_roundtrips.py counts them): the session's statement cache
+  (Connection.stmtcachesize) holds every statement the plan can send (each view, each
+  fallback, the clock, the container query, the custom statements; python-oracledb's default
+  of 20 is fewer than the 23-29 statements with every collector on, and an LRU cache cycled
+  through by more statements than it holds misses every time: every statement parsed again
+  every fetch); each statement fetches its rows with the execute (Cursor.prefetchrows = rows
+  expected + 1, arraysize = rows expected): the first fetch of a session expects what
+  queries.Plan.fetch_rows says, later ones the rows the statement returned last plus a quarter.
 """
 from __future__ import annotations
 
@@ -79,6 +88,12 @@ log = logging.getLogger(__name__)
 MODULE = "oracle-exporter"
 ACTION = "scrape"
 PROGRAM = "oracle-exporter"
+# Statement cache slots beyond the plan's statements (a statement another part of the source adds).
+STMT_CACHE_SPARE = 4
+DEFAULT_CUSTOM_ROWS = 100   # rows the first run of a custom statement fetches with its execute
+# Rows one statement fetches in one round trip at most (its arraysize; prefetchrows is one more).
+FETCH_ROWS_MAX = 10_000
+
 # Call timeout exceeded (thin: DPY-4024; thick: DPI-1067 / ORA-03156): the database
 # is too slow to answer; stop this fetch instead of timing out view after view.
 _TIMEOUT_CODES = TIMEOUT_CODES
@@ -300,6 +315,7 @@ class LiveSource:
         self._password = db.password            # the password read last (password_file / password_env)
         self._stamp: int | None = None          # and the password file's modification time then
         self._unreadable: str | None = None     # why the password source could not be read (logged once)
+        self._rows_seen: dict[str, int] = {}    # statement -> rows it returned last (sizes its next fetch)
         self._refused: Any = None               # the credentials a logon was refused for (not tried again)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
 
@@ -362,6 +378,7 @@ class LiveSource:
         conn.client_identifier = f"{MODULE}:{self.name}"
         log.info("database %s: connected as %s to %s", self.name, db.user or "(external)", db.dsn)
         self._logon_warning(conn)
+        conn.stmtcachesize = self.statement_cache_size()
         conn.call_timeout = max(1, int(self.budget * 1000))
         self.container = self._read_container(conn)
         return conn
@@ -458,7 +475,7 @@ class LiveSource:
             t0 = time.monotonic()
             try:
                 conn.call_timeout = max(1, int(timeout * 1000))
-                rows = self._run(conn, q.sql, {})
+                rows = self._run(conn, q.sql, {}, DEFAULT_CUSTOM_ROWS)
             except Exception as exc:
                 text = error_text(exc)
                 if not self._healthy(conn):
@@ -521,13 +538,32 @@ class LiveSource:
         except Exception:
             return False
 
-    def _run(self, conn: Any, sql: str, binds: dict[str, object]) -> list[dict[str, Any]]:
+    def statement_cache_size(self) -> int:
+        """Statement cache slots for this source's session: every statement the plan can send
+        (each view and fallback), the clock and the container query, the custom statements, and
+        a few spare. (An LRU cache smaller than the statements cycled through misses every time.)"""
+        return self.plan.statements() + 2 + len(self.custom) + STMT_CACHE_SPARE
+
+    def _fetch_rows(self, sql: str, expected: int) -> int:
+        """Rows the next execution of ``sql`` should fetch in its one round trip: the rows it
+        returned last plus a quarter (and 8), never fewer than ``expected``."""
+        seen = self._rows_seen.get(sql)
+        rows = expected if seen is None else max(expected, seen + seen // 4 + 8)
+        return max(1, min(rows, FETCH_ROWS_MAX))
+
+    def _run(self, conn: Any, sql: str, binds: dict[str, object], expected: int = 1) -> list[dict[str, Any]]:
         cursor = conn.cursor()
         try:
-            cursor.arraysize = 500
+            # all rows with the execute: prefetchrows one more than the rows (no extra round trip
+            # to learn that there are no more), arraysize for the fetches after if there are
+            rows = self._fetch_rows(sql, expected)
+            cursor.arraysize = rows
+            cursor.prefetchrows = rows + 1
             cursor.execute(sql, binds)
             cols = [d[0].upper() for d in cursor.description]
-            return [{c: normalize(v) for c, v in zip(cols, row)} for row in cursor.fetchall()]
+            out = [{c: normalize(v) for c, v in zip(cols, row)} for row in cursor.fetchall()]
+            self._rows_seen[sql] = len(out)
+            return out
         finally:
             try:
                 cursor.close()
@@ -568,7 +604,7 @@ class LiveSource:
             self._statement_timeout(conn, deadline, current.name)
             t0 = time.monotonic()
             try:
-                snap.views[current.name] = self._run(conn, query.sql, query.binds)
+                snap.views[current.name] = self._run(conn, query.sql, query.binds, self.plan.fetch_rows(current))
                 snap.durations[current.name] = time.monotonic() - t0
                 if retrying and current is view:
                     log.warning("database %s: %s readable again: reading it instead of its fallback",
