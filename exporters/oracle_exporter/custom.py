@@ -398,8 +398,9 @@ def load_oracle_file(path: str) -> list[CustomQuery]:
         have = seen.get(q.oracle_id or q.name)
         if have is not None:
             raise ConfigError(path, q.source.rsplit(": ", 1)[-1],
-                              f"same context and metricsdesc columns as {have.source.rsplit(': ', 1)[-1]} "
-                              f"(metric id {_short(q.oracle_id)}): Oracle's exporter would silently drop the first")
+                              f"has the metric id {_short(q.oracle_id)} of {have.source.rsplit(': ', 1)[-1]} "
+                              "(context and metricsdesc columns joined by '_'): Oracle's exporter would "
+                              "silently drop the first")
         seen[q.oracle_id or q.name] = q
     return out
 
@@ -460,7 +461,13 @@ def parse_custom(root: Fields, extra_labels: Iterable[str] = ()) -> list[CustomQ
         resolved = resolve_path(root.source, path)         # relative to the config file
         for q in load_oracle_file(resolved):
             key = q.oracle_id if q.oracle_id is not None else q.name
-            if key in by_id:
+            have = by_id.get(key)
+            if have is not None and (have.prefix, [f.column for f in have.fields]) != \
+                    (q.prefix, [f.column for f in q.fields]):
+                raise ConfigError(q.source, None, f"metric id {_short(key)} is also that of {have.source}, a "
+                                                  "metric of another context (context and columns joined by '_'): "
+                                                  "Oracle's exporter would silently drop the first; rename one")
+            if have is not None:
                 log.info("%s replaces %s (same context and metricsdesc columns: Oracle's override rule)",
                          q.source, by_id[key].source)
             by_id[key] = q                                  # a later definition overrides (Oracle's rule)
