@@ -146,7 +146,8 @@ def _labels(db: Fields) -> dict[str, str]:
     labels = db.str_map("labels")
     for key in labels:
         if not isinstance(key, str) or not _LABEL_RE.fullmatch(key) or key.startswith("__"):
-            raise ConfigError(db.source, f"{db.path}.labels.{key!r}",
+            shown = key if isinstance(key, str) and key.isprintable() else repr(key)   # one line, always
+            raise ConfigError(db.source, f"{db.path}.labels.{shown}",
                               "is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, no leading __)")
         if key in RESERVED_LABELS:
             raise ConfigError(db.source, f"{db.path}.labels.{key}",
