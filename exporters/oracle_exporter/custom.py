@@ -23,13 +23,18 @@ gauge|counter|histogram}), ``metricsbuckets`` ({column: {bucket column: le}}),
 ``fieldtoappend``, ``request``, ``ignorezeroresult``, ``querytimeout`` and ``scrapeinterval``
 (Go durations: 300ms, 10s, 5m, 1h30m), ``databases``. Metric names are built as Oracle's
 exporter builds them: ``oracledb_<context>_<column>`` (``oracledb_<context>_<value of the
-fieldtoappend column>`` with ``fieldtoappend``), so dashboards keep working. A later
-definition with the same context and metricsdesc columns replaces an earlier one (Oracle's
-override rule). Differences, on purpose: a NULL value is skipped, not exported as 0; a
-counter's sample gets the ``_total`` suffix when its name lacks it (Prometheus text format);
-an unknown metric type is an error at start, not a silent gauge.
+fieldtoappend column>`` with ``fieldtoappend``), so dashboards keep working; a counter keeps
+its name (no ``_total`` appended: collectors.custom_sql.ExactName). Keys match in any case,
+unknown keys and a metricstype of a column metricsdesc does not describe are ignored with a
+warning, a missing context is empty, an empty file defines no metric (a warning), as in
+Oracle's parser. A later file's definition with the same context and metricsdesc columns
+replaces an earlier one (Oracle's override rule). Differences, on purpose: a NULL value is
+skipped, not exported as 0; an unknown metric type is an error at start, not a silent gauge;
+two definitions of one id in one file are an error (Oracle silently keeps the last).
 
-Everything is checked at start: one line naming file and field, exit status 2 (ConfigError).
+Everything is checked at start (``check``, one linear pass): every printed metric and label
+name against Prometheus' grammar (fullmatch), no name printed twice nor one of the exporter's
+own; one line naming file and field, exit status 2 (ConfigError).
 At run time a custom statement that fails, times out or returns a value that is not a number
 costs only its own samples: ``oracle_custom_query_success{query}`` is 0 for it (and the
 collector ``custom`` itself stays successful).
