@@ -140,6 +140,10 @@ def parse_duration(text: Any) -> float:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("is not a duration")
     s = text.strip()
+    if s.startswith("+"):                      # Go accepts a leading plus sign
+        s = s[1:]
+    if not s:
+        raise ValueError(f"{_short(text)} is not a duration like 300ms, 10s, 5m or 1h30m")
     if s == "0":
         return 0.0
     pos, total = 0, 0.0

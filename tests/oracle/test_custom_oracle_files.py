@@ -268,7 +268,7 @@ def test_empty_file_in_the_config_starts_with_no_custom_statement(tmp_path):
 
 @pytest.mark.parametrize("text,seconds", [
     ("1500\u00b5s", 0.0015), ("1500\u03bcs", 0.0015), ("1500us", 0.0015), ("250ms", 0.25), ("2s", 2.0),
-    ("1m30s", 90.0), ("1.5h", 5400.0), ("2h45m30.5s", 9930.5), ("500000ns", 0.0005),
+    ("1m30s", 90.0), ("1.5h", 5400.0), ("2h45m30.5s", 9930.5), ("500000ns", 0.0005), ("+3s", 3.0),
 ])
 def test_durations_in_every_unit_go_accepts(tmp_path, text, seconds):
     assert parse_duration(text) == pytest.approx(seconds)
@@ -277,7 +277,7 @@ def test_durations_in_every_unit_go_accepts(tmp_path, text, seconds):
     assert q.timeout == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["\u0661s", "1 s", "1S", "s1"])    # Arabic-Indic digit, space, capital unit
+@pytest.mark.parametrize("text", ["\u0661s", "1 s", "1S", "s1", "+"])    # Arabic-Indic digit, space, capital unit
 def test_durations_go_refuses_are_refused(text):
     with pytest.raises(ValueError):
         parse_duration(text)
