@@ -201,3 +201,16 @@ def test_the_checks_are_linear():
     small, large = _seconds(2_000), _seconds(20_000)
     # linear: about 10x; the quadratic check this replaces took about 100x (20,000: 17 s)
     assert large / small < 35, (small, large)
+
+
+def test_a_fieldtoappend_value_ending_in_a_newline_makes_no_metric():
+    # names built from row values are checked per row with the same grammar: the bad row is
+    # skipped (its statement's success 0), the exposition stays parsable
+    dynamic = CustomQuery(name="dyn", sql="t", fields=(Field("value", None, "h", exact=True),),
+                          field_to_append="name", prefix="oracledb_act")
+    snap = Snapshot.from_obj({"time": "2025-03-11T09:00:00Z", "database": "p", "views": {
+        "CUSTOM:DYN": [{"NAME": "commits\n", "VALUE": 2}, {"NAME": "rollbacks", "VALUE": 3}]}})
+    fams = list(custom_sql.collect(snap, Settings(custom_queries=(dynamic,))))
+    names = {s.name for f in fams for s in f.samples}
+    assert names == {"oracledb_act_rollbacks", "oracle_custom_query_success"}
+    assert [s.value for f in fams for s in f.samples if s.name == "oracle_custom_query_success"] == [0.0]
