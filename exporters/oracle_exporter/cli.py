@@ -20,11 +20,12 @@ from urllib.parse import quote
 from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
                                  setup_logging)
 from exporter_common.config import ConfigError
-from exporter_common.exposition import encode_text
+from exporter_common.exposition import choose_text_encoder, encode_text
 from exporter_common.process import ProcessMetrics, with_process
 from exporter_common.web import Response, landing_page, load_web_config
 
 from . import __version__
+from .collectors.custom_sql import OpenMetricsSafe
 from .config import DEFAULT_TIMEOUT_SECONDS, Config, Settings, load_config
 from .exporter import OracleExporter, Target, load_collectors
 from .sources.recorder import Recorder, RecordingSource
@@ -117,13 +118,24 @@ def _scrape_timeout(headers: dict[str, str]) -> float | None:
     return max(0.1, seconds - 0.5)
 
 
+def _for_format(registry, headers: dict[str, str], openmetrics: bool):
+    """The registry as the negotiated format needs it: in OpenMetrics, the counters of Oracle's
+    metric files (bare names, no _total) are served as unknown (custom_sql.ExactName)."""
+    if not openmetrics:
+        return registry
+    accept = _header(headers, "accept") or ""
+    if choose_text_encoder(accept)[1].startswith("application/openmetrics-text"):
+        return OpenMetricsSafe(registry)
+    return registry
+
+
 def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode: str = "",
                 openmetrics: bool = False, process: ProcessMetrics | None = None) -> dict:
     """The HTTP routes; ``process`` adds the exporter's own process metrics to ``/metrics``
     (after every database's families), never to ``/probe``."""
     def metrics(query, headers):
         registry = exporter.registry(None, _scrape_timeout(headers))
-        return exposition(with_process(registry, process), headers, openmetrics)
+        return exposition(_for_format(with_process(registry, process), headers, openmetrics), headers, openmetrics)
 
     def probe(query, headers):
         target = (query.get("target") or [""])[0]
@@ -132,7 +144,8 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
         if target not in exporter.targets:
             known = ", ".join(sorted(exporter.targets))
             return Response(404, f"unknown target {target!r}; configured databases: {known}\n".encode())
-        return exposition(exporter.registry([target], _scrape_timeout(headers)), headers, openmetrics)
+        return exposition(_for_format(exporter.registry([target], _scrape_timeout(headers)), headers, openmetrics),
+                          headers, openmetrics)
 
     def index(query, headers):
         links = [(telemetry_path, f"Metrics of all databases ({telemetry_path})")]

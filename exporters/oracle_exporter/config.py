@@ -82,7 +82,7 @@ RESERVED_LABELS = frozenset({
     "db_unique_name", "database_role", "statistic", "metric", "name", "group", "thread",
     "status", "kind", "stat", "parameter", "process",
 })
-_LABEL_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_LABEL_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")   # with fullmatch: "$" lets a trailing newline through
 
 
 def _enabled(self, name: str) -> bool:
@@ -145,8 +145,9 @@ class Config:
 def _labels(db: Fields) -> dict[str, str]:
     labels = db.str_map("labels")
     for key in labels:
-        if not _LABEL_RE.match(key) or key.startswith("__"):
-            raise ConfigError(db.source, f"{db.path}.labels.{key}",
+        if not isinstance(key, str) or not _LABEL_RE.fullmatch(key) or key.startswith("__"):
+            shown = key if isinstance(key, str) and key.isprintable() else repr(key)   # one line, always
+            raise ConfigError(db.source, f"{db.path}.labels.{shown}",
                               "is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, no leading __)")
         if key in RESERVED_LABELS:
             raise ConfigError(db.source, f"{db.path}.labels.{key}",

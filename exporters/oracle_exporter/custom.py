@@ -23,19 +23,25 @@ gauge|counter|histogram}), ``metricsbuckets`` ({column: {bucket column: le}}),
 ``fieldtoappend``, ``request``, ``ignorezeroresult``, ``querytimeout`` and ``scrapeinterval``
 (Go durations: 300ms, 10s, 5m, 1h30m), ``databases``. Metric names are built as Oracle's
 exporter builds them: ``oracledb_<context>_<column>`` (``oracledb_<context>_<value of the
-fieldtoappend column>`` with ``fieldtoappend``), so dashboards keep working. A later
-definition with the same context and metricsdesc columns replaces an earlier one (Oracle's
-override rule). Differences, on purpose: a NULL value is skipped, not exported as 0; a
-counter's sample gets the ``_total`` suffix when its name lacks it (Prometheus text format);
-an unknown metric type is an error at start, not a silent gauge.
+fieldtoappend column>`` with ``fieldtoappend``), so dashboards keep working; a counter keeps
+its name (no ``_total`` appended: collectors.custom_sql.ExactName). Keys match in any case,
+unknown keys and a metricstype of a column metricsdesc does not describe are ignored with a
+warning, a missing context is empty, an empty file defines no metric (a warning), as in
+Oracle's parser. A later file's definition with the same context and metricsdesc columns
+replaces an earlier one (Oracle's override rule). Differences, on purpose: a NULL value is
+skipped, not exported as 0; an unknown metric type is an error at start, not a silent gauge;
+two definitions of one id in one file are an error (Oracle silently keeps the last).
 
-Everything is checked at start: one line naming file and field, exit status 2 (ConfigError).
+Everything is checked at start (``check``, one linear pass): every printed metric and label
+name against Prometheus' grammar (fullmatch), no name printed twice nor one of the exporter's
+own; one line naming file and field, exit status 2 (ConfigError).
 At run time a custom statement that fails, times out or returns a value that is not a number
 costs only its own samples: ``oracle_custom_query_success{query}`` is 0 for it (and the
 collector ``custom`` itself stays successful).
 """
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -44,15 +50,31 @@ from typing import Any, Iterable
 
 from exporter_common.config import MAX_NESTING, MAX_NUMBER, ConfigError, Fields, _short, load_yaml, resolve_path
 
+log = logging.getLogger(__name__)
+
 KEY_PREFIX = "CUSTOM:"
 NAMESPACE = "oracledb"
 TYPES = ("gauge", "counter", "histogram")
 SCOPES = ("any", "cdb_root", "pdb")
-METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-STATEMENT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# Prometheus' name grammar, always applied with fullmatch: with match() and "$", a name ending
+# in a newline passes, and one such name makes the whole /metrics unparsable.
+METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+STATEMENT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+# Go's time.ParseDuration: ASCII digits, units ns us µs (micro sign U+00B5) μs (Greek mu U+03BC) ms s m h
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def valid_metric_name(name: Any) -> bool:
+    """Prometheus' metric name grammar ``[a-zA-Z_:][a-zA-Z0-9_:]*``, the whole string."""
+    return isinstance(name, str) and METRIC_NAME.fullmatch(name) is not None
+
+
+def valid_label_name(name: Any) -> bool:
+    """Prometheus' label name grammar ``[a-zA-Z_][a-zA-Z0-9_]*``, the whole string, no ``__`` prefix
+    (reserved for Prometheus' own labels)."""
+    return isinstance(name, str) and LABEL_NAME.fullmatch(name) is not None and not name.startswith("__")
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,24 @@ class Field:
     help: str
     type: str = "gauge"
     buckets: tuple[tuple[str, float], ...] = ()   # histogram: (bucket column, le)
+    exact: bool = False                      # Oracle's files: a counter keeps its name (no _total added)
+
+    def sample_name(self, name: str) -> str:
+        """The sample name printed for metric ``name`` of this field: a counter of our own
+        config gets ``_total`` when its name lacks it; Oracle's files keep Oracle's name."""
+        if self.type == "counter" and not self.exact and not name.endswith("_total"):
+            return name + "_total"
+        return name
+
+    def printed(self, name: str) -> tuple[str, ...]:
+        """Every name of metric ``name`` that the exposition prints or that the exporter keys a
+        family on (# TYPE name, sample names): two fields sharing one of them collide."""
+        if self.type == "histogram":
+            return (name, name + "_bucket", name + "_count", name + "_sum")
+        sample = self.sample_name(name)
+        if self.type == "counter" and sample.endswith("_total"):
+            return (sample, sample[:-len("_total")])
+        return (sample,)
 
 
 @dataclass(frozen=True)
@@ -78,6 +118,7 @@ class CustomQuery:
     scope: str = "any"
     databases: tuple[str, ...] | None = None
     source: str = ""                         # "file: field" for messages
+    oracle_id: str | None = None             # Oracle's metric id (context_col1_col2): the override key
 
     @property
     def key(self) -> str:
@@ -99,6 +140,10 @@ def parse_duration(text: Any) -> float:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("is not a duration")
     s = text.strip()
+    if s.startswith("+"):                      # Go accepts a leading plus sign
+        s = s[1:]
+    if not s:
+        raise ValueError(f"{_short(text)} is not a duration like 300ms, 10s, 5m or 1h30m")
     if s == "0":
         return 0.0
     pos, total = 0, 0.0
@@ -129,7 +174,8 @@ def fq_name(*parts: str) -> str:
 # --------------------------------------------------------------------------- Oracle's files
 
 def _error(path: str, where: str, message: str) -> ConfigError:
-    return ConfigError(path, where, message)
+    """One line, even where a key of the file holds a line break."""
+    return ConfigError(path, where.replace("\r", "\\r").replace("\n", "\\n"), message)
 
 
 def _as_str_map(path: str, where: str, value: Any) -> dict[str, Any]:
@@ -137,21 +183,48 @@ def _as_str_map(path: str, where: str, value: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise _error(path, where, "must be a table of column = value")
-    return {str(k).lower(): v for k, v in value.items()}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        key = str(k).lower()                   # Oracle lower-cases the columns (normalizeIdentifiers)
+        if key in out:
+            raise _error(path, f"{where}.{k}", f"names column {key!r} twice (columns are case-insensitive)")
+        out[key] = v
+    return out
 
 
-def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
+# Keys of one metric in Oracle's format (oracle-db-appdev-monitoring's Metric struct; iamseth's
+# oracledb_exporter has the same keys but querytimeout, scrapeinterval and databases). TOML keys
+# match case-insensitively there (BurntSushi/toml), so metricsDesc is metricsdesc.
+ORACLE_KEYS = ("context", "labels", "metricsdesc", "metricstype", "metricsbuckets", "fieldtoappend", "request",
+               "ignorezeroresult", "querytimeout", "scrapeinterval", "databases")
+
+
+def _oracle_keys(path: str, where: str, m: dict, ignored: dict[str, str]) -> dict[str, Any]:
+    """The metric's keys lower-cased; a key Oracle's exporter does not know is ignored as there
+    (noted in ``ignored``: key -> first place, for one warning per file)."""
+    out: dict[str, Any] = {}
+    for k, v in m.items():
+        key = str(k).lower()
+        if key not in ORACLE_KEYS:
+            ignored.setdefault(str(k), where)
+            continue
+        if key in out:
+            raise _error(path, f"{where}.{k}", f"key {key!r} given twice (keys are case-insensitive)")
+        out[key] = v
+    return out
+
+
+def _metric_from_oracle(path: str, index: int, m: Any, ignored: dict[str, str] | None = None) -> CustomQuery:
     where = f"metric[{index}]"
     if not isinstance(m, dict):
         raise _error(path, where, "must be a table")
-    known = {"context", "labels", "metricsdesc", "metricstype", "metricsbuckets", "fieldtoappend", "request",
-             "ignorezeroresult", "querytimeout", "scrapeinterval", "databases"}
-    unknown = sorted(set(m) - known)
-    if unknown:
-        raise _error(path, f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(known))})")
+    notes = ignored if ignored is not None else {}
+    m = _oracle_keys(path, where, m, notes)
     context = m.get("context")
+    if context is None:
+        context = ""                                    # Oracle: an empty context, oracledb_<column>
     if not isinstance(context, str):
-        raise _error(path, f"{where}.context", "is required (a string, may be empty)")
+        raise _error(path, f"{where}.context", "must be a string (may be empty)")
     request = m.get("request")
     if not isinstance(request, str) or not request.strip():
         raise _error(path, f"{where}.request", "is required: the SQL statement")
@@ -169,8 +242,9 @@ def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
         raise _error(path, f"{where}.fieldtoappend", "must be a column name")
     append = append.lower() if append else None
     for column in types:
-        if column not in desc:
-            raise _error(path, f"{where}.metricstype.{column}", "names a column that metricsdesc does not describe")
+        if column not in desc:      # Oracle reads metricstype only for metricsdesc's columns
+            what = "a label column" if column in labels else "a column that metricsdesc does not describe"
+            notes.setdefault(f"metricstype.{column} ({what})", where)
     fields = []
     prefix = fq_name(NAMESPACE, context)
     for column in sorted(desc):
@@ -191,15 +265,19 @@ def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
                 raise _error(path, f"{where}.metricsbuckets.{column}",
                              f"bucket bounds must be finite numbers of at most {MAX_NUMBER:.0e}")
         name = None if append else fq_name(prefix, column)
-        if name is not None and not METRIC_NAME.match(name):
-            raise _error(path, f"{where}.metricsdesc.{column}", f"makes the metric name {name!r}, not a valid one")
+        if name is not None and not valid_metric_name(name):
+            raise _error(path, f"{where}.metricsdesc.{column}",
+                         f"makes the metric name {_short(name)}, not a valid one ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        if name is None and not valid_metric_name(prefix + "_x"):
+            raise _error(path, f"{where}.context", f"makes the metric names {_short(prefix)}_..., not valid ones")
         help_text = desc[column]
         if not isinstance(help_text, str):
             raise _error(path, f"{where}.metricsdesc.{column}", "the help text must be a string")
-        fields.append(Field(column, name, help_text, kind, bucket_spec))
+        fields.append(Field(column, name, help_text, kind, bucket_spec, exact=True))
     for label in labels:
-        if not LABEL_NAME.match(label) or label.startswith("__"):
-            raise _error(path, f"{where}.labels", f"{label!r} is not a valid Prometheus label name")
+        if not valid_label_name(label):
+            raise _error(path, f"{where}.labels", f"{_short(label)} is not a valid Prometheus label name "
+                                                  "([a-zA-Z_][a-zA-Z0-9_]*, no leading __)")
     ignore = m.get("ignorezeroresult", False)
     if not isinstance(ignore, bool):
         raise _error(path, f"{where}.ignorezeroresult", "must be true or false")
@@ -214,11 +292,18 @@ def _metric_from_oracle(path: str, index: int, m: Any) -> CustomQuery:
     dbs = m.get("databases")
     if dbs is not None and (not isinstance(dbs, list) or not all(isinstance(x, str) for x in dbs)):
         raise _error(path, f"{where}.databases", "must be a list of database names")
-    ident = "_".join([context, *sorted(desc)])          # Oracle's metric id: context and columns
-    return CustomQuery(name=re.sub(r"[^A-Za-z0-9_.-]", "_", ident) or "metric", sql=request.strip(),
+    return CustomQuery(name=statement_name(context, desc), sql=request.strip(),
                        labels=tuple(labels), fields=tuple(fields), field_to_append=append, prefix=prefix,
                        ignore_zero_result=ignore, timeout=timeout or None, interval=interval,
-                       databases=tuple(dbs) if dbs is not None else None, source=f"{path}: {where}")
+                       databases=tuple(dbs) if dbs is not None else None, source=f"{path}: {where}",
+                       oracle_id="_".join([context, *sorted(desc)]))
+
+
+def statement_name(context: str, columns: Iterable[str]) -> str:
+    """Our statement name of an Oracle metric: Oracle's metric id (context and the sorted
+    metricsdesc columns joined by '_'), with anything but [A-Za-z0-9_.-] made '_'."""
+    ident = "_".join([context, *sorted(columns)])
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", ident) or "metric"
 
 
 _TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
@@ -257,17 +342,43 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _top_level(path: str, data: Any, key: str) -> list:
+    """The list of metrics under ``key`` (case-insensitive, as Oracle's TOML decoder matches it);
+    other top-level keys are ignored with a warning, as Oracle's exporter ignores them."""
+    if data is None:
+        return []
+    if not isinstance(data, dict):
+        raise ConfigError(path, None, f"a metric file holds {'[[metric]] tables' if key == 'metric' else 'metrics:'}")
+    items: Any = None
+    other = []
+    for k, v in data.items():
+        if str(k).lower() == key and items is None:
+            items = v
+        else:
+            other.append(str(k))
+    if other:
+        log.warning("%s: top-level key(s) %s ignored (a metric file holds %s; Oracle's exporter ignores them too)",
+                    path, ", ".join(sorted(other)[:5]), "[[metric]] tables" if key == "metric" else "a metrics: list")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ConfigError(path, key, "must be [[metric]] tables" if key == "metric" else "must be a list of metrics")
+    return items
+
+
 def load_oracle_file(path: str) -> list[CustomQuery]:
-    """The metrics of one Oracle exporter metric file (.toml, or .yaml/.yml with ``metrics:``)."""
+    """The metrics of one Oracle exporter metric file (.toml, or .yaml/.yml with ``metrics:``),
+    accepting what Oracle's parser accepts: keys in any case, unknown keys and a metricstype
+    of a column metricsdesc does not describe (ignored, one warning per file), a missing
+    context (empty), an empty file (no metrics, a warning). Two metrics of one id (context
+    and metricsdesc columns) in one file are an error: Oracle's exporter silently keeps the
+    last one."""
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
     if path.endswith((".yaml", ".yml")):
-        data = load_yaml(path)
-        items = data.get("metrics") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise ConfigError(path, "metrics", "a YAML metric file needs a list under 'metrics'")
+        items = _top_level(path, load_yaml(path), "metrics")
     else:
         import tomllib
         try:
@@ -282,15 +393,24 @@ def load_oracle_file(path: str) -> list[CustomQuery]:
         depth = _depth(data)
         if depth > MAX_NESTING:
             raise ConfigError(path, None, f"not a valid TOML file: nested deeper than {MAX_NESTING} levels")
-        items = data.get("metric", [])
-        unknown = sorted(set(data) - {"metric"})
-        if unknown:
-            raise ConfigError(path, unknown[0], "unknown top-level key (metric files hold [[metric]] tables)")
-        if not isinstance(items, list):
-            raise ConfigError(path, "metric", "must be [[metric]] tables")
-    out = [_metric_from_oracle(path, i, m) for i, m in enumerate(items)]
+        items = _top_level(path, data, "metric")
+    ignored: dict[str, str] = {}
+    out = [_metric_from_oracle(path, i, m, ignored) for i, m in enumerate(items)]
+    if ignored:
+        shown = ", ".join(f"{k} ({w})" for k, w in list(ignored.items())[:5])
+        more = f" and {len(ignored) - 5} more" if len(ignored) > 5 else ""
+        log.warning("%s: ignored, as Oracle's exporter ignores them: %s%s", path, shown, more)
     if not out:
-        raise ConfigError(path, None, "defines no metric")
+        log.warning("%s: defines no metric (an empty metric file): nothing to run from it", path)
+    seen: dict[str, CustomQuery] = {}
+    for q in out:
+        have = seen.get(q.oracle_id or q.name)
+        if have is not None:
+            raise ConfigError(path, q.source.rsplit(": ", 1)[-1],
+                              f"has the metric id {_short(q.oracle_id)} of {have.source.rsplit(': ', 1)[-1]} "
+                              "(context and metricsdesc columns joined by '_'): Oracle's exporter would "
+                              "silently drop the first")
+        seen[q.oracle_id or q.name] = q
     return out
 
 
@@ -298,21 +418,22 @@ def load_oracle_file(path: str) -> list[CustomQuery]:
 
 def _query_from_config(entry: Fields) -> CustomQuery:
     name = entry.str("name", required=True)
-    if not STATEMENT_NAME.match(name):
+    if not STATEMENT_NAME.fullmatch(name):
         raise entry.error("name", "use letters, digits, '_', '.', '-' only")
     sql = entry.str("sql", required=True)
     if not sql.strip():
         raise entry.error("sql", "must not be empty")
     labels = [x.lower() for x in entry.str_list("labels", [])]
     for label in labels:
-        if not LABEL_NAME.match(label) or label.startswith("__"):
-            raise entry.error("labels", f"{label!r} is not a valid Prometheus label name")
+        if not valid_label_name(label):
+            raise entry.error("labels", f"{_short(label)} is not a valid Prometheus label name "
+                                        "([a-zA-Z_][a-zA-Z0-9_]*, no leading __)")
     fields = []
     for m in entry.list_of("metrics", required=True):
         column = m.str("column", required=True).lower()
         metric = m.str("name", required=True)
-        if not METRIC_NAME.match(metric):
-            raise m.error("name", f"{metric!r} is not a valid Prometheus metric name")
+        if not valid_metric_name(metric):
+            raise m.error("name", f"{_short(metric)} is not a valid Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
         kind = m.str("type", "gauge")
         if kind not in ("gauge", "counter"):
             raise m.error("type", "must be gauge or counter")
@@ -338,29 +459,74 @@ def _query_from_config(entry: Fields) -> CustomQuery:
 def parse_custom(root: Fields, extra_labels: Iterable[str] = ()) -> list[CustomQuery]:
     """``custom_metrics`` and ``custom_metric_files`` of the config: every statement, validated.
 
-    Raises ConfigError for a bad definition, an unreadable or malformed file, two metrics of
-    one name with different types or labels, a label the exporter sets itself (database or
-    a configured extra label), or two statements of one name."""
+    Raises ConfigError for a bad definition, an unreadable or malformed file, a name the
+    exposition cannot print, a metric name used twice (by two statements, or by the exporter
+    itself), a label the exporter sets itself (database or a configured extra label), or two
+    statements of one name. A later file's metric with the same context and metricsdesc
+    columns as an earlier file's replaces it (Oracle's override rule)."""
     queries: list[CustomQuery] = [_query_from_config(e) for e in root.list_of("custom_metrics")]
     by_id: dict[str, CustomQuery] = {}
     for i, path in enumerate(root.str_list("custom_metric_files", [])):
         resolved = resolve_path(root.source, path)         # relative to the config file
         for q in load_oracle_file(resolved):
-            by_id[q.name] = q                               # a later definition overrides (Oracle's rule)
+            key = q.oracle_id if q.oracle_id is not None else q.name
+            have = by_id.get(key)
+            if have is not None and (have.prefix, [f.column for f in have.fields]) != \
+                    (q.prefix, [f.column for f in q.fields]):
+                raise ConfigError(q.source, None, f"metric id {_short(key)} is also that of {have.source}, a "
+                                                  "metric of another context (context and columns joined by '_'): "
+                                                  "Oracle's exporter would silently drop the first; rename one")
+            if have is not None:
+                log.info("%s replaces %s (same context and metricsdesc columns: Oracle's override rule)",
+                         q.source, by_id[key].source)
+            by_id[key] = q                                  # a later definition overrides (Oracle's rule)
     queries += list(by_id.values())
     check(queries, extra_labels)
     return queries
 
 
-def check(queries: list[CustomQuery], extra_labels: Iterable[str] = ()) -> None:
+def exporter_names() -> dict[str, str]:
+    """Every name oracle-exporter prints itself, from the declarations (the collectors' SPECs,
+    the exporter's own and the process metrics): name -> which collector declares it."""
+    from exporter_common.process import SPEC as PROCESS
+    from .collectors import SPECS
+    from .core import SPEC as CORE
+    out: dict[str, str] = {}
+    for spec in (*SPECS, CORE, PROCESS):
+        for fam in spec.metrics:
+            for name in (fam.name, fam.family_name, *fam.series):
+                out.setdefault(name, spec.name)
+    return out
+
+
+def _disjoint(a: CustomQuery, b: CustomQuery) -> bool:
+    """Two statements that never run on one database (explicit, disjoint database lists)."""
+    return a.databases is not None and b.databases is not None and not set(a.databases) & set(b.databases)
+
+
+def check(queries: list[CustomQuery], extra_labels: Iterable[str] = (),
+          reserved_names: dict[str, str] | None = None) -> None:
+    """Every name the statements will print, checked before start, in one pass (linear in the
+    number of definitions): metric and label names against Prometheus' grammar, statement names
+    unique (case-insensitive: the recording key is upper case), each printed metric name
+    owned by one statement (two statements of one name would print duplicate series; allowed
+    only for statements whose database lists are disjoint, with the same type and labels) and
+    none of the exporter's own names."""
+    own_names = exporter_names() if reserved_names is None else reserved_names
     reserved = {"database", *extra_labels}
-    names: dict[str, CustomQuery] = {}
-    metrics: dict[str, tuple[str, tuple[str, ...], str]] = {}
+    statements: dict[str, CustomQuery] = {}
+    printed: dict[str, tuple[CustomQuery, Field, str]] = {}      # printed name -> owner
     for q in queries:
-        if q.name.upper() in (n.upper() for n in names):
-            raise ConfigError(q.source, "name", f"a second custom statement named {q.name!r}")
-        names[q.name] = q
+        upper = q.name.upper()
+        have_q = statements.get(upper)
+        if have_q is not None:
+            raise ConfigError(q.source, "name", f"a second custom statement named {q.name!r} "
+                                                f"(also {have_q.source}; names are case-insensitive)")
+        statements[upper] = q
         own = tuple(x for x in q.labels if x != q.field_to_append)
+        for label in own:
+            if not valid_label_name(label):
+                raise ConfigError(q.source, "labels", f"{_short(label)} is not a valid Prometheus label name")
         clash = sorted(set(own) & reserved)
         if clash:
             raise ConfigError(q.source, "labels", f"label {clash[0]!r} is set by the exporter itself")
@@ -369,11 +535,32 @@ def check(queries: list[CustomQuery], extra_labels: Iterable[str] = ()) -> None:
         for f in q.fields:
             if f.name is None:
                 continue
-            have = metrics.get(f.name)
-            if have is not None and have[:2] != (f.type, own):
-                raise ConfigError(q.source, "metrics", f"metric {f.name!r} is also defined by {have[2]} with "
-                                                       "another type or other labels")
-            metrics[f.name] = (f.type, own, q.source)
+            if not valid_metric_name(f.name):
+                raise ConfigError(q.source, "metrics", f"{_short(f.name)} is not a valid Prometheus metric name")
+            if f.type == "histogram" and "le" in own:
+                raise ConfigError(q.source, "labels", f"label 'le' on histogram {f.name!r}: Prometheus sets it")
+            for name in f.printed(f.name):
+                if name in own_names:
+                    raise ConfigError(q.source, "metrics", f"metric {name!r} is the exporter's own "
+                                                           f"(collector {own_names[name]}): choose another name")
+                have = printed.get(name)
+                if have is None:
+                    printed[name] = (q, f, f.name)
+                    continue
+                other_q, other_f, other_name = have
+                if other_q is q and other_f is f:
+                    continue
+                same = (other_name == f.name and other_f.type == f.type and other_f.exact == f.exact
+                        and tuple(x for x in other_q.labels if x != other_q.field_to_append) == own)
+                if other_q is not q and _disjoint(q, other_q) and same:
+                    continue
+                if other_name == f.name and not same:
+                    why = "with another type or other labels"
+                elif other_name == f.name:
+                    why = "on the same databases: every series would be printed twice"
+                else:
+                    why = f"(its metric {other_name!r} prints {name!r} too)"
+                raise ConfigError(q.source, "metrics", f"metric {f.name!r} is also defined by {other_q.source} {why}")
 
 
 # --------------------------------------------------------------------------- collecting
@@ -385,12 +572,19 @@ def number(value: Any) -> float | None:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a number")
     if isinstance(value, (int, float)):
-        out = float(value)
+        out = _float(value)
     else:
         out = float(str(value).strip())            # ValueError for 'abc'
     if math.isnan(out):
         raise ValueError("NaN")
     return out
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:                          # an integer beyond a float (400 digits)
+        raise ValueError("too large for a float") from None
 
 
 @dataclass
@@ -423,7 +617,7 @@ def evaluate(q: CustomQuery, rows: list[dict[str, Any]] | None, failure: str | N
             else:
                 suffix = clean_name(_label(row.get(q.field_to_append)))
                 name = fq_name(q.prefix, suffix)
-                if not suffix or not METRIC_NAME.match(name):
+                if not suffix or not valid_metric_name(name):
                     bad.append(f"{q.field_to_append}={row.get(q.field_to_append)!r} makes no metric name")
                     continue
             try:
@@ -455,7 +649,7 @@ def evaluate(q: CustomQuery, rows: list[dict[str, Any]] | None, failure: str | N
                 res.samples.append((name + "_count", "histogram", f.help, dict(labels), count))
                 res.samples.append((name + "_sum", "histogram", f.help, dict(labels), value))
                 continue
-            res.samples.append((name, f.type, f.help, labels, value))
+            res.samples.append((f.sample_name(name), f.type, f.help, labels, value))
     if bad:
         res.error = "; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else "")
     return res

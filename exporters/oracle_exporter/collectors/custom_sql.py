@@ -13,7 +13,7 @@ A failing statement costs only its own samples: the collector stays successful.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from prometheus_client.core import Metric
 
@@ -40,8 +40,53 @@ def queries(settings: Any) -> tuple[CustomQuery, ...]:
     return tuple(getattr(settings, "custom_queries", None) or ())
 
 
+class ExactName(str):
+    """The name of a counter family that keeps Oracle's name. The text format prints a
+    counter family as ``# TYPE <family name>_total counter`` (prometheus_client's
+    generate_latest and exporter_common.exposition both write ``name + "_total"``), which
+    suits a family whose samples end in ``_total``. Oracle's exporter prints its counters
+    under their own names (``# TYPE oracledb_wait_time_commit counter`` with sample
+    ``oracledb_wait_time_commit``): for such a family, adding ``"_total"`` to this name gives
+    the name itself. The name survives the exporter's merge of families (a str, kept as is).
+    OpenMetrics requires ``_total`` on a counter's samples: ``openmetrics_families`` turns
+    these families into ``unknown`` ones there, so the series names stay Oracle's."""
+    __slots__ = ()
+
+    def __add__(self, other: str) -> str:
+        if other == "_total":
+            return str(self)
+        return str(self) + other
+
+
+def is_exact_counter(family: Metric) -> bool:
+    return family.type == "counter" and isinstance(family.name, ExactName)
+
+
+def openmetrics_families(families: Iterable[Metric]) -> Iterator[Metric]:
+    """``families`` for an OpenMetrics exposition: counters that keep Oracle's bare names
+    (no ``_total``, which OpenMetrics requires of a counter's samples) become ``unknown``."""
+    for fam in families:
+        if is_exact_counter(fam):
+            copy = Metric(str(fam.name), fam.documentation, "unknown", fam.unit)
+            copy.samples = list(fam.samples)
+            yield copy
+        else:
+            yield fam
+
+
+class OpenMetricsSafe:
+    """A registry stand-in (``collect()``) whose families pass through ``openmetrics_families``."""
+
+    def __init__(self, source: Any):
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        return openmetrics_families(self.source.collect())
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families: dict[str, Metric] = {}
+    owner: dict[str, str] = {}       # family name -> the statement whose samples it holds
     success = SPEC.family("oracle_custom_query_success")
     for q in queries(settings):
         if not q.runs_on(snapshot.database):
@@ -49,19 +94,29 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         if q.key not in snapshot.views and q.key not in snapshot.errors:
             continue
         result = evaluate(q, snapshot.views.get(q.key), snapshot.errors.get(q.key))
-        _note(snapshot.database, q, result.error)
-        success.add_metric([q.name], 0.0 if result.error else 1.0)
+        clashes: list[str] = []
         for name, kind, doc, labels, value in result.samples:
-            family_name = name
             if kind == "histogram":
-                family_name = name.rsplit("_", 1)[0]
-            elif kind == "counter" and name.endswith("_total"):
-                family_name = name[:-len("_total")]
+                family_name: str = name.rsplit("_", 1)[0]
+            elif kind == "counter":
+                family_name = name[:-len("_total")] if name.endswith("_total") else ExactName(name)
+            else:
+                family_name = name
             fam = families.get(family_name)
             if fam is None:
                 fam = families[family_name] = Metric(family_name, doc, kind)
-            sample = name if kind != "counter" else family_name + "_total"
-            fam.add_sample(sample, labels, value)
+                owner[family_name] = q.name
+            elif owner[family_name] != q.name or fam.type != kind:
+                # a fieldtoappend value made a name another statement prints (checked at start
+                # for fixed names): skipped, never a duplicate series in the exposition
+                clashes.append(f"{name} is also printed by custom statement {owner[family_name]}")
+                continue
+            fam.add_sample(name, labels, value)
+        error = result.error
+        if clashes:
+            error = "; ".join(([error] if error else []) + clashes[:3])
+        _note(snapshot.database, q, error)
+        success.add_metric([q.name], 0.0 if error else 1.0)
     yield from families.values()
     if success.samples:
         yield success

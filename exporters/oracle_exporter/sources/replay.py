@@ -11,9 +11,14 @@ counters); COUNTERS below is its table of views with counters.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import logging
+import math
 import operator
+import os
+import re
+import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -287,7 +292,42 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
     return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors))
 
 
+# The longest line a replay reads: a snapshot of a large RAC database is a few MB; a longer
+# "line" is not a recording (a binary file, a file of zero bytes, a dump without newlines).
+MAX_LINE = 64 << 20
+_CHUNK = 1 << 20               # lines are read in pieces of this size, never whole at once
+_GZIP_MAGIC = b"\x1f\x8b"
+_LONG_DIGITS = re.compile(rb"[0-9]{309}")   # a number no float holds (1.8e308): look closer
+_FLOAT_MAX_INT = 2 ** 1024
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
 def _open_recording(path: str):
+    """The recording, opened for reading. Only a regular file: a replay reads it twice (an
+    index at start, then each snapshot by its offset), which a named pipe, a device or a
+    directory cannot serve (a pipe would pass a start check and then block forever)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ConfigError(path, None, "recording not found") from None
+    except PermissionError:
+        raise ConfigError(path, None, "permission denied") from None
+    except OSError as exc:
+        raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(path, None, f"is {_kind(mode)}, expected a JSON Lines recording (a regular file: "
+                                      "the replay indexes it at start and reads each snapshot again by offset)")
     try:
         return open(path, "rb")
     except FileNotFoundError:
@@ -296,6 +336,58 @@ def _open_recording(path: str):
         raise ConfigError(path, None, "is a directory, expected a JSON Lines recording") from None
     except PermissionError:
         raise ConfigError(path, None, "permission denied") from None
+
+
+def _lines(path: str, fh):
+    """(line number, raw line) of the recording, each line read in pieces of _CHUNK bytes and
+    refused as soon as it holds a NUL byte (no JSON text does) or passes MAX_LINE, so that a
+    file that is not a recording costs at most MAX_LINE of memory (a file of zero bytes: one piece)."""
+    lineno = 0
+    while True:
+        lineno += 1
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            piece = fh.readline(_CHUNK)
+            if not piece:
+                break
+            if b"\x00" in piece:
+                raise ConfigError(path, f"line {lineno}", "holds NUL bytes: not a JSON Lines recording")
+            size += len(piece)
+            if size > MAX_LINE:
+                raise ConfigError(path, f"line {lineno}", f"longer than {MAX_LINE >> 20} MiB: not a recording "
+                                                          "(a snapshot is one line of a few MB at most)")
+            parts.append(piece)
+            if piece.endswith(b"\n"):
+                break
+        if not parts:
+            return
+        yield lineno, parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _instant(text: str) -> float | None:
+    """Seconds since the epoch of a snapshot's RFC 3339 time; None when it is not one."""
+    try:
+        t = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    return t.timestamp()
+
+
+def _huge_int(obj: Any) -> str | None:
+    """Where the parsed line holds an integer no float can hold, described; None if nowhere."""
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _FLOAT_MAX_INT:
+            return f"{where[:80]} is an integer of {len(str(abs(value)))} digits, beyond what a float holds"
+    return None
 
 
 def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
@@ -311,6 +403,15 @@ def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
         obj = json.loads(line)
     except RecursionError:     # hundreds of nested brackets: no recorder writes that
         raise ConfigError(path, f"line {lineno}", "invalid JSON: nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:         # an integer of more than 4300 digits (Python's int conversion limit)
+        raise ConfigError(path, f"line {lineno}", "holds an integer of more than 4300 digits, beyond what a "
+                                                  "float holds: not a recorded value") from None
+    if _LONG_DIGITS.search(raw):
+        huge = _huge_int(obj)
+        if huge:
+            raise ConfigError(path, f"line {lineno}", huge)
     try:
         snap = Snapshot.from_obj(obj)
     except ValueError as exc:
@@ -339,8 +440,13 @@ def _not_a_number(snap: Snapshot) -> str | None:
                     return f"{view} row {i}: {col} is not a single value: {json.dumps(row[col])[:40]}"
             for col in counters:
                 value = row.get(col)
-                if value is not None and _as_number(value) is None:
+                if value is None:
+                    continue
+                num = _as_number(value)
+                if num is None:
                     return f"{view} row {i}: {col} is not a number: {str(value)[:40]!r}"
+                if type(num) is float and not math.isfinite(num):    # JSON NaN / Infinity / 1e400
+                    return f"{view} row {i}: {col} is {num!r}: a counter must be a finite number"
     return None
 
 
@@ -357,9 +463,14 @@ def _scan(path: str, keep: bool, loops: dict[str, LoopState] | None = None) -> d
     JSON is corruption and stays an error."""
     by_db: dict[str, list] = {}
     pending: tuple[int, json.JSONDecodeError] | None = None
+    last_time: dict[str, tuple[float, str, int]] = {}     # database -> (instant, time text, line)
     with _open_recording(path) as fh:
+        if fh.read(2) == _GZIP_MAGIC:
+            raise ConfigError(path, None, "is gzip-compressed: decompress it first (gunzip -k FILE); a replay "
+                                          "reads snapshots by their offset in the file")
+        fh.seek(0)
         offset = 0
-        for lineno, raw in enumerate(fh, 1):
+        for lineno, raw in _lines(path, fh):
             here, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
@@ -376,6 +487,15 @@ def _scan(path: str, keep: bool, loops: dict[str, LoopState] | None = None) -> d
                 continue
             if snap is None:
                 continue
+            instant = _instant(snap.time)
+            if instant is not None:
+                before = last_time.get(snap.database)
+                if before is not None and instant < before[0]:
+                    raise ConfigError(path, f"line {lineno}",
+                                      f"snapshot of {snap.database} at {snap.time} is older than the one on line "
+                                      f"{before[2]} ({before[1]}): a replay serves each database's snapshots "
+                                      "in time order; sort the recording by time")
+                last_time[snap.database] = (instant, snap.time, lineno)
             by_db.setdefault(snap.database, []).append(snap if keep else here)
             if loops is not None:
                 state = loops.get(snap.database)
@@ -423,7 +543,7 @@ class RecordedSnapshots(Sequence):
         offset = self.offsets[index]
         with self._lock, _open_recording(self.path) as fh:
             fh.seek(offset)
-            raw = fh.readline()
+            raw = fh.readline(MAX_LINE + 1)
         try:
             snap = _parse_line(self.path, 0, raw)
         except (json.JSONDecodeError, ConfigError) as exc:
