@@ -23,7 +23,7 @@ def test_a_missing_recording_is_generated_once_byte_identical(tmp_path, monkeypa
     assert got.read_bytes() == (ROOT / "exporters/oracle_exporter/demo/demo-standby.jsonl").read_bytes()
     mtime = got.stat().st_mtime_ns
     assert demo.path("demo-standby.jsonl", cache_dir=cache).stat().st_mtime_ns == mtime   # reused, not rewritten
-    assert [p.name for p in cache.iterdir()] == ["demo-standby.jsonl"]                    # no temporary left
+    assert sorted(p.name for p in cache.iterdir()) == [".demo-standby.jsonl.source", "demo-standby.jsonl"]  # no temporary
 
 
 def test_the_cache_follows_xdg_cache_home(tmp_path, monkeypatch):
@@ -51,7 +51,24 @@ def test_in_a_checkout_a_missing_recording_is_written_next_to_the_module(tmp_pat
     got = demo.path("demo-standby.jsonl")
     assert got == fake / "demo-standby.jsonl"
     assert got.read_bytes() == (ROOT / "exporters/oracle_exporter/demo/demo-standby.jsonl").read_bytes()
-    assert sorted(p.name for p in fake.iterdir()) == ["demo-standby.jsonl"]
+    assert sorted(p.name for p in fake.iterdir()) == [".demo-standby.jsonl.source", "demo-standby.jsonl"]
+
+
+def test_a_recording_made_by_other_sources_is_made_again(tmp_path, monkeypatch):
+    """A checkout whose generator changed (a pull, an edit) must not replay the old recording."""
+    fake = tmp_path / "repo" / "exporters" / "oracle_exporter" / "demo"
+    fake.mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text("")
+    (fake / "generate_stub.py").write_text("x = 1\n")
+    monkeypatch.setattr(demo, "DEMO_DIR", fake)
+    got = demo.path("demo-standby.jsonl")
+    got.write_text("stale\n")                                 # as if an older generator wrote it
+    mtime = got.stat().st_mtime_ns
+    assert demo.path("demo-standby.jsonl").read_text() == "stale\n"   # same sources: reused as it is
+    assert got.stat().st_mtime_ns == mtime
+    (fake / "generate_stub.py").write_text("x = 2\n")           # the sources change
+    assert demo.path("demo-standby.jsonl").read_bytes() == \
+        (ROOT / "exporters/oracle_exporter/demo/demo-standby.jsonl").read_bytes()
 
 
 def test_git_ignores_the_generated_recordings():

@@ -22,6 +22,7 @@ Every recording carries the sessions and instance-health views (demo/health.py).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -43,7 +44,30 @@ def _checkout() -> bool:
     return (root / "pyproject.toml").is_file() and os.access(DEMO_DIR, os.W_OK)
 
 
-def _generate(name: str, target: Path) -> None:
+def source_digest() -> str:
+    """A digest of the oracle_exporter package's Python sources: the generator reads the view
+    registry, the collectors' declarations and the demo models, so a recording made by other
+    sources is stale."""
+    h = hashlib.sha256()
+    package = DEMO_DIR.parent
+    for p in sorted(package.rglob("*.py")):
+        h.update(str(p.relative_to(package)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _stamp(target: Path) -> Path:
+    return target.with_name(f".{target.name}.source")
+
+
+def _fresh(target: Path, digest: str) -> bool:
+    try:
+        return target.exists() and _stamp(target).read_text(encoding="utf-8").strip() == digest
+    except OSError:
+        return False
+
+
+def _generate(name: str, target: Path, digest: str) -> None:
     from .generate import write  # noqa: PLC0415 (only when a recording is missing)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
@@ -51,6 +75,7 @@ def _generate(name: str, target: Path) -> None:
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             write(out=fh, **SHIPPED[name])
         os.replace(tmp, target)     # atomic: a concurrent reader never sees half a recording
+        _stamp(target).write_text(digest + "\n", encoding="utf-8")
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -58,24 +83,27 @@ def _generate(name: str, target: Path) -> None:
 def path(name: str = "demo-before.jsonl", cache_dir: Path | None = None) -> Path:
     """Path of a demo recording (default: the one ``make run`` replays), generated on first use.
 
-    In a checkout the recording is written next to this module (git ignores it). An installed
-    package is not written to: the recording is generated, with the same seed and arguments,
-    into ``cache_dir`` (default ``$XDG_CACHE_HOME/oracle-exporter/demo``, else
-    ``~/.cache/oracle-exporter/demo``) once and reused."""
+    In a checkout the recording is written next to this module (git ignores it) and written
+    again when the package's sources change (a stamp beside it holds their digest), so an edit of
+    the generator never leaves a stale recording behind. An installed package is not written to:
+    the recording is generated, with the same seed and arguments, into ``cache_dir`` (default
+    ``$XDG_CACHE_HOME/oracle-exporter/demo``, else ``~/.cache/oracle-exporter/demo``) once per
+    version of the sources and reused."""
     if name not in SHIPPED:
         raise ValueError(f"unknown demo recording {name!r}; known: {', '.join(SHIPPED)}")
+    digest = source_digest()
     here = DEMO_DIR / name
-    if here.exists():
-        return here
     if cache_dir is None and _checkout():
-        _generate(name, here)
-        return here
-    if cache_dir is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        cache_dir = Path(base) / "oracle-exporter" / "demo"
-    target = Path(cache_dir) / name
-    if not target.exists():
-        _generate(name, target)
+        target = here          # a checkout: beside the module, remade when the sources change
+    elif here.exists():
+        return here            # shipped beside an installed module by a packager: used as it is
+    else:
+        if cache_dir is None:
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            cache_dir = Path(base) / "oracle-exporter" / "demo"
+        target = Path(cache_dir) / name
+    if not _fresh(target, digest):
+        _generate(name, target, digest)
     return target
 
 
