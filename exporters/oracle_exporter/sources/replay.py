@@ -284,7 +284,8 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
                     continue
                 new_rows.extend(_shift_row(r, spec, view, ident, deltas, held) for r in where.rows)
         views[view] = new_rows
-    return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors))
+    return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors), dict(snapshot.ages),
+                    dict(snapshot.skipped))
 
 
 def _open_recording(path: str):
