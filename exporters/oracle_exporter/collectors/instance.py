@@ -49,8 +49,9 @@ SPEC = Collector(
                source='GV$PROCESS where PNAME is set (11.1+); `spid` is the OS pid, for the join with per-process host metrics. Processes that live as long as the instance only: short-lived slaves are counted in `oracle_background_slaves`', measure='1', views=(PROCESS.name,)),
         Family("oracle_background_slaves", "gauge",
                "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
-               "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
-               ("inst_id", "kind"), source='GV$PROCESS rows whose PNAME is a slave of that family now; one series per family instead of one per SPID (a new SPID with every slave)', measure='processes', note="Labels: inst_id, kind (`J` job queue, `P` parallel execution and recovery, `PZ` parallel slaves of GV$ queries, this exporter's included, `W` space management, `M` MMON, `Q` AQ).", views=(PROCESS.name,)),
+               "PZnn also serve this exporter's GV$ queries --, PRnn recovery, Wnnn space management, Mnnn MMON, "
+               "Qnnn AQ).",
+               ("inst_id", "kind"), source='GV$PROCESS rows whose PNAME is a slave of that family now; one series per family instead of one per SPID (a new SPID with every slave)', measure='processes', note="Labels: inst_id, kind (`J` job queue, `P` parallel execution, `PR` recovery slaves of redo apply (PR00.. on a standby), `PZ` parallel slaves of GV$ queries, this exporter's included, `W` space management, `M` MMON, `Q` AQ). MRP0 and LSP0 (redo apply) are background processes in `oracle_background_process_info`, not slaves.", views=(PROCESS.name,)),
         Family("oracle_sga_target_bytes", "gauge",
                "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually).", _INST,
                source='GV$SYSTEM_PARAMETER sga_target', views=(PARAMETER.name,)),
@@ -72,15 +73,20 @@ def _database(snapshot: Any) -> dict[str, Any]:
 
 
 # Slave families that Oracle starts and ends on demand (their PNAME carries a number).
-_SLAVE = re.compile(r"^(J|PZ|P|W|M|Q)[0-9A-Z]{2,3}$")
+_SLAVE = re.compile(r"^(J|PR|PZ|P|W|M|Q)[0-9A-Z]{2,3}$")
 _PERSISTENT = {"PMON", "PSP0", "MMON", "MMNL", "MMAN", "QMNC", "PXMN"}
+# Redo apply (issue 22): MRP0 (managed recovery, physical standby) and LSP0 (SQL apply, logical
+# standby) are background processes of their own, never an MMON slave (M + "RP0" looked like
+# one, so a stopped apply could not be seen); PRnn, the recovery slaves of MRP0, are their own
+# slave family "PR" (not parallel execution).
+APPLY_PROCESSES = frozenset({"MRP0", "LSP0", "LSP1", "LSP2"})
 
 
 def slave_kind(pname: str) -> str | None:
     """The slave family of a process name (J000 -> "J", PZ99 -> "PZ", P00A -> "P"), None for a
     background process that lives as long as the instance (PMON, MMON, QMNC, PXMN ...)."""
     name = pname.strip().upper()
-    if name in _PERSISTENT:
+    if name in _PERSISTENT or name in APPLY_PROCESSES:
         return None
     m = _SLAVE.match(name)
     if not m:
