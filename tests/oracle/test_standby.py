@@ -104,6 +104,13 @@ def test_mounted_standby_skips_the_dictionary_views_without_error_or_alert():
     assert {k: v for k, v in got.items() if k[0] == "oracle_collector_success" and v != 1.0} == {}
 
 
+def test_v_database_failing_is_read_once_and_every_view_is_tried():
+    conn = Conn(fail={"V$DATABASE": "ORA-00942: table or view does not exist"})
+    snap = source(conn).fetch()
+    assert count(conn, "V$DATABASE") == 1 and set(snap.errors) == {"V$DATABASE"}
+    assert "CDB_TABLESPACES" in snap.views and not snap.skipped
+
+
 def test_ora_01219_on_a_view_is_a_skip_not_an_error():
     """Open mode unknown (V$DATABASE not yet answering, a closed PDB): the view's ORA-01219 is a skip."""
     conn = Conn(fail={"CDB_TABLESPACES": NOT_OPEN, "CDB_TABLESPACE_USAGE_METRICS": NOT_OPEN})

@@ -726,7 +726,7 @@ class LiveSource:
                     if view.name in not_open:
                         snap.skipped[view.name] = not_open[view.name]
                         continue
-                    if view.name in snap.views:     # V$DATABASE, read first by _not_open
+                    if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
                         continue
                     interval = self.intervals.get(view.name, 0.0)
                     if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
