@@ -173,6 +173,9 @@ def test_skipped_views_are_recorded_and_replayed_to_the_same_metrics():
     assert [s.skipped for s in replayed] == [s.skipped for s in snaps]
     strip = lambda got: {k: v for k, v in got.items() if k[0] not in SELF[:3]}   # noqa: E731  (timings)
     assert [strip(g) for g in scrape(*replayed)] == [strip(g) for g in scrape(*snaps)]
+    looped = ReplaySource("DEMOSB", replayed, loop=True)
+    served = [looped.fetch() for _ in range(len(replayed) + 2)]          # into the second pass (shifted)
+    assert all(s.skipped == snaps[0].skipped for s in served)
 
 
 def test_the_demo_standby_is_a_mounted_standby_with_a_delayed_apply():
