@@ -86,6 +86,8 @@ GRANT SELECT ON SYS.V_$RECOVERY_FILE_DEST TO oramon;   -- since 10.1
 
 -- collector dataguard: Data Guard transport and apply lag on a standby (V$DATAGUARD_STATS).
 GRANT SELECT ON SYS.V_$DATAGUARD_STATS TO oramon;   -- since 11.2
+GRANT SELECT ON SYS.GV_$MANAGED_STANDBY TO oramon;
+GRANT SELECT ON SYS.GV_$ARCHIVE_DEST_STATUS TO oramon;   -- since 11.2
 
 -- collector archive_dest: Archive destinations in use, their state and error (GV$ARCHIVE_DEST).
 GRANT SELECT ON SYS.GV_$ARCHIVE_DEST TO oramon;

@@ -414,13 +414,36 @@ def _space(cfg: Config) -> list[dict]:
              description="{{ $value }} disks of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} are "
                          "offline (O4): the group runs without its redundancy until they are back."),
         dict(alert="OracleDataGuardLag", ids=["O5_lag"], layer="oracle", dashboard="oracle-wallboard",
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_seconds) > ${O5_lag}",
+             doc="A standby's transport lag, or its apply lag beyond the apply delay it is configured with "
+                 "(oracle_dataguard_apply_delay_seconds), is above ${O5_lag|dur}. The apply lag is not judged while "
+                 "apply is stopped (OracleDataGuardApplyStopped says so) nor on a snapshot standby (no apply by design).",
+             expr="(\n"
+                  "  max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_seconds{kind!=\"apply\"})\n"
+                  "  or\n"
+                  "  " + _apply_lag_beyond_delay(cfg) + "\n"
+                  ") > ${O5_lag}",
              summary="Standby {{ $labels.database }} is {{ $labels.kind }}-lagging",
              description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is {{ $value | humanizeDuration }} "
-                         "(threshold ${O5_lag|dur}, O5): transport lag is redo lost on failover, apply lag is time to apply first."),
+                         "beyond its configured apply delay (none for transport) (threshold ${O5_lag|dur}, O5): transport "
+                         "lag is redo lost on failover, apply lag is time to apply first."),
+        dict(alert="OracleDataGuardApplyStopped", ids=["O5_apply_stopped"], layer="oracle", dashboard="oracle-wallboard",
+             doc="A physical or logical standby runs no redo apply on any instance (oracle_dataguard_apply_running "
+                 "0: no MRP0 / LSP0 in GV$PROCESS) for ${O5_apply_stopped.for}; not on a snapshot standby, not on a primary.",
+             expr="max by (" + cfg.by("database") + ") (oracle_dataguard_apply_running) == ${O5_apply_stopped}\n"
+                  "unless on (" + cfg.by("database") + ")\n"
+                  "oracle_dataguard_snapshot_standby == 1",
+             summary="Standby {{ $labels.database }} is not applying redo",
+             description="No instance of standby {{ $labels.database }} runs redo apply (oracle_dataguard_apply_running "
+                         "= {{ $value }}, no MRP0 for ${O5_apply_stopped.for}; O5): redo is received but not applied, "
+                         "so a failover must apply all of it first, and its apply lag is not judged meanwhile."),
         dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_not_computed"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "not_computed"},
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == ${O5_lag_not_computed}",
+             doc="A standby's transport or apply lag row has no value (lag_computed 0); the apply lag not while apply is "
+                 "stopped (OracleDataGuardApplyStopped) nor on a snapshot standby.",
+             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == ${O5_lag_not_computed}\n"
+                  "unless on (" + cfg.by("database", "kind") + ") (\n"
+                  "  " + _apply_not_judged(cfg) + "\n"
+                  ")",
              summary="Standby {{ $labels.database }} no longer computes its {{ $labels.kind }} lag",
              description="Standby {{ $labels.database }} reports no {{ $labels.kind }} lag value (lag_computed = {{ $value }}, "
                          "O5): it lost contact with the primary or apply stopped; a missing lag is not a zero lag."),
@@ -443,6 +466,36 @@ def _space(cfg: Config) -> list[dict]:
                          "see oracle_archive_dest_info for the status and ORA- error."),
 
     ]
+
+
+def _apply_not_judged(cfg: Config) -> str:
+    """Issue 22: the apply lag (kind="apply") of a standby whose apply is stopped (that is
+    OracleDataGuardApplyStopped's finding) or that is a snapshot standby (no apply by design):
+    a selector of series with labels (database, kind="apply") to `unless` away."""
+    db = cfg.by("database")
+    return ("max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed{kind=\"apply\"})\n"
+            "  and on (" + db + ") (\n"
+            "    max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
+            "    or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "  )")
+
+
+def _apply_lag_beyond_delay(cfg: Config) -> str:
+    """Issue 22: the apply lag beyond the configured apply delay (0 when the standby exports no
+    delay), not while apply is stopped nor on a snapshot standby."""
+    db, dbk = cfg.by("database"), cfg.by("database", "kind")
+    return ("(\n"
+            "    max by (" + dbk + ") (oracle_dataguard_lag_seconds{kind=\"apply\"})\n"
+            "    - on (" + db + ") group_left ()\n"
+            "    (\n"
+            "      max by (" + db + ") (oracle_dataguard_apply_delay_seconds)\n"
+            "      or max by (" + db + ") (oracle_dataguard_lag_seconds{kind=\"apply\"}) * 0\n"
+            "    )\n"
+            "    unless on (" + db + ") (\n"
+            "      max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
+            "      or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "    )\n"
+            "  )")
 
 
 def _efficiency(cfg: Config) -> list[dict]:

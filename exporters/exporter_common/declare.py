@@ -46,6 +46,8 @@ class Family:
     since: str = ""           # first release (Oracle) or kernel that has it, where it matters
     note: str = ""            # one more sentence for the docs (not in HELP)
     measure: str = ""         # what the value counts, for the docs, when not a base unit (waits, requests, 1/0)
+    views: tuple[str, ...] = ()   # oracle: the views (of its collector's reads) it is fed by; empty = all of
+                                  # them. A view that failed removes only the families it feeds (issue 22)
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -56,6 +58,8 @@ class Family:
             raise ValueError(f"{self.name}: an info family's name ends in _info")
         if not isinstance(self.labels, tuple):
             object.__setattr__(self, "labels", tuple(self.labels))
+        if not isinstance(self.views, tuple):
+            object.__setattr__(self, "views", tuple(self.views))
 
     @property
     def family_name(self) -> str:
@@ -202,6 +206,9 @@ class Collector:
             if f.name in self._by_name:
                 raise ValueError(f"collector {self.name}: {f.name} declared twice")
             self._by_name[f.name] = f
+            stray = set(f.views) - set(self.reads)
+            if stray:
+                raise ValueError(f"collector {self.name}: {f.name} is fed by {sorted(stray)}, which it does not read")
         keys = [s.key for s in self.settings]
         if len(set(keys)) != len(keys):
             raise ValueError(f"collector {self.name}: a setting declared twice in {keys}")
@@ -215,6 +222,14 @@ class Collector:
     def family(self, name: str, labels: Iterable[str] | None = None) -> Metric:
         """A new family of the declared metric ``name`` (see Family.make)."""
         return self.metric(name).make(labels)
+
+    def fed_by(self, name: str) -> tuple[str, ...]:
+        """The views a family (by its declared or prometheus_client name) is fed by: its declared
+        ``views``, else every view the collector reads (also for a name it does not declare)."""
+        family = self._by_name.get(name)
+        if family is None:
+            family = next((f for f in self.metrics if f.family_name == name), None)
+        return family.views if family is not None and family.views else self.reads
 
     def setting(self, key: str) -> Setting:
         for s in self.settings:

@@ -114,7 +114,9 @@ class CollectorRunner:
             self.log.info("%s recovered", what)
 
     def run(self, name: str, collect: Callable[[], Iterable[Metric]], scope: str = "",
-            check: Callable[[], str | None] | None = None) -> Outcome:
+            check: Callable[[], str | None] | None = None, keep: bool = False) -> Outcome:
+        """``keep``: a failure reported by ``check`` keeps the families ``collect`` yielded (the
+        caller already removed what the failure costs: oracle-exporter's per-view isolation)."""
         start = self.clock()
         error = None
         families: list[Metric] = []
@@ -123,17 +125,18 @@ class CollectorRunner:
         except Exception as exc:  # isolate: report and carry on with the next collector
             error = f"{type(exc).__name__}: {exc}"
             families = []
+        raised = error is not None
         if error is None and check is not None:
             error = check()
         dropped = 0
-        if error is None:
+        if error is None or (keep and not raised):
             families, dropped = cap_series(families, self.max_series)
         elapsed = self.clock() - start
         if dropped:
             with self._lock:
                 self.dropped[(scope, name)] = self.dropped.get((scope, name), 0) + dropped
         self.note(name, error, scope)
-        return Outcome(name, families if error is None else [], error, elapsed, dropped)
+        return Outcome(name, families if error is None or (keep and not raised) else [], error, elapsed, dropped)
 
     def error_count(self, name: str, scope: str = "") -> int:
         with self._lock:

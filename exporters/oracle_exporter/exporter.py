@@ -41,7 +41,7 @@ from .intervals import collector_age, collector_interval
 from .snapshot import Snapshot
 from .sources import FAILED, Source, failed_snapshot, failure_reason, is_failed
 from .ora_errors import GRANT_CODES, error_code
-from .views import grant_for
+from .views import get as registered_view, grant_for
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,32 @@ def is_blind(snap: Snapshot) -> bool:
     errors = [v for v in snap.errors if v != "*" and not v.startswith("CUSTOM:")]
     read = [v for v in snap.views if not v.startswith("CUSTOM:") and v != "DUAL"]
     return bool(errors) and not read
+
+
+def failed_views(module: Any, snap: Snapshot) -> set[str]:
+    """The views of a collector's reads that failed in the snapshot (a view, or the fallback read
+    in its place, named in ``snap.errors``)."""
+    out = set()
+    for view in getattr(module, "VIEWS", ()):
+        registered = registered_view(view)
+        names = {v.name for v in registered.variants()} if registered is not None else {view}
+        if (names | {view}) & set(snap.errors):
+            out.add(view)
+    return out
+
+
+def isolated(module: Any, snap: Snapshot, families: Iterable[Metric]) -> list[Metric]:
+    """Failure isolation per view (issue 22): the families of a collector that are fed by a view
+    that failed in this snapshot are removed (their samples would be partial or wrong), every
+    other family is kept whole. Which views feed a family is its declaration's ``views``
+    (exporter_common.declare.Family; default: every view the collector reads)."""
+    failed = failed_views(module, snap)
+    spec = getattr(module, "SPEC", None)
+    if not failed:
+        return list(families)
+    if spec is None:
+        return []
+    return [f for f in families if not failed & set(spec.fed_by(f.name))]
 
 
 def _out_of_time():
@@ -232,8 +258,8 @@ class OracleExporter:
             if deadline is not None and time.monotonic() >= deadline:
                 collect = _out_of_time
             else:
-                collect = lambda mod=mod: mod.collect(snap, self.settings)  # noqa: E731
-            outcome = self.runner.run(name, collect, target.name, check=view_errors)
+                collect = lambda mod=mod: isolated(mod, snap, mod.collect(snap, self.settings))  # noqa: E731
+            outcome = self.runner.run(name, collect, target.name, check=view_errors, keep=True)
             outcomes.append(outcome)
             for fam in outcome.families:
                 # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow

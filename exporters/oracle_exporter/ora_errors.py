@@ -60,6 +60,10 @@ ERRORS: tuple[OraError, ...] = (
     OraError("ORA-04043", "object does not exist", "view", retry="fallback, recheck", missing_view=True, grant=True),
     OraError("ORA-00904", "invalid identifier: a column this release does not have", "view", retry="fallback",
              missing_column=True),
+    # a MOUNTED database (a physical standby) or a closed PDB: only fixed tables and views (V$, GV$)
+    # answer; a data dictionary view (DBA_, CDB_) is skipped, not an error (issue 22)
+    OraError("ORA-01219", "database or pluggable database not open: queries allowed on fixed tables or views only",
+             "view", retry="next fetch"),
     OraError("ORA-01031", "insufficient privileges (on a view: a missing grant; at logon: no CREATE SESSION "
                           "or the SYSDG/SYSBACKUP privilege)", "connect", "logon denied", grant=True),
     # -- calls ---------------------------------------------------------------------------
@@ -135,6 +139,7 @@ MISSING_VIEW = codes("missing_view")       # ("ORA-00942", "ORA-04043")
 MISSING_COLUMN = codes("missing_column")   # ("ORA-00904",)
 GRANT_CODES = codes("grant")               # ("ORA-00942", "ORA-04043", "ORA-01031")
 TIMEOUT_CODES = codes("timeout")           # ("DPY-4024", "DPI-1067", "ORA-03156")
+NOT_OPEN = ("ORA-01219",)                 # a view skipped (not an error) on a database not open
 EXPIRING_CODES = codes("expiring")         # ("ORA-28002", "ORA-28011")
 
 _CODE = re.compile(r"\b((?:ORA|DPY|DPI|TNS)-\d{4,5})\b")

@@ -10,7 +10,10 @@ recording format (docs/recording-format.md, contract) is::
 plus the optional key ``"errors": {"<VIEW>": "ORA-00942: ..."}`` for views
 that failed in that fetch (the contract allows additions around its names), and
 ``"ages": {"<VIEW>": seconds}`` for views served from the live source's cache
-(a collector's minimum interval, oracle_exporter.intervals): how old those rows are.
+(a collector's minimum interval, oracle_exporter.intervals): how old those rows are, and
+``"skipped": {"<VIEW>": "<why>"}`` for views deliberately not read in that fetch (issue 22: a
+data dictionary view on a MOUNTED standby or a closed PDB, ORA-01219): not an error, so a replay
+of the recording produces the same metrics (no view error, the collector succeeds).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ class Snapshot:
     views: dict[str, list[dict[str, Any]]]
     errors: dict[str, str] = field(default_factory=dict)
     ages: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)   # views not read on purpose, and why
     # seconds each view's statement took in a live fetch (not recorded: a replay has none)
     durations: dict[str, float] = field(default_factory=dict, compare=False)
     _clean: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -56,6 +60,8 @@ class Snapshot:
             obj["errors"] = self.errors
         if self.ages:
             obj["ages"] = self.ages
+        if self.skipped:
+            obj["skipped"] = self.skipped
         return json.dumps(obj, separators=(",", ":"), default=_json_default, ensure_ascii=False)
 
     @classmethod
@@ -80,8 +86,12 @@ class Snapshot:
         if not isinstance(ages, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                  for v in ages.values()):
             raise ValueError('field "ages" must be an object of numbers')
+        skipped = obj.get("skipped") or {}
+        if not isinstance(skipped, dict):
+            raise ValueError('field "skipped" must be an object')
         return cls(obj["database"], obj["time"], views, {str(k).upper(): str(v) for k, v in errors.items()},
-                   {str(k).upper(): float(v) for k, v in ages.items()})
+                   {str(k).upper(): float(v) for k, v in ages.items()},
+                   {str(k).upper(): str(v) for k, v in skipped.items()})
 
 
 def _json_default(value: Any) -> Any:

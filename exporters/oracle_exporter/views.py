@@ -361,9 +361,18 @@ PROCESS = register(View(
 # archive_dest collector
 ARCHIVE_DEST = register(View(
     "GV$ARCHIVE_DEST",
-    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TARGET", "DESTINATION", "VALID_NOW", "ERROR", "LOG_SEQUENCE"),
+    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TARGET", "DESTINATION", "VALID_NOW", "ERROR", "LOG_SEQUENCE",
+     "DELAY_MINS"),
     identity=("INST_ID", "DEST_ID"), where="STATUS <> 'INACTIVE'",
-    doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations"))
+    doc="V$ARCHIVE_DEST, the configured LOG_ARCHIVE_DEST_n destinations (DELAY_MINS: the apply delay configured "
+        "for a standby destination)"))
+# archive_dest and dataguard collectors (issue 22): the gap status of each destination (primary)
+# and the apply mode (RECOVERY_MODE: real-time apply ignores a configured DELAY)
+ARCHIVE_DEST_STATUS = register(View(
+    "GV$ARCHIVE_DEST_STATUS",
+    ("INST_ID", "DEST_ID", "DEST_NAME", "STATUS", "TYPE", "DATABASE_MODE", "RECOVERY_MODE", "GAP_STATUS"),
+    identity=("INST_ID", "DEST_ID"), where="STATUS <> 'INACTIVE'", since="11.2",
+    doc="V$ARCHIVE_DEST_STATUS, run-time state of the destinations: apply mode at the destination, gap status"))
 
 # asm collector
 ASM_DISKGROUP_STAT = register(View(
@@ -377,6 +386,13 @@ ASM_DISKGROUP_STAT = register(View(
 DATAGUARD_STATS = register(View(
     "V$DATAGUARD_STATS", ("NAME", "VALUE", "UNIT", "TIME_COMPUTED", "DATUM_TIME"),
     since="11.2", doc="V$DATAGUARD_STATS, Data Guard metrics on a standby (VALUE, times: text)"))
+
+# dataguard collector (issue 22): the apply delay of managed recovery on a standby (MRP0 row;
+# deprecated in 12.2 in favour of V$DATAGUARD_PROCESS, which has no delay, but still there in 23ai)
+MANAGED_STANDBY = register(View(
+    "GV$MANAGED_STANDBY", ("INST_ID", "PROCESS", "STATUS", "DELAY_MINS"),
+    identity=("INST_ID", "PROCESS"), where="PROCESS IN ('MRP0', 'MR(fg)')",
+    doc="V$MANAGED_STANDBY, managed recovery on a physical standby (DELAY_MINS: the apply delay in minutes)"))
 
 # recovery_area collector
 RECOVERY_FILE_DEST = register(View(

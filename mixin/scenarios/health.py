@@ -123,6 +123,7 @@ def health_tests(pack) -> list:
     tests.append(scenario(pack, "OracleDataGuardLagNotComputed: a lag of 0 s computed from 15-minute-old data fires", alert, 1,
                           dataguard(0, age=900), sb, 900, window=0))
     tests.append(quiet("OracleDataGuardLagNotComputed: lag computed from fresh data does not fire", alert, dataguard(3), n))
+    tests += apply_tests(pack, tl, n)
 
     # archive destinations
     alert = "OracleArchiveDestinationError"
@@ -143,4 +144,63 @@ def health_tests(pack) -> list:
                           "database fires", alert, 0,
                           [tl.gauge("oracle_archive_dest_error", lab, [(0, 0), (H, 1)]), info("ARCHIVELOG")],
                           {**DB, "dest_name": "LOG_ARCHIVE_DEST_2"}, 1, window=0))
+    return tests
+
+
+# ---------------------------------------------------------------- Data Guard apply (issue 22, O5)
+def apply_tests(pack, tl, n) -> list:
+    """A delayed standby lags by its delay on purpose; a stopped apply is its own alert; a snapshot
+    standby applies nothing by design."""
+    tests = []
+    sb = {"database": "ODSSTBY"}
+    lab = {**ORA, **sb}
+
+    def standby(apply_lag, delay=600, running=1, snapshot=0, computed=1, with_delay=True):
+        before = delay + 2 if with_delay else 2
+        out = [tl.gauge("oracle_dataguard_lag_seconds", {**lab, "kind": "apply"}, [(0, before), (H, apply_lag)]),
+               tl.gauge("oracle_dataguard_lag_seconds", {**lab, "kind": "transport"}, [(0, 1)]),
+               tl.gauge("oracle_dataguard_lag_computed", {**lab, "kind": "apply"}, [(0, 1), (H, computed)]),
+               tl.gauge("oracle_dataguard_lag_computed", {**lab, "kind": "transport"}, [(0, 1)]),
+               tl.gauge("oracle_dataguard_snapshot_standby", lab, [(0, 0), (H, snapshot)])]
+        if with_delay:
+            out.append(tl.gauge("oracle_dataguard_apply_delay_seconds", lab, [(0, delay)]))
+        if running is not None:
+            out.append(tl.gauge("oracle_dataguard_apply_running", {**lab, "inst_id": "1"}, [(0, 1), (H, running)]))
+        return out
+
+    alert = "OracleDataGuardLag"
+    tests.append(quiet("OracleDataGuardLag: a standby 10 minutes behind in apply with a 10-minute apply delay "
+                       "(DELAY_MINS) does not fire", alert, standby(603), n))
+    tests.append(scenario(pack, "OracleDataGuardLag: apply 10 minutes beyond a 10-minute apply delay fires", alert, 0,
+                          standby(1200), {**sb, "kind": "apply"}, 600, window=0))
+    tests.append(scenario(pack, "OracleDataGuardLag: apply 20 minutes behind, no delay exported, fires", alert, 0,
+                          standby(1200, with_delay=False), {**sb, "kind": "apply"}, 1200, window=0))
+    tests.append(quiet("OracleDataGuardLag: apply stopped (its own alert) does not fire on the apply lag", alert,
+                       standby(5000, running=0), n))
+    tests.append(quiet("OracleDataGuardLag: a snapshot standby (no apply during its test) does not fire", alert,
+                       standby(5000, running=None, snapshot=1), n))
+    alert = "OracleDataGuardLagNotComputed"
+    tests.append(quiet("OracleDataGuardLagNotComputed: apply lag not computed while apply is stopped does not fire",
+                       alert, standby(600, running=0, computed=0), n))
+    tests.append(quiet("OracleDataGuardLagNotComputed: apply lag not computed on a snapshot standby does not fire",
+                       alert, standby(600, running=None, snapshot=1, computed=0), n))
+
+    alert = "OracleDataGuardApplyStopped"
+    tests.append(scenario(pack, "OracleDataGuardApplyStopped: no MRP0 on any instance of a physical standby fires",
+                          alert, 0, standby(603, running=0), sb, 0, window=0))
+    two = standby(603, running=None) + [
+        tl.gauge("oracle_dataguard_apply_running", {**lab, "inst_id": "1"}, [(0, 1), (H, 0)]),
+        tl.gauge("oracle_dataguard_apply_running", {**lab, "inst_id": "2"}, [(0, 0), (H, 1)])]
+    tests.append(quiet("OracleDataGuardApplyStopped: apply moved to the other RAC instance does not fire", alert, two, n))
+    restart = standby(603, running=None) + [
+        tl.gauge("oracle_dataguard_apply_running", {**lab, "inst_id": "1"},
+                 [(0, 1), (H, 0), (H + pack.for_min(alert) - 3, 1)])]
+    tests.append(quiet("OracleDataGuardApplyStopped: apply stopped for a switchover or restart and started again "
+                       "within the `for` does not fire", alert, restart, n))
+    tests.append(quiet("OracleDataGuardApplyStopped: a snapshot standby (apply off by design) does not fire", alert,
+                       standby(5000, running=0, snapshot=1), n))
+    primary = [tl.gauge("oracle_database_info", {**ORA, "database": "ODS", "database_role": "PRIMARY",
+                                                 "log_mode": "ARCHIVELOG"}, [(0, 1)]),
+               tl.gauge("oracle_up", {**ORA, "database": "ODS"}, [(0, 1)])]
+    tests.append(quiet("OracleDataGuardApplyStopped: a primary (no apply series) does not fire", alert, primary, n))
     return tests

@@ -16,7 +16,8 @@ GiB = 1 << 30
 def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
     v: dict[str, list[dict[str, Any]]] = {k: [] for k in (
         "GV$SESSION", "GV$RESOURCE_LIMIT", "CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "V$CONTAINERS",
-        "V$RECOVERY_FILE_DEST", "V$DATAGUARD_STATS", "GV$ARCHIVE_DEST", "V$ASM_DISKGROUP_STAT")}
+        "V$RECOVERY_FILE_DEST", "V$DATAGUARD_STATS", "GV$ARCHIVE_DEST", "V$ASM_DISKGROUP_STAT",
+        "GV$ARCHIVE_DEST_STATUS", "GV$MANAGED_STANDBY")}
     for ins in sim.instances:
         i = ins.inst_id
         sessions = [
@@ -37,7 +38,10 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
                                               CURRENT_UTILIZATION=cur, MAX_UTILIZATION=high, LIMIT_VALUE=limit))
         v["GV$ARCHIVE_DEST"].append(row("GV$ARCHIVE_DEST", INST_ID=i, DEST_ID=1, DEST_NAME="LOG_ARCHIVE_DEST_1",
                                         STATUS="VALID", TARGET="PRIMARY", DESTINATION="USE_DB_RECOVERY_FILE_DEST",
-                                        VALID_NOW="YES", ERROR=None, LOG_SEQUENCE=1001))
+                                        VALID_NOW="YES", ERROR=None, LOG_SEQUENCE=1001, DELAY_MINS=0))
+        v["GV$ARCHIVE_DEST_STATUS"].append(row("GV$ARCHIVE_DEST_STATUS", INST_ID=i, DEST_ID=1,
+                                               DEST_NAME="LOG_ARCHIVE_DEST_1", STATUS="VALID", TYPE="LOCAL",
+                                               DATABASE_MODE="OPEN", RECOVERY_MODE="IDLE", GAP_STATUS=None))
     for cid, name, space, block, contents, used, size in (
             (1, "CDB$ROOT", "SYSTEM", 8192, "PERMANENT", 120_000, 4_194_302),
             (1, "CDB$ROOT", "UNDOTBS1", 8192, "UNDO", 9_000, 4_194_302),

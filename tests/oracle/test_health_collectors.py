@@ -245,7 +245,8 @@ def test_dataguard_without_datum_time_column():
              "TIME_COMPUTED": "03/11/2025 09:00:00"}]
     found = samples(dataguard, snap({"V$DATAGUARD_STATS": rows, "V$DATABASE": STANDBY}))
     assert found == {("oracle_dataguard_lag_seconds", (("kind", "apply"),)): 9,
-                     ("oracle_dataguard_lag_computed", (("kind", "apply"),)): 1}
+                     ("oracle_dataguard_lag_computed", (("kind", "apply"),)): 1,
+                     ("oracle_dataguard_snapshot_standby", ()): 0}      # a physical standby (issue 22)
 
 
 CDB_USAGE = [

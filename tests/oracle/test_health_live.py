@@ -89,7 +89,9 @@ def test_intervals_are_configurable_and_a_shared_view_follows_its_most_frequent_
     assert count(conn, "V$DATABASE") == 2                             # also read by instance (every fetch)
 
 
-def test_a_failed_read_is_not_cached():
+def test_a_failed_read_keeps_its_interval_and_is_read_again_after_it():
+    """Issue 22: a slow view that fails is not tried again every scrape (the failure keeps the
+    interval; the error stands meanwhile: no rows were read before), and is read after it."""
     conn, clock = Conn(fail={"CDB_TABLESPACES": "ORA-01013: user requested cancel of current operation"}), \
         FakeClock()
     src = source(conn, clock=clock)
@@ -97,7 +99,10 @@ def test_a_failed_read_is_not_cached():
     conn.fail.clear()
     clock.now += 15
     snap = src.fetch()
-    assert "CDB_TABLESPACES" in snap.views and "CDB_TABLESPACES" not in snap.ages
+    assert count(conn, "CDB_TABLESPACES") == 1 and "CDB_TABLESPACES" in snap.errors
+    clock.now += 300
+    snap = src.fetch()
+    assert "CDB_TABLESPACES" in snap.views and "CDB_TABLESPACES" not in snap.ages and not snap.errors
 
 
 def test_cache_age_is_exported_per_collector():

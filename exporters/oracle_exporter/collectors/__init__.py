@@ -9,6 +9,12 @@ without the ``database`` label (the core adds it and any extra labels).
 ``settings`` needs only ``histogram_events`` and ``latches``; missing
 attributes fall back to DEFAULT_HISTOGRAM_EVENTS / DEFAULT_LATCHES.
 A view absent from the snapshot yields nothing; NULL values are skipped.
+
+Failure isolation is per view (issue 22): a family declares the views it is fed by
+(``Family(..., views=(...))``, default every view of ``SPEC.reads``), and when a view fails the
+exporter removes only the families it feeds (oracle_exporter.exporter.isolated); a collector
+that reads several independent views declares them per family. A view skipped on purpose
+(``snapshot.skipped``: a data dictionary view on a MOUNTED standby) is simply absent.
 """
 from __future__ import annotations
 

@@ -35,28 +35,29 @@ SPEC = Collector(
     metrics=(
         Family("oracle_instance_info", "gauge", "Instance identity, value 1 (GV$INSTANCE, V$DATABASE).", INFO_LABELS,
                source="GV$INSTANCE (INSTANCE_NAME, HOST_NAME, `version` = VERSION_FULL (18c+, e.g. 19.21.0.0.0) else VERSION, which reads 19.0.0.0.0 on every 19c), V$DATABASE (NAME, DB_UNIQUE_NAME 10.1+, DATABASE_ROLE); GV$DATABASE accepted in recordings. `instance_name` = dbhost-exporter's `sid`",
-               note="instance_name is dbhost-exporter's sid.", measure='1'),
+               note="instance_name is dbhost-exporter's sid.", measure='1', views=(INSTANCE.name, DATABASE.name)),
         Family("oracle_instance_start_time_seconds", "gauge",
                "Instance start time, Unix seconds (GV$INSTANCE.STARTUP_TIME, a host-local DATE, converted "
                "with the database host's UTC offset from SYSTIMESTAMP).", _INST,
-               source="GV$INSTANCE.STARTUP_TIME: a DATE, the database host's wall clock, converted with the host's UTC offset from `SYSTIMESTAMP` (read once per fetch, recording key `DUAL`); true Unix time east and west of UTC. A recording without the `DUAL` row: taken as UTC", measure='Unix seconds'),
+               source="GV$INSTANCE.STARTUP_TIME: a DATE, the database host's wall clock, converted with the host's UTC offset from `SYSTIMESTAMP` (read once per fetch, recording key `DUAL`); true Unix time east and west of UTC. A recording without the `DUAL` row: taken as UTC", measure='Unix seconds', views=(INSTANCE.name,)),
         Family("oracle_database_info", "gauge", "Database identity and modes, value 1 (V$DATABASE).",
                ("dbid", "db_name", "db_unique_name", "database_role", "log_mode", "open_mode"),
-               source='V$DATABASE', measure='1'),
+               source='V$DATABASE', measure='1', views=(DATABASE.name,)),
         Family("oracle_background_process_info", "gauge",
                "Background process name to OS process id, value 1 (GV$PROCESS where PNAME is set; "
                "short-lived slaves are counted in oracle_background_slaves instead).", ("inst_id", "pname", "spid"),
-               source='GV$PROCESS where PNAME is set (11.1+); `spid` is the OS pid, for the join with per-process host metrics. Processes that live as long as the instance only: short-lived slaves are counted in `oracle_background_slaves`', measure='1'),
+               source='GV$PROCESS where PNAME is set (11.1+); `spid` is the OS pid, for the join with per-process host metrics. Processes that live as long as the instance only: short-lived slaves are counted in `oracle_background_slaves`', measure='1', views=(PROCESS.name,)),
         Family("oracle_background_slaves", "gauge",
                "Short-lived slave processes now, by family (Jnnn job queue, Pnnn/PZnn parallel execution -- "
-               "PZnn also serve this exporter's GV$ queries --, Wnnn space management, Mnnn MMON, Qnnn AQ).",
-               ("inst_id", "kind"), source='GV$PROCESS rows whose PNAME is a slave of that family now; one series per family instead of one per SPID (a new SPID with every slave)', measure='processes', note="Labels: inst_id, kind (`J` job queue, `P` parallel execution and recovery, `PZ` parallel slaves of GV$ queries, this exporter's included, `W` space management, `M` MMON, `Q` AQ)."),
+               "PZnn also serve this exporter's GV$ queries --, PRnn recovery, Wnnn space management, Mnnn MMON, "
+               "Qnnn AQ).",
+               ("inst_id", "kind"), source='GV$PROCESS rows whose PNAME is a slave of that family now; one series per family instead of one per SPID (a new SPID with every slave)', measure='processes', note="Labels: inst_id, kind (`J` job queue, `P` parallel execution, `PR` recovery slaves of redo apply (PR00.. on a standby), `PZ` parallel slaves of GV$ queries, this exporter's included, `W` space management, `M` MMON, `Q` AQ). MRP0 and LSP0 (redo apply) are background processes in `oracle_background_process_info`, not slaves.", views=(PROCESS.name,)),
         Family("oracle_sga_target_bytes", "gauge",
                "SGA_TARGET, bytes (GV$SYSTEM_PARAMETER; 0 when SGA is sized manually).", _INST,
-               source='GV$SYSTEM_PARAMETER sga_target'),
+               source='GV$SYSTEM_PARAMETER sga_target', views=(PARAMETER.name,)),
         Family("oracle_db_block_size_bytes", "gauge",
                "Database block size, bytes (GV$SYSTEM_PARAMETER db_block_size).", _INST,
-               source='GV$SYSTEM_PARAMETER db_block_size'),
+               source='GV$SYSTEM_PARAMETER db_block_size', views=(PARAMETER.name,)),
     ), doc='Joining Oracle and host metrics: `label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)")` gives a `sid` label to match the dbhost-exporter\'s `dbhost_process_*{sid=...}` series; `oracle_background_process_info{spid}` maps LGWR, DBWn, ARCn... to OS pids.', title='Instance and database')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
@@ -72,15 +73,20 @@ def _database(snapshot: Any) -> dict[str, Any]:
 
 
 # Slave families that Oracle starts and ends on demand (their PNAME carries a number).
-_SLAVE = re.compile(r"^(J|PZ|P|W|M|Q)[0-9A-Z]{2,3}$")
+_SLAVE = re.compile(r"^(J|PR|PZ|P|W|M|Q)[0-9A-Z]{2,3}$")
 _PERSISTENT = {"PMON", "PSP0", "MMON", "MMNL", "MMAN", "QMNC", "PXMN"}
+# Redo apply (issue 22): MRP0 (managed recovery, physical standby) and LSP0 (SQL apply, logical
+# standby) are background processes of their own, never an MMON slave (M + "RP0" looked like
+# one, so a stopped apply could not be seen); PRnn, the recovery slaves of MRP0, are their own
+# slave family "PR" (not parallel execution).
+APPLY_PROCESSES = frozenset({"MRP0", "LSP0", "LSP1", "LSP2"})
 
 
 def slave_kind(pname: str) -> str | None:
     """The slave family of a process name (J000 -> "J", PZ99 -> "PZ", P00A -> "P"), None for a
     background process that lives as long as the instance (PMON, MMON, QMNC, PXMN ...)."""
     name = pname.strip().upper()
-    if name in _PERSISTENT:
+    if name in _PERSISTENT or name in APPLY_PROCESSES:
         return None
     m = _SLAVE.match(name)
     if not m:

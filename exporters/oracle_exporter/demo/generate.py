@@ -53,7 +53,7 @@ from .. import views as registry
 from .. import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from ..snapshot import Snapshot
 from . import tail19c
-from .health import CONTAINERS, HealthModel
+from .health import CONTAINERS, MOUNTED_SKIPPED, HealthModel, mounted_reason
 
 # The names the live statements ask for: the union of what the collectors read.
 _NAMES = declared_names()
@@ -300,8 +300,9 @@ class Database:
 
 DEMO_DB = Database("DEMO", 3951235186, BEFORE, (Instance(1, "DEMO1", "dbhost01", 1),), 48213)
 DEMO_AFTER_DB = replace(DEMO_DB, profile=AFTER, seq0=49877)
-# DEMOSB: physical standby of DEMO (Active Data Guard, read only with apply). Its performance views
-# reuse the "after" shape; what it is for is V$DATAGUARD_STATS (demo/health.py: a transport break).
+# DEMOSB: physical standby of DEMO, MOUNTED (not open: issue 22) with managed recovery (MRP0) and an
+# apply delay. Its performance views reuse the "after" shape; what it is for is V$DATAGUARD_STATS
+# (demo/health.py: a transport break) and the apply (MRP0, its delay, the skipped dictionary views).
 DEMO_STANDBY_DB = Database("DEMOSB", 3951235186, replace(AFTER, name="standby"),
                            (Instance(1, "DEMOSB1", "dbhost02", 1),), 49877)
 # RACDB's hosts run on India Standard Time (UTC+05:30): east of UTC, with a half-hour offset.
@@ -319,6 +320,7 @@ BACKGROUND = ("PMON", "CLMN", "PSP0", "VKTM", "GEN0", "MMAN", "GEN1", "DIAG", "O
 # RAC: global cache and enqueue services, cluster messaging; more LGWR workers, PX and job slaves.
 RAC_BACKGROUND = ("LMON", "LMD0", "LMS0", "LMS1", "LMHB", "LCK0", "RMS0", "RCBG", "ACMS", "GTX0", "RSMN",
                   "IPC0", "PING", "LG02", "LG03", "P000", "P001", "P002", "P003", "J000", "J001")
+STANDBY_BACKGROUND = ("MRP0", "PR00", "PR01")     # managed recovery and its recovery slaves (issue 22)
 PGA_MB = {"DBW0": 9.5, "DBW1": 9.4, "LGWR": 11.2, "LG00": 3.1, "LG01": 3.1, "CKPT": 5.6, "SMON": 4.8,
           "MMON": 14.3, "ARC0": 6.2, "ARC1": 6.1, "PMON": 2.6, "DIA0": 3.4, "LMS0": 21.0, "LMS1": 20.8}
 
@@ -591,6 +593,11 @@ class InstanceModel:
         for pid, pname in enumerate(names, start=2):
             mb = PGA_MB.get(pname, 1.9)
             self.processes.append((pid, str(base_spid + 3 * pid + rng.randrange(3)), pname, half_up(mb * MiB)))
+        if db.profile.name == "standby":      # its own random stream: the other series stay as they were
+            extra = random.Random(f"{seed}/standby-processes/{db.name}/{inst.inst_id}")
+            for pid, pname in enumerate(STANDBY_BACKGROUND, start=2 + len(names)):
+                self.processes.append((pid, str(base_spid + 3 * pid + extra.randrange(3)), pname,
+                                       half_up(PGA_MB.get(pname, 1.9) * MiB)))
         self.proc_max = {pname: half_up(base * 1.35) for _, _, pname, base in self.processes}
 
         # sysmetric: one value per 60-second interval
@@ -860,7 +867,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         views["V$DATABASE"] = [{"DBID": db.dbid, "NAME": "DEMO" if standby else db.name, "DB_UNIQUE_NAME": db.name,
                                 "DATABASE_ROLE": "PHYSICAL STANDBY" if standby else "PRIMARY",
                                 "LOG_MODE": "ARCHIVELOG",
-                                "OPEN_MODE": "READ ONLY WITH APPLY" if standby else "READ WRITE"}]
+                                "OPEN_MODE": "MOUNTED" if standby else "READ WRITE"}]
         # last archived sequence per thread: the CURRENT group's sequence - 1
         archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
         views.update(health.views(i, archived))
@@ -871,7 +878,8 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         now = (START + _dt.timedelta(seconds=i * dt)).astimezone(zone)
         views["DUAL"] = [{"SYSTIMESTAMP": now.isoformat(timespec="microseconds")}]
         registry.with_con_id(views)      # every dynamic view's rows carry CON_ID (0: the whole instance)
-        out.append(Snapshot(db.name, rfc3339(START + _dt.timedelta(seconds=i * dt)), views))
+        skipped = {name: mounted_reason() for name in MOUNTED_SKIPPED} if standby else {}
+        out.append(Snapshot(db.name, rfc3339(START + _dt.timedelta(seconds=i * dt)), views, skipped=skipped))
     return out
 
 
@@ -924,7 +932,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", choices=PROFILES, default="before",
                         help="before / after: field-notes section 1 columns (database DEMO); "
                              "rac-outage: DEMO plus two-instance RACDB with an outage; "
-                             "standby: DEMOSB, physical standby of DEMO, losing contact with its primary")
+                             "standby: DEMOSB, MOUNTED physical standby of DEMO with a delayed apply, losing contact with its primary")
     parser.add_argument("--minutes", type=float, default=35.0, help="length of the recording (default 35)")
     parser.add_argument("--interval", type=int, default=15, help="seconds between snapshots (default 15)")
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")

@@ -25,6 +25,13 @@ the database's own load where one exists:
   physical standby: lags of a second or two, then the network to the primary breaks
   (transport lag not computed, DATUM_TIME frozen), then the gap is resolved and the lags
   shrink back.
+* Issue 22: DEMOSB is MOUNTED (not open: its data dictionary views, the tablespace views, are
+  skipped, as the live source records them) with managed recovery running (MRP0 with its
+  recovery slaves PR00/PR01 in GV$PROCESS, GV$MANAGED_STANDBY) and an apply delay of
+  STANDBY_DELAY_MINUTES (DELAY_MINS; RECOVERY_MODE MANAGED: not real time), so its apply lag
+  is the delay plus a few seconds. DEMO's destination to DEMOSB carries the same DELAY_MINS;
+  GV$ARCHIVE_DEST_STATUS gives each remote destination's apply mode and gap (RACDB's goes from
+  NO GAP to RESOLVABLE GAP when its destination fails).
 * V$ASM_DISKGROUP_STAT: RACDB on ASM (DATA normal redundancy with one disk offline after
   the middle, FRA external); DEMO and DEMOSB without ASM: no rows.
 """
@@ -108,6 +115,16 @@ GCS_RESOURCES_LIMIT = 1_663_488     # INITIAL_ALLOCATION = LIMIT_VALUE: sized fr
 
 # transport break of the standby demo: (start, end) as shares of the recording
 BREAK = (0.4, 0.7)
+# DEMOSB's apply delay (the DELAY attribute of DEMO's LOG_ARCHIVE_DEST_2), minutes
+STANDBY_DELAY_MINUTES = 10
+# the data dictionary views a MOUNTED database refuses (ORA-01219), as the live source skips them
+MOUNTED_SKIPPED = ("CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES")
+
+
+def mounted_reason() -> str:
+    """The reason the live source records for a skipped data dictionary view on a MOUNTED standby."""
+    return ("not read: the database is MOUNTED (PHYSICAL STANDBY), and a data dictionary view needs an open "
+            "database (ORA-01219); the dynamic performance views (V$, GV$) are read as usual")
 
 
 def poisson(rng: random.Random, lam: float) -> int:
@@ -282,8 +299,47 @@ class HealthModel:
                         seq = self._frozen.setdefault((iid, dest_id), archived)
                 rows.append({"INST_ID": iid, "DEST_ID": dest_id, "DEST_NAME": f"LOG_ARCHIVE_DEST_{dest_id}",
                              "STATUS": status, "TARGET": target, "DESTINATION": destination,
-                             "VALID_NOW": valid_now, "ERROR": error, "LOG_SEQUENCE": seq})
+                             "VALID_NOW": valid_now, "ERROR": error, "LOG_SEQUENCE": seq,
+                             "DELAY_MINS": self.delay_minutes(destination)})
         return rows
+
+    def delay_minutes(self, destination: str) -> int:
+        """DELAY_MINS of a destination: DEMO delays the apply on its standby DEMOSB."""
+        return STANDBY_DELAY_MINUTES if destination == "demosb" else 0
+
+    # -- GV$ARCHIVE_DEST_STATUS (issue 22) ----------------------------------------
+    def archive_dest_status(self, i: int) -> list[dict]:
+        rows = []
+        for m in self.models:
+            iid = m.inst.inst_id
+            for dest_id, target, destination, valid_now in self.setup.dests:
+                local = target == "PRIMARY"
+                if local:
+                    kind, mode, recovery, gap = "LOCAL", "MOUNTED-STANDBY" if self.setup.standby else "OPEN", \
+                        ("MANAGED" if self.setup.standby else "IDLE"), None
+                elif valid_now != "YES":                    # the standby's destination to its primary
+                    kind, mode, recovery, gap = "PHYSICAL", "UNKNOWN", "IDLE", None
+                else:
+                    delayed = self.delay_minutes(destination) > 0
+                    kind, mode = "PHYSICAL", "MOUNTED-STANDBY"
+                    recovery = "MANAGED" if delayed else "MANAGED REAL TIME APPLY"
+                    gap = "NO GAP"
+                    err = self.setup.dest_error
+                    if err and err[0] == dest_id and i >= int(self.n * err[1]):
+                        gap, mode = "RESOLVABLE GAP", "UNKNOWN"
+                rows.append({"INST_ID": iid, "DEST_ID": dest_id, "DEST_NAME": f"LOG_ARCHIVE_DEST_{dest_id}",
+                             "STATUS": "VALID", "TYPE": kind, "DATABASE_MODE": mode, "RECOVERY_MODE": recovery,
+                             "GAP_STATUS": gap})
+        return rows
+
+    # -- GV$MANAGED_STANDBY (issue 22): MRP0 on the standby, nothing on a primary ----
+    def managed_standby(self, i: int) -> list[dict]:
+        if not self.setup.standby:
+            return []
+        lo, hi = int(self.n * BREAK[0]), int(self.n * BREAK[1])
+        status = "WAIT_FOR_LOG" if lo <= i <= hi else "APPLYING_LOG"
+        return [{"INST_ID": m.inst.inst_id, "PROCESS": "MRP0", "STATUS": status,
+                 "DELAY_MINS": STANDBY_DELAY_MINUTES} for m in self.models[:1]]
 
     # -- V$DATAGUARD_STATS ---------------------------------------------------
     def dataguard_stats(self, i: int) -> list[dict]:
@@ -303,6 +359,8 @@ class HealthModel:
             behind = max(0, (hi - lo) * self.dt - (i - hi) * self.dt * 4)
             datum = now - _dt.timedelta(seconds=1)
             transport, apply = interval_text(behind), interval_text(behind + 2)
+        # the configured delay (DELAY_MINS): redo is applied that long after it arrives (issue 22)
+        apply = interval_text(interval_seconds(apply) + STANDBY_DELAY_MINUTES * 60)
         finish = interval_text(0.4 + (0 if transport is None else 0.02 * (interval_seconds(transport))), 3)
         computed = mdy(now)
         return [
@@ -342,7 +400,11 @@ class HealthModel:
         out = {"GV$SESSION": self.session(i), "GV$RESOURCE_LIMIT": self.resource_limit(i),
                **self.tablespace_rows(i), "V$RECOVERY_FILE_DEST": self.recovery_file_dest(i),
                "V$DATAGUARD_STATS": self.dataguard_stats(i), "GV$ARCHIVE_DEST": self.archive_dest(i, sequences),
-               "V$ASM_DISKGROUP_STAT": self.asm_diskgroup(i)}
+               "V$ASM_DISKGROUP_STAT": self.asm_diskgroup(i),
+               "GV$ARCHIVE_DEST_STATUS": self.archive_dest_status(i), "GV$MANAGED_STANDBY": self.managed_standby(i)}
+        if self.setup.standby:       # MOUNTED: the data dictionary views are skipped, not read
+            for name in MOUNTED_SKIPPED:
+                del out[name]
         return out
 
 

@@ -42,7 +42,13 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
 * A view whose collectors have a minimum interval (oracle_exporter.intervals:
   tablespaces every 5 minutes by default) is read at most once per interval;
   in between the rows read last are served again and ``snapshot.ages[view]``
-  says how old they are. A failed read is not cached (tried again next fetch).
+  says how old they are. A failed read keeps the interval too (issue 22): the view is not
+  tried again before its interval has passed; meanwhile the rows read last are served while
+  they are younger than twice the interval (their age says so), else the error stands.
+* The open mode is read first (V$DATABASE.OPEN_MODE; connected to a PDB, V$CONTAINERS.OPEN_MODE
+  of that PDB): on a MOUNTED database (a physical standby) the data dictionary views (DBA_,
+  CDB_) are not read at all, and ORA-01219 on any view is a skip, not an error; skipped views
+  are in ``snapshot.skipped`` (recorded and replayed).
 * Custom SQL statements (oracle_exporter.custom) run after the views, each with
   its own call timeout (never beyond the fetch budget) and interval, only on the
   databases and containers (scope) they are for; a failure or a timeout of one
@@ -77,9 +83,9 @@ from exporter_common.config import ConfigError
 from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, TIMEOUT_CODES,
-                          entry, retry_for)
-from ..views import View, grant_for, refused
+from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, NOT_OPEN,
+                          TIMEOUT_CODES, entry, retry_for)
+from ..views import DATABASE, View, grant_for, refused
 from ..snapshot import Snapshot, now_rfc3339
 from . import failed_snapshot
 
@@ -123,6 +129,11 @@ def init_driver(thick: bool = False, lib_dir: str | None = None, config_dir: str
 # Views whose rows inside a PDB are the PDB's share (or none) rather than the instance's
 # (declared in the view registry: View.refused_in).
 PDB_REFUSED = refused("pdb")
+# Data dictionary views (DBA_, CDB_): a MOUNTED database (a physical standby) or a closed PDB
+# refuses them (ORA-01219); they are skipped there, not counted as errors (issue 22).
+MOUNTED_REFUSED = refused("mounted")
+# The open mode of the session's own PDB (connected to a PDB, V$DATABASE shows the CDB's).
+PDB_OPEN_MODE_SQL = "SELECT OPEN_MODE FROM V$CONTAINERS WHERE CON_ID = SYS_CONTEXT('USERENV', 'CON_ID')"
 
 # SYSTIMESTAMP as ISO 8601 text with the host's UTC offset (contract: recording key DUAL).
 CLOCK_SQL = ("SELECT TO_CHAR(SYSTIMESTAMP, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF6TZH:TZM') AS SYSTIMESTAMP FROM DUAL")
@@ -306,6 +317,9 @@ class LiveSource:
         self.clock = clock
         self.intervals = view_intervals(collectors, settings)
         self._cache: dict[str, tuple[float, str, list[dict[str, Any]]]] = {}  # key -> (read at, key used, rows)
+        self._held: dict[str, tuple[float, str, str, str]] = {}  # slow view -> (failed at, "error"|"skip",
+                                                                 # snapshot key, text): not retried before
+                                                                 # its interval has passed
         self.custom = [q for q in getattr(settings, "custom_queries", ()) or () if q.runs_on(db.name)]
         self.container: tuple[int, str] = (0, "")   # (CON_ID, CON_NAME) of this session's container
         self._conn: Any = None
@@ -449,6 +463,79 @@ class LiveSource:
                f"view holds that PDB's share or nothing; instance-wide statistics need a connection to "
                f"CDB$ROOT (a common user with CONTAINER_DATA=ALL) or to a non-CDB")
         return {v: why for v in PDB_REFUSED}
+
+    def _not_open(self, conn: Any, deadline: float, snap: Snapshot) -> dict[str, str]:
+        """{view: why} of the planned data dictionary views not to read because the database is
+        MOUNTED (a physical standby: ORA-01219 on every DBA_/CDB_ view) or, connected to a PDB,
+        that PDB is not open. V$DATABASE (planned for the instance and dataguard collectors) is
+        read here, first, and kept in the snapshot; without it (not planned, or it failed) the
+        open mode is unknown and every view is tried (ORA-01219 is then a skip all the same)."""
+        if not MOUNTED_REFUSED or not any(v.name == DATABASE.name for v in self.plan.views):
+            return {}
+        self._read_view(conn, DATABASE, deadline, snap)
+        rows = snap.views.get(DATABASE.name) or []
+        mode = str(rows[0].get("OPEN_MODE") or "").strip().upper() if rows else ""
+        role = str(rows[0].get("DATABASE_ROLE") or "").strip().upper() if rows else ""
+        where = f"the database is {mode} ({role or 'role unknown'})"
+        con_id, name = self.container
+        if mode != "MOUNTED" and con_id > 2:
+            self._statement_timeout(conn, deadline, "V$CONTAINERS")
+            try:
+                found = self._run(conn, PDB_OPEN_MODE_SQL, {})
+            except Exception as exc:
+                if not self._healthy(conn):
+                    raise _Abort(f"session lost while reading V$CONTAINERS: {error_text(exc)}") from None
+                found = []
+            mode = str(found[0].get("OPEN_MODE") or "").strip().upper() if found else ""
+            where = f"the pluggable database {name or '?'} is {mode}"
+        if mode != "MOUNTED":
+            return {}
+        why = (f"not read: {where}, and a data dictionary view needs an open database (ORA-01219); "
+               f"the dynamic performance views (V$, GV$) are read as usual")
+        return {v: why for v in MOUNTED_REFUSED}
+
+    def _hold(self, view: View, interval: float, now: float, snap: Snapshot) -> None:
+        """A view with an interval that failed (or was skipped) in this fetch keeps its interval:
+        it is not tried again before ``interval`` has passed. While the rows read last are
+        younger than twice the interval they are served instead of the error (their age says
+        how old they are: oracle_collector_cache_age_seconds beyond the interval)."""
+        key, kind = next(((k, "error") for k in snap.errors if k == view.name or k in
+                          {v.name for v in view.variants()}), (None, ""))
+        if key is None:
+            key = next((k for k in snap.skipped if k in {v.name for v in view.variants()}), None)
+            kind = "skip"
+        if key is None:
+            return
+        text = snap.errors[key] if kind == "error" else snap.skipped[key]
+        self._held[view.name] = (now, kind, key, text)
+        if kind == "error" and self._stale(view.name, interval, now, snap):
+            log.warning("database %s: %s failed (%s): serving the rows read %.0f s ago; tried again in %g s",
+                        self.name, key, text, snap.ages.get(self._cache[view.name][1], 0.0), interval)
+            del snap.errors[key]
+
+    def _still_held(self, view: str, interval: float, now: float, snap: Snapshot) -> bool:
+        """True (the snapshot filled in) while a failed or skipped view waits for its interval."""
+        held = self._held.get(view)
+        if held is None:
+            return False
+        at, kind, key, text = held
+        if interval <= 0 or now - at >= interval:
+            del self._held[view]
+            return False
+        if kind == "skip":
+            snap.skipped[key] = text
+        elif not self._stale(view, interval, now, snap):
+            snap.errors[key] = text
+        return True
+
+    def _stale(self, view: str, interval: float, now: float, snap: Snapshot) -> bool:
+        """Serve the rows read last if they are younger than twice the interval."""
+        hit = self._cache.get(view)
+        if hit is None or now - hit[0] >= 2 * interval:
+            return False
+        snap.views[hit[1]] = hit[2]
+        snap.ages[hit[1]] = round(now - hit[0], 3)
+        return True
 
     def _in_scope(self, scope: str) -> bool:
         con_id = self.container[0]
@@ -626,6 +713,10 @@ class LiveSource:
                          "this session", self.name, current.name)
                 self._without_con_id.add(current.name)
                 continue
+            if text.startswith(NOT_OPEN):   # MOUNTED standby, closed PDB: a skip, not an error
+                log.debug("database %s: view %s skipped: %s", self.name, current.name, text)
+                snap.skipped[current.name] = f"not read: {text} (the database or this PDB is not open)"
+                return
             fallback = next((fb for fb in current.fallbacks if text.startswith(fb.codes)), None)
             if fallback is None:
                 log.debug("database %s: view %s failed: %s", self.name, current.name, text)
@@ -663,20 +754,27 @@ class LiveSource:
                 now = self.clock()
                 self._read_clock(conn, deadline, snap)
                 refused = self._refused_in_pdb()
+                not_open = self._not_open(conn, deadline, snap)
                 for view in self.plan.views:
                     if view.name in refused:
                         snap.errors[view.name] = refused[view.name]
                         continue
+                    if view.name in not_open:
+                        snap.skipped[view.name] = not_open[view.name]
+                        continue
+                    if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
+                        continue
                     interval = self.intervals.get(view.name, 0.0)
-                    if self._cached(view.name, interval, now, snap):
+                    if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
                         continue
                     before = set(snap.views)
                     self._read_view(conn, view, deadline, snap)
                     read = [k for k in snap.views if k not in before]
                     if interval > 0 and read:
                         self._cache[view.name] = (now, read[0], snap.views[read[0]])
+                        self._held.pop(view.name, None)
                     elif interval > 0:
-                        self._cache.pop(view.name, None)
+                        self._hold(view, interval, now, snap)
                 self._read_custom(conn, now, deadline, snap)
             except _Abort as exc:
                 return self._fail(str(exc), exc.drop)

@@ -289,7 +289,8 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
                     continue
                 new_rows.extend(_shift_row(r, spec, view, ident, deltas, held) for r in where.rows)
         views[view] = new_rows
-    return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors))
+    return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors), dict(snapshot.ages),
+                    dict(snapshot.skipped))
 
 
 # The longest line a replay reads: a snapshot of a large RAC database is a few MB; a longer
