@@ -197,12 +197,12 @@ def build(cfg: Config):
     ]
     o4a, o4o = cfg.th("O4_asm"), cfg.th("O4_asm_offline")
     o5s, o5d = cfg.th("O5_lag_stale"), cfg.th("O5_archive_dest")
-    asm_ratio = (f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / "
+    asm_ratio = (f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / "
                  f"(oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)")
     limits += [
-        ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least usable file space "
-         f"(room files can still use with redundancy restorable after a disk failure) against its size: a "
-         f"ticket below {o4a.colour_at:.0%}; negative: a failed disk could not be re-mirrored. Lowest first.",
+        ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least space left for files "
+         f"(USABLE_FILE_MB, or free space per copy / raw free for FLEX and EXTEND groups) against its size: a "
+         f"ticket below {o4a.colour_at:.0%}; negative: a failure group lost now could not be re-mirrored. Lowest first.",
          "percentunit", f"min by (database) ({asm_ratio})", o4a),
         ("ASM disks offline", "[O4] Per database on ASM, offline disks in its disk groups: any is a ticket "
          "(OracleAsmDiskOffline), the group runs without its redundancy.", "none",
