@@ -252,3 +252,28 @@ def test_background_kinds_from_program():
     assert sessions.background_kind("oracle@db1 (BW12)") == "dbwr"
     assert sessions.background_kind("oracle@db1 (ARC3)") == "arch"
     assert sessions.background_kind("oracle@db1 (SMON)") == "background"
+
+
+def test_live_11_2_reads_the_dba_views_and_the_tablespaces_collector_is_not_failed():
+    """11.2 answers ORA-00942 for the CDB_ views and V$CONTAINERS: the live source reads the DBA_
+    views and V$INSTANCE in their place, so no view of the tablespaces collector is in error
+    (a collector fails when a view it reads failed) and its metrics come from the DBA_ rows."""
+    from oracle_exporter.config import DatabaseConfig, Settings
+    from oracle_exporter.sources.live import LiveSource
+    from oracle_sim import FakeClock, FakeConnection
+
+    missing = "ORA-00942: table or view does not exist"
+    conn = FakeConnection(
+        fail={"CDB_TABLESPACE_USAGE_METRICS": missing, "CDB_TABLESPACES": missing, "V$CONTAINERS": missing},
+        rows={"DBA_TABLESPACE_USAGE_METRICS": [("USERS", 1_000_000, 1_048_576), ("ARCH", 5000, 5000)],
+              "DBA_TABLESPACES": [("USERS", 8192, "PERMANENT", "ONLINE"), ("ARCH", 8192, "PERMANENT", "READ ONLY")],
+              "V$INSTANCE": [("ods1", 0)]})
+    db = DatabaseConfig("ods", dsn="h:1521/S", user="mon", password="pw", timeout_seconds=4)
+    src = LiveSource(db, Settings(), connect=lambda d, t: conn, clock=FakeClock())
+    snap = src.fetch()                  # the fallback statements are read in the same fetch
+    assert not set(tablespaces.VIEWS) & set(snap.errors), snap.errors
+    found = samples(tablespaces, snap)
+    assert one(found, "oracle_tablespace_used_bytes", container="", tablespace="USERS",
+               contents="PERMANENT") == 1_000_000 * 8192
+    assert one(found, "oracle_tablespace_info", container="", tablespace="ARCH", contents="PERMANENT",
+               status="READ ONLY") == 1
