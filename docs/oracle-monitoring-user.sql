@@ -69,7 +69,7 @@ GRANT SELECT ON SYS.GV_$SYSMETRIC TO oramon;
 GRANT SELECT ON SYS.V_$DATABASE TO oramon;
 
 -- collector sessions: Sessions now: on CPU, waiting on which event, blocked (GV$SESSION, sampled each scrape).
-GRANT SELECT ON SYS.GV_$SESSION TO oramon;   -- since 11.2
+GRANT SELECT ON SYS.GV_$SESSION TO oramon;   -- since 11.1
 
 -- collector resource_limits: Use of processes, sessions, transactions ... against their limit (ORA-00020, ORA-00018).
 GRANT SELECT ON SYS.GV_$RESOURCE_LIMIT TO oramon;

@@ -422,17 +422,24 @@ RESOURCE_LIMIT = register(View(
 # the aggregates alone (idle waits and background sessions are not counted as active). A blocker
 # absent from the rows is then a user session without a transaction (DBMS_LOCK, a library cache pin).
 # FINAL_BLOCKING_* (11.2+) name the root of a chain of blockers.
+_SESSION_WHERE = ("((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle') "
+                  "OR TYPE = 'BACKGROUND' OR TADDR IS NOT NULL) "
+                  "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))")
+SESSION_WITHOUT_FINAL = View(
+    "GV$SESSION",
+    ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
+     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION", "SERIAL#", "USERNAME", "PROGRAM"),
+    identity=("INST_ID", "SID"), where=_SESSION_WHERE,
+    doc="V$SESSION before 11.2 (no FINAL_BLOCKING_*: the immediate blocker counts as the root)")
 SESSION = register(View(
     "GV$SESSION",
     ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
      "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION",
      "SERIAL#", "USERNAME", "PROGRAM",
      "FINAL_BLOCKING_SESSION_STATUS", "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION"),
-    identity=("INST_ID", "SID"),
-    where="((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle') "
-          "OR TYPE = 'BACKGROUND' OR TADDR IS NOT NULL) "
-          "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))",
-    since="11.2", doc="V$SESSION, sessions on CPU or in a non-idle wait, background sessions and transaction "
+    identity=("INST_ID", "SID"), where=_SESSION_WHERE,
+    fallbacks=(Fallback(MISSING_COLUMN, SESSION_WITHOUT_FINAL, "V$SESSION.FINAL_BLOCKING_* need 11.2"),),
+    since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait, background sessions and transaction "
                       "holders (the blockers); WAIT_TIME_MICRO 11.1+, FINAL_BLOCKING_* 11.2+"))
 
 # time_model collector

@@ -20,7 +20,9 @@ def test_asm_never_reads_the_rescanning_view():
 
 
 def test_session_statement_selects_the_contract_columns_and_skips_idle_and_itself():
-    sql = statements()["GV$SESSION"]
+    sql = views.SESSION.statement().sql
+    before_11_2 = views.SESSION.fallbacks[0].use.statement().sql      # no FINAL_BLOCKING_* columns
+    assert "FINAL_BLOCKING" not in before_11_2 and before_11_2.endswith(sql[sql.index(" FROM "):])
     assert sql.startswith("SELECT INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, "
                           "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION, "     # the contract's
                           "SERIAL#, USERNAME, PROGRAM, FINAL_BLOCKING_SESSION_STATUS, FINAL_BLOCKING_INSTANCE, "
