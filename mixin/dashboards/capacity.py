@@ -186,8 +186,11 @@ def build(cfg: Config):
                          [q(f'{R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}}',
                             "{{database}}/{{inst_id}} {{resource}}")], w=12, th=o4r),
         timeseries_panel("Tablespaces: the 10 fullest", f"[O4] Permanent tablespaces against the size they can "
-                         f"reach (autoextensible files at MAXSIZE); a ticket above {o4t.colour_at:.0%}.", "percentunit",
-                         [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', ts_leg)], w=12, th=o4t),
+                         f"reach (autoextensible files at MAXSIZE; READ ONLY and OFFLINE ones left out); a ticket "
+                         f"above {o4t.colour_at:.0%}.", "percentunit",
+                         [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on (database, '
+                            f'container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})',
+                            ts_leg)], w=12, th=o4t),
         timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
                          f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
                          f"{cfg.th('O4_tablespace_days').value:g} days.", "d",

@@ -187,8 +187,10 @@ def build(cfg: Config):
          f"{cfg.th('O4_resource_crit').colour_at:.0%} (ORA-00020 / ORA-00018 at 100%).", "percentunit",
          f'max by (database) ({R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}})', o4r),
         ("Fullest tablespace", f"[O4] Per database, the fullest permanent tablespace against the size it can "
-         f"reach: a ticket above {o4t.colour_at:.0%}, a page above {cfg.th('O4_tablespace_crit').colour_at:.0%}.",
-         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', o4t),
+         f"reach (READ ONLY and OFFLINE ones left out: they cannot grow): a ticket above {o4t.colour_at:.0%}, a "
+         f"page above {cfg.th('O4_tablespace_crit').colour_at:.0%} with little room left or when full within hours.",
+         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on '
+         f'(database, container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})', o4t),
         ("Recovery area used", f"[O4, R15] Per database, the fast recovery area in use net of what Oracle "
          f"reclaims by itself: a ticket above {o4f.colour_at:.0%}; when full, archiving and then commits stop.",
          "percentunit", f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})", o4f),
