@@ -79,7 +79,8 @@ GRANT SELECT ON SYS.CDB_TABLESPACE_USAGE_METRICS TO oramon;   -- since 12.1; on 
 GRANT SELECT ON SYS.DBA_TABLESPACE_USAGE_METRICS TO oramon;   -- needs an open database
 GRANT SELECT ON SYS.CDB_TABLESPACES TO oramon;   -- since 12.1; on ORA-00942, ORA-04043 reads DBA_TABLESPACES (CDB_ views need 12.1); needs an open database
 GRANT SELECT ON SYS.DBA_TABLESPACES TO oramon;   -- needs an open database
-GRANT SELECT ON SYS.V_$CONTAINERS TO oramon;   -- since 12.1
+GRANT SELECT ON SYS.V_$CONTAINERS TO oramon;   -- since 12.1; on ORA-00942, ORA-04043 reads V$INSTANCE (no containers before 12.1)
+GRANT SELECT ON SYS.V_$INSTANCE TO oramon;
 
 -- collector recovery_area: The fast recovery area: limit, used, reclaimable (V$RECOVERY_FILE_DEST).
 GRANT SELECT ON SYS.V_$RECOVERY_FILE_DEST TO oramon;   -- since 10.1
@@ -92,8 +93,10 @@ GRANT SELECT ON SYS.GV_$ARCHIVE_DEST_STATUS TO oramon;   -- since 11.2
 -- collector archive_dest: Archive destinations in use, their state and error (GV$ARCHIVE_DEST).
 GRANT SELECT ON SYS.GV_$ARCHIVE_DEST TO oramon;
 
--- collector asm: ASM disk group space and state (V$ASM_DISKGROUP_STAT: no disk discovery).
+-- collector asm: ASM disk group space by redundancy type, failure groups and state (V$ASM_DISKGROUP_STAT: no disk discovery).
 GRANT SELECT ON SYS.V_$ASM_DISKGROUP_STAT TO oramon;
+GRANT SELECT ON SYS.V_$ASM_DISK_STAT TO oramon;
+GRANT SELECT ON SYS.V_$ASM_CLIENT TO oramon;
 
 -- collector pdb (opt-in): Per-PDB DB time, statistics, non-Idle waits, latency histograms and AAS from one CDB$ROOT connection (GV$CON_* views, 12.2+).
 GRANT SELECT ON SYS.GV_$CON_SYS_TIME_MODEL TO oramon;   -- since 12.2

@@ -218,11 +218,16 @@ def _hangs(cfg: Config) -> list[dict]:
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
                          "({{ $labels.wait_class }}) on " + _DB + " (threshold ${O2_wait|dur}, O2): an I/O, a library "
                          "cache or row cache lock or a background process is hung."),
+        # issue 22: only sessions a *user* session blocks (row lock, enqueue); a commit waiting on LGWR or a
+        # log switch on the archiver is blocked by a background process (OracleCommitsStuck's finding)
         dict(alert="OracleSessionsBlocked", ids=["O2_blocked"], layer="oracle", dashboard="oracle-waits",
-             expr="max by (" + cfg.by("database", "inst_id") + ") (oracle_sessions_blocked_longest_seconds) > ${O2_blocked}",
-             summary="Sessions are blocked by other sessions on " + _DB,
-             description="A session on " + _DB + " has been blocked by another session for {{ $value | humanizeDuration }} "
-                         "(threshold ${O2_blocked|dur}, O2): a row lock or enqueue holder is not committing."),
+             expr="max by (" + cfg.by("database", "inst_id", "blocker_kind") + ") "
+                  "(oracle_sessions_blocked_by_longest_seconds{blocker_kind=\"user\"}) > ${O2_blocked}",
+             summary="Sessions are blocked by a {{ $labels.blocker_kind }} session (row lock) on " + _DB,
+             description="A session on " + _DB + " has been blocked by a {{ $labels.blocker_kind }} session for "
+                         "{{ $value | humanizeDuration }} (threshold ${O2_blocked|dur}, O2): a row lock or enqueue "
+                         "holder is not ending its transaction. oracle_session_blocker_blocked_sessions names the "
+                         "root blocker (inst_id, sid, serial, username, program)."),
 
     ]
 
@@ -355,6 +360,18 @@ def _redo(cfg: Config) -> list[dict]:
 def _space(cfg: Config) -> list[dict]:
     """Space, limits, standby (O4, O5)."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    # issue 22: a READ ONLY or OFFLINE tablespace cannot grow: never judged (oracle_tablespace_info{status})
+    ts_on = cfg.by("database", "container", "tablespace")
+    ts_judged = "\nunless on (" + ts_on + ") oracle_tablespace_info{status=~\"READ ONLY|OFFLINE\"}"
+    ts_by = cfg.by("database", "container", "tablespace", "contents")
+    ts_room = ("max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})\n"
+               "  - max by (" + ts_by + ") (oracle_tablespace_used_bytes{contents=\"PERMANENT\"})")
+    # issue 22: one ASM disk group seen by several databases is one alert: (asm_cluster, diskgroup) from the
+    # info metric, per scrape target (the target labels every alert keeps: one exporter serving the databases
+    # of a cluster gives one alert per disk group)
+    dg_one = cfg.by("asm_cluster", "diskgroup")
+    dg_db = cfg.by("database", "diskgroup")
+    dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (oracle_asm_diskgroup_info)"
     return [
         dict(alert="OracleResourceLimitNear", ids=["O4_resource"], layer="oracle", dashboard="oracle-capacity",
              expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource}",
@@ -368,28 +385,50 @@ def _space(cfg: Config) -> list[dict]:
              description="{{ $labels.resource }} in use is {{ $value | humanizePercentage }} of its limit on " + _DB +
                          " (threshold ${O4_resource_crit|pct}, O4): the next logons fail with ORA-00020/ORA-00018."),
         dict(alert="OracleTablespaceFull", ids=["O4_tablespace"], layer="oracle", dashboard="oracle-capacity",
-             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace}",
+             doc="A permanent ONLINE tablespace uses more than ${O4_tablespace|pct} of the size it can reach "
+                 "(READ ONLY and OFFLINE tablespaces are never judged).",
+             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace}" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} is filling up",
              description="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} uses "
                          "{{ $value | humanizePercentage }} of the size it can reach (threshold ${O4_tablespace|pct}, O4): "
                          "at 100% inserts fail with ORA-01653."),
         dict(alert="OracleTablespaceFull", ids=["O4_tablespace_crit"], layer="oracle", dashboard="oracle-capacity",
-             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_crit}",
+             doc="A permanent ONLINE tablespace above ${O4_tablespace_crit|pct} of the size it can reach **and** with "
+                 "less than ${O4_tablespace_crit.floor.free} bytes left (percent alone never pages: a 20 TB "
+                 "tablespace at 97.5% still has 500 GB).",
+             expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_crit}\n"
+                  "and on (" + ts_on + ") (" + ts_room + ") < ${O4_tablespace_crit.floor.free}" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} is nearly full",
              description="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} uses "
-                         "{{ $value | humanizePercentage }} of the size it can reach (threshold ${O4_tablespace_crit|pct}, "
-                         "O4): inserts are about to fail with ORA-01653."),
+                         "{{ $value | humanizePercentage }} of the size it can reach with less than "
+                         "${O4_tablespace_crit.floor.free|num} bytes left (threshold ${O4_tablespace_crit|pct}, O4; "
+                         "percent alone never pages): inserts are about to fail with ORA-01653."),
         dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_days"], layer="oracle", dashboard="oracle-capacity",
              doc="At the growth of the last 6 hours a permanent tablespace that is at least "
                  "${O4_tablespace_days.floor.used|pct} full reaches its maximum size within ${O4_tablespace_days} days.",
              expr="(oracle_tablespace_max_bytes{contents=\"PERMANENT\"} - oracle_tablespace_used_bytes{contents=\"PERMANENT\"})\n"
                   "  / (deriv(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h]) > 0) / 86400 < ${O4_tablespace_days}\n"
                   "and on (" + cfg.by("database", "container", "tablespace") + ")\n" +
-                  R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_days.floor.used}",
+                  R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_days.floor.used}" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} fills up within days",
              description="At the growth of the last 6 hours tablespace {{ $labels.tablespace }} of "
                          "{{ $labels.database }} reaches the size it can reach in {{ $value | printf \"%.1f\" }} days "
                          "(threshold ${O4_tablespace_days} days, O4): add space in working hours."),
+        dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_hours"], layer="oracle", dashboard="oracle-capacity",
+             doc="At the growth of the last 6 hours (predict_linear) a permanent ONLINE tablespace reaches the size "
+                 "it can reach within ${O4_tablespace_hours|dur}: the page of the tablespace alerts.",
+             expr="(" + ts_room + ")\n"
+                  "  / (max by (" + ts_by + ") (deriv(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h])) > 0)"
+                  " < ${O4_tablespace_hours}\n"
+                  "and on (" + ts_on + ")\n"
+                  "max by (" + ts_by + ") (predict_linear(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h], "
+                  "${O4_tablespace_hours}))\n"
+                  "  > max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})" + ts_judged,
+             summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} will be full within hours",
+             description="At the growth of the last 6 hours tablespace {{ $labels.tablespace }} of "
+                         "{{ $labels.database }} reaches the size it can reach in {{ $value | humanizeDuration }} "
+                         "(threshold ${O4_tablespace_hours|dur}, O4): inserts will fail with ORA-01653; add a data "
+                         "file or raise MAXSIZE now."),
         dict(alert="OracleRecoveryAreaFull", ids=["O4_fra"], layer="oracle", dashboard="oracle-capacity",
              expr=R.RECOVERY_AREA_USED + " > ${O4_fra}",
              summary="The recovery area of {{ $labels.database }} is filling up",
@@ -402,12 +441,40 @@ def _space(cfg: Config) -> list[dict]:
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
                          "reclaimable files (threshold ${O4_fra_crit|pct}, O4): archiving is about to stop, then commits (R15)."),
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
-             expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_usable_file_bytes)\n"
-                  "  / (max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_total_bytes) > 0) < ${O4_asm}",
-             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) is low on usable space",
-             description="The usable file space of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} is "
-                         "{{ $value | humanizePercentage }} of its size (threshold ${O4_asm|pct}, O4; negative: a failed "
-                         "disk could not be re-mirrored)."),
+             doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
+                 "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of its size; one alert per "
+                 "(asm_cluster, diskgroup) whichever databases see it. A ticket: the page is the time to full.",
+             expr="min by (" + dg_one + ", type, space_basis) (\n"
+                  "  max by (" + dg_db + ") (oracle_asm_diskgroup_file_space_bytes)\n"
+                  "  / (max by (" + dg_db + ") (oracle_asm_diskgroup_total_bytes) > 0)\n"
+                  "  * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
+                  ") < ${O4_asm}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is low on space for files",
+             description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
+                         "({{ $labels.type }}) has {{ $value | humanizePercentage }} of its size left for files, judged "
+                         "on {{ $labels.space_basis }} (threshold ${O4_asm|pct}, O4). usable_file is Oracle's "
+                         "USABLE_FILE_MB: negative means that were a failure group lost now, ASM could not restore full "
+                         "redundancy (nothing has failed; files still grow until the free space runs out). "
+                         "free_per_copy: a NORMAL/HIGH group with no more failure groups than copies. raw_free: a FLEX "
+                         "or EXTEND group, for which Oracle computes no USABLE_FILE_MB."),
+        dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm_fill"], layer="oracle", dashboard="oracle-capacity",
+             labels={"cause": "time_to_full"},
+             doc="At the rate of the last 6 hours (predict_linear) an ASM disk group's free space (FREE_MB) runs out "
+                 "within ${O4_asm_fill|dur}; one alert per (asm_cluster, diskgroup).",
+             expr="min by (" + dg_one + ", type) (\n"
+                  "  (\n"
+                  "    max by (" + dg_db + ") (oracle_asm_diskgroup_free_bytes)\n"
+                  "    / (-max by (" + dg_db + ") (deriv(oracle_asm_diskgroup_free_bytes[6h])) > 0)\n"
+                  "    and on (" + dg_db + ")\n"
+                  "    max by (" + dg_db + ") (predict_linear(oracle_asm_diskgroup_free_bytes[6h], ${O4_asm_fill})) < 0\n"
+                  "  )\n"
+                  "  * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
+                  ") < ${O4_asm_fill}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) will be full within hours",
+             description="At the rate of the last 6 hours the free space of ASM disk group {{ $labels.diskgroup }} of "
+                         "cluster {{ $labels.asm_cluster }} ({{ $labels.type }}) runs out in "
+                         "{{ $value | humanizeDuration }} (threshold ${O4_asm_fill|dur}, O4): then no database on it "
+                         "can extend a file, archive redo or, soon after, commit. Add disks or stop the writer now."),
         dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
              expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_offline_disks) > ${O4_asm_offline}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",

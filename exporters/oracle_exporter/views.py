@@ -381,6 +381,27 @@ ASM_DISKGROUP_STAT = register(View(
      "OFFLINE_DISKS"),
     identity=("GROUP_NUMBER",),
     doc="V$ASM_DISKGROUP without the disk discovery of V$ASM_DISKGROUP"))
+# V$ASM_DISK_STAT: the failure groups of each disk group (one row per disk, from memory like the
+# _STAT disk group view). FAILGROUP_TYPE (12.1+: REGULAR or QUORUM; quorum failure groups hold no
+# data) is left out before 12.1.
+ASM_DISK_STAT_WITHOUT_TYPE = View(
+    "V$ASM_DISK_STAT", ("GROUP_NUMBER", "DISK_NUMBER", "FAILGROUP"),
+    identity=("GROUP_NUMBER", "DISK_NUMBER"), where="GROUP_NUMBER <> 0",
+    doc="V$ASM_DISK_STAT before 12.1 (no FAILGROUP_TYPE)")
+ASM_DISK_STAT = register(View(
+    "V$ASM_DISK_STAT", ("GROUP_NUMBER", "DISK_NUMBER", "FAILGROUP", "FAILGROUP_TYPE"),
+    identity=("GROUP_NUMBER", "DISK_NUMBER"), where="GROUP_NUMBER <> 0",
+    fallbacks=(Fallback(MISSING_COLUMN, ASM_DISK_STAT_WITHOUT_TYPE, "V$ASM_DISK_STAT.FAILGROUP_TYPE needs 12.1"),),
+    doc="V$ASM_DISK without the disk discovery: the failure group of each disk of a mounted group"))
+# V$ASM_CLIENT in a database instance: the ASM instance it uses, per disk group; CLUSTER_NAME (12.1+)
+# names the cluster, which with the disk group name identifies one disk group across databases.
+ASM_CLIENT_WITHOUT_CLUSTER = View(
+    "V$ASM_CLIENT", ("GROUP_NUMBER", "STATUS"), identity=("GROUP_NUMBER",),
+    doc="V$ASM_CLIENT before 12.1 (no CLUSTER_NAME)")
+ASM_CLIENT = register(View(
+    "V$ASM_CLIENT", ("GROUP_NUMBER", "CLUSTER_NAME", "STATUS"), identity=("GROUP_NUMBER",),
+    fallbacks=(Fallback(MISSING_COLUMN, ASM_CLIENT_WITHOUT_CLUSTER, "V$ASM_CLIENT.CLUSTER_NAME needs 12.1"),),
+    doc="V$ASM_CLIENT, in a database instance the ASM instance it uses per disk group (CLUSTER_NAME 12.1+)"))
 
 # dataguard collector
 DATAGUARD_STATS = register(View(
@@ -410,14 +431,32 @@ RESOURCE_LIMIT = register(View(
 # (the contract's "ACTIVE or in a non-idle wait" minus ACTIVE sessions idling in an idle wait, which
 # the collector would drop anyway: every background process is ACTIVE), without the exporter's own
 # session (always on CPU while it runs this very statement).
+# Issue 22: who blocks. The blockers' own rows are read too, with columns added after the contracted
+# ones: every background session (TYPE 'BACKGROUND': LGWR idling in 'rdbms ipc message' while a commit
+# waits on it) and every session holding a transaction (TADDR set: a row lock's holder is often
+# INACTIVE, idle in 'SQL*Net message from client'); both are bounded by the session count and leave
+# the aggregates alone (idle waits and background sessions are not counted as active). A blocker
+# absent from the rows is then a user session without a transaction (DBMS_LOCK, a library cache pin).
+# FINAL_BLOCKING_* (11.2+) name the root of a chain of blockers.
+_SESSION_WHERE = ("((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle') "
+                  "OR TYPE = 'BACKGROUND' OR TADDR IS NOT NULL) "
+                  "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))")
+SESSION_WITHOUT_FINAL = View(
+    "GV$SESSION",
+    ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
+     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION", "SERIAL#", "USERNAME", "PROGRAM"),
+    identity=("INST_ID", "SID"), where=_SESSION_WHERE,
+    doc="V$SESSION before 11.2 (no FINAL_BLOCKING_*: the immediate blocker counts as the root)")
 SESSION = register(View(
     "GV$SESSION",
     ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
-     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION"),
-    identity=("INST_ID", "SID"),
-    where="((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAITING' AND WAIT_CLASS <> 'Idle')) "
-          "AND NOT (INST_ID = SYS_CONTEXT('USERENV', 'INSTANCE') AND SID = SYS_CONTEXT('USERENV', 'SID'))",
-    since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait (WAIT_TIME_MICRO 11.1+)"))
+     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION",
+     "SERIAL#", "USERNAME", "PROGRAM",
+     "FINAL_BLOCKING_SESSION_STATUS", "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION"),
+    identity=("INST_ID", "SID"), where=_SESSION_WHERE,
+    fallbacks=(Fallback(MISSING_COLUMN, SESSION_WITHOUT_FINAL, "V$SESSION.FINAL_BLOCKING_* need 11.2"),),
+    since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait, background sessions and transaction "
+                      "holders (the blockers); WAIT_TIME_MICRO 11.1+, FINAL_BLOCKING_* 11.2+"))
 
 # time_model collector
 TIME_MODEL = register(View(
@@ -431,7 +470,7 @@ TIME_MODEL = register(View(
 # PDB, in a non-CDB the database (CON_ID 0). Before 12.1 (ORA-00942) the DBA_ views are read.
 DBA_TS_USAGE = register(View("DBA_TABLESPACE_USAGE_METRICS", ("TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
                           identity=("TABLESPACE_NAME",), refused_in=MOUNTED, doc="tablespace usage in blocks, before 12.1"))
-DBA_TS_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+DBA_TS_SPACES = register(View("DBA_TABLESPACES", ("TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS", "STATUS"),
                            identity=("TABLESPACE_NAME",), refused_in=MOUNTED, doc="tablespace block size and contents, before 12.1"))
 TS_USAGE = register(View(
     "CDB_TABLESPACE_USAGE_METRICS", ("CON_ID", "TABLESPACE_NAME", "USED_SPACE", "TABLESPACE_SIZE"),
@@ -439,12 +478,20 @@ TS_USAGE = register(View(
     fallbacks=(Fallback(MISSING_VIEW, DBA_TS_USAGE, "CDB_ views need 12.1"),),
     refused_in=MOUNTED, doc="tablespace usage in blocks, every container (TABLESPACE_SIZE counts autoextend up to MAXSIZE)"))
 TS_SPACES = register(View(
-    "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS"),
+    "CDB_TABLESPACES", ("CON_ID", "TABLESPACE_NAME", "BLOCK_SIZE", "CONTENTS", "STATUS"),
     identity=("CON_ID", "TABLESPACE_NAME"), since="12.1",
     fallbacks=(Fallback(MISSING_VIEW, DBA_TS_SPACES, "CDB_ views need 12.1"),),
     refused_in=MOUNTED, doc="tablespace block size and contents, every container"))
+# Before 12.1 there are no containers and no V$CONTAINERS (ORA-00942): the fallback reads one cheap
+# row that every release has (V$INSTANCE.INSTANCE_NAME, read by nothing else) so that the statement
+# succeeds and the tablespaces collector is not failed for a view it only needs in a CDB (issue 22:
+# 11.2 had no tablespace metrics); its container label is empty there, as for any non-CDB.
+CONTAINERS_BEFORE_12 = register(View(
+    "V$INSTANCE", ("INSTANCE_NAME",),
+    doc="read in place of V$CONTAINERS before 12.1 (no containers; the rows are not used)"))
 CONTAINERS = register(View(
     "V$CONTAINERS", ("CON_ID", "NAME"), identity=("CON_ID",), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, CONTAINERS_BEFORE_12, "no containers before 12.1"),),
     doc="V$CONTAINERS, container names (CDB$ROOT, PDB$SEED, PDBs)"))
 
 # pdb collector

@@ -186,8 +186,11 @@ def build(cfg: Config):
                          [q(f'{R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}}',
                             "{{database}}/{{inst_id}} {{resource}}")], w=12, th=o4r),
         timeseries_panel("Tablespaces: the 10 fullest", f"[O4] Permanent tablespaces against the size they can "
-                         f"reach (autoextensible files at MAXSIZE); a ticket above {o4t.colour_at:.0%}.", "percentunit",
-                         [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', ts_leg)], w=12, th=o4t),
+                         f"reach (autoextensible files at MAXSIZE; READ ONLY and OFFLINE ones left out); a ticket "
+                         f"above {o4t.colour_at:.0%}.", "percentunit",
+                         [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on (database, '
+                            f'container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})',
+                            ts_leg)], w=12, th=o4t),
         timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
                          f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
                          f"{cfg.th('O4_tablespace_days').value:g} days.", "d",
@@ -198,10 +201,11 @@ def build(cfg: Config):
         timeseries_panel("Recovery area used", f"[O4, R15] Fast recovery area in use net of reclaimable files; a "
                          f"ticket above {o4f.colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
                          [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=o4f),
-        timeseries_panel("ASM usable file space", f"[O4] Usable file space of each disk group (room left with "
-                         f"redundancy restorable after a disk failure) against its size; below {o4a.colour_at:.0%} "
-                         "it is a ticket, negative means a failed disk could not be re-mirrored.", "percentunit",
-                         [q(f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / (oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)",
+        timeseries_panel("ASM usable file space", f"[O4] Space left for files in each disk group against its size "
+                         "(oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, or free space per copy / raw free "
+                         f"where Oracle gives no meaningful one, FLEX and EXTEND); below {o4a.colour_at:.0%} it is a "
+                         "ticket; negative: a failure group lost now could not be re-mirrored.", "percentunit",
+                         [q(f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / (oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)",
                             "{{database}} {{diskgroup}}")], w=8, th=o4a, minimum=None),
         timeseries_panel("ASM offline disks", "[O4] Offline disks per disk group (V$ASM_DISKGROUP_STAT."
                          "OFFLINE_DISKS): any is a ticket (OracleAsmDiskOffline); ASM drops them after "

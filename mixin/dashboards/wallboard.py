@@ -187,8 +187,10 @@ def build(cfg: Config):
          f"{cfg.th('O4_resource_crit').colour_at:.0%} (ORA-00020 / ORA-00018 at 100%).", "percentunit",
          f'max by (database) ({R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}})', o4r),
         ("Fullest tablespace", f"[O4] Per database, the fullest permanent tablespace against the size it can "
-         f"reach: a ticket above {o4t.colour_at:.0%}, a page above {cfg.th('O4_tablespace_crit').colour_at:.0%}.",
-         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}})', o4t),
+         f"reach (READ ONLY and OFFLINE ones left out: they cannot grow): a ticket above {o4t.colour_at:.0%}, a "
+         f"page above {cfg.th('O4_tablespace_crit').colour_at:.0%} with little room left or when full within hours.",
+         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on '
+         f'(database, container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})', o4t),
         ("Recovery area used", f"[O4, R15] Per database, the fast recovery area in use net of what Oracle "
          f"reclaims by itself: a ticket above {o4f.colour_at:.0%}; when full, archiving and then commits stop.",
          "percentunit", f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})", o4f),
@@ -197,12 +199,12 @@ def build(cfg: Config):
     ]
     o4a, o4o = cfg.th("O4_asm"), cfg.th("O4_asm_offline")
     o5s, o5d = cfg.th("O5_lag_stale"), cfg.th("O5_archive_dest")
-    asm_ratio = (f"oracle_asm_diskgroup_usable_file_bytes{{{DB}}} / "
+    asm_ratio = (f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / "
                  f"(oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)")
     limits += [
-        ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least usable file space "
-         f"(room files can still use with redundancy restorable after a disk failure) against its size: a "
-         f"ticket below {o4a.colour_at:.0%}; negative: a failed disk could not be re-mirrored. Lowest first.",
+        ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least space left for files "
+         f"(USABLE_FILE_MB, or free space per copy / raw free for FLEX and EXTEND groups) against its size: a "
+         f"ticket below {o4a.colour_at:.0%}; negative: a failure group lost now could not be re-mirrored. Lowest first.",
          "percentunit", f"min by (database) ({asm_ratio})", o4a),
         ("ASM disks offline", "[O4] Per database on ASM, offline disks in its disk groups: any is a ticket "
          "(OracleAsmDiskOffline), the group runs without its redundancy.", "none",

@@ -52,10 +52,20 @@ def hang_tests(pack) -> list:
                                  [(0, 240)])], H + 10))
 
     alert = "OracleSessionsBlocked"
+    user = {**ORA, **DB, "blocker_kind": "user"}
     tests.append(scenario(pack, "OracleSessionsBlocked: a session blocked for minutes by an uncommitted row lock fires", alert, 0,
-                          [tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
-                                    [(0, 0), (H, lambda t: (t - H) * 60)])], dict(DB), 480, window=5))
+                          [tl.gauge("oracle_sessions_blocked_by_longest_seconds", user,
+                                    [(0, 0), (H, lambda t: (t - H) * 60)])], {**DB, "blocker_kind": "user"}, 480,
+                          window=5))
     tests.append(quiet("OracleSessionsBlocked: blocks of 2 minutes come and go: no ticket", alert,
-                       [tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
+                       [tl.gauge("oracle_sessions_blocked_by_longest_seconds", user,
                                  [(0, lambda t: (t % 3) * 60)])], H + 10))
+    # issue 22: commits waiting 10 minutes on LGWR are blocked sessions too (BLOCKING_SESSION = LGWR's SID),
+    # but no row lock: OracleCommitsStuck's page, not this ticket blaming row locks
+    tests.append(quiet("OracleSessionsBlocked: commits blocked by LGWR for 10 minutes are not blamed on row locks", alert,
+                       [tl.gauge("oracle_sessions_blocked_by_longest_seconds", {**ORA, **DB, "blocker_kind": "lgwr"},
+                                 [(0, 0), (H, lambda t: (t - H) * 60)]),
+                        tl.gauge("oracle_sessions_blocked_by_longest_seconds", user, [(0, 0)]),
+                        tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
+                                 [(0, 0), (H, lambda t: (t - H) * 60)])], H + 15))
     return tests

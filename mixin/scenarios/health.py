@@ -43,6 +43,31 @@ def health_tests(pack) -> list:
     tests.append(quiet("OracleTablespaceFull: a full TEMP tablespace (sort space in use) is not this alert", alert,
                        tablespace(99 * gb, contents="TEMPORARY", name="TEMP"), n))
     tests.append(quiet("OracleTablespaceFull: USERS 85% does not fire", alert, tablespace(85 * gb), n))
+    # issue 22: a READ ONLY tablespace (a closed year) is full by design and cannot grow: never judged
+    ro = {**ORA, "database": "ODS", "container": "SALES", "tablespace": "SALES_2019", "contents": "PERMANENT"}
+    tests.append(quiet("OracleTablespaceFull: a READ ONLY tablespace at 100% does not fire", alert,
+                       [tl.gauge("oracle_tablespace_used_bytes", ro, [(0, 100 * gb)]),
+                        tl.gauge("oracle_tablespace_max_bytes", ro, [(0, 100 * gb)]),
+                        tl.gauge("oracle_tablespace_info", {**ro, "status": "READ ONLY"}, [(0, 1)])], n))
+    off = {**ro, "tablespace": "OLD_DATA"}
+    tests.append(quiet("OracleTablespaceFull: an OFFLINE tablespace at 99% does not fire", alert,
+                       [tl.gauge("oracle_tablespace_used_bytes", off, [(0, 99 * gb)]),
+                        tl.gauge("oracle_tablespace_max_bytes", off, [(0, 100 * gb)]),
+                        tl.gauge("oracle_tablespace_info", {**off, "status": "OFFLINE"}, [(0, 1)])], n))
+    # issue 22: percent alone never pages. 20 TB at 97.5% with 500 GB left, growing 1 GB a day (500 days)
+    big = {**ORA, "database": "ODS", "container": "SALES", "tablespace": "DWH_FACTS", "contents": "PERMANENT"}
+    tb = 1e12
+    huge = [tl.gauge("oracle_tablespace_used_bytes", big, [(0, lambda t: 19.5 * tb + t * gb / 1440)]),
+            tl.gauge("oracle_tablespace_max_bytes", big, [(0, 20 * tb)]),
+            tl.gauge("oracle_tablespace_info", {**big, "status": "ONLINE"}, [(0, 1)])]
+    big_ts = {"database": "ODS", "container": "SALES", "tablespace": "DWH_FACTS", "contents": "PERMANENT"}
+    used_at = (19.5 * tb + (H + pack.for_min(alert, 0) + 2) * gb / 1440) / (20 * tb)
+    tests.append({"name": "OracleTablespaceFull: 20 TB at 97.5% with 500 GB left and 500 days of growth tickets, never pages",
+                  "interval": "1m", "input_series": huge, "alert_rule_test": [
+                      {"eval_time": f"{H + pack.for_min(alert, 0) + 2}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, big_ts, used_at)]},
+                      {"eval_time": f"{H + pack.for_min(alert, 0) + 2}m", "alertname": "OracleTablespaceFillingUp",
+                       "exp_alerts": []}]})
 
     alert = "OracleTablespaceFillingUp"
     days = th["O4_tablespace_days"].value
@@ -63,6 +88,17 @@ def health_tests(pack) -> list:
                        growing(30 * gb, rate=per_min * 2), at))
     tests.append(quiet("OracleTablespaceFillingUp: 95% full but not growing: OracleTablespaceFull's finding", alert,
                        growing(95 * gb, rate=0), at))
+    # issue 22: the page: full within 4 hours at the growth of the last 6 hours (10 GB/hour, 25 GB left)
+    hourly = 10 * gb / 60
+    fast = growing(60 * gb, rate=hourly)
+    left_s = (100 * gb - (60 * gb + at * hourly)) / (hourly / 60)
+    tests.append({"name": "OracleTablespaceFillingUp: 10 GB an hour into the last 40 GB: full within 4 hours pages",
+                  "interval": "1m", "input_series": fast, "alert_rule_test": [
+                      {"eval_time": f"{at}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, ts, (100 * gb - (60 * gb + at * hourly)) / (hourly / 60) / 86400),
+                                      pack.expect(alert, 1, ts, left_s)]}]})
+    tests.append(quiet("OracleTablespaceFillingUp: a READ ONLY tablespace (its usage figure moving) does not fire", alert,
+                       fast + [tl2.gauge("oracle_tablespace_info", {**lab, "status": "READ ONLY"}, [(0, 1)])], at))
 
     # fast recovery area
     alert = "OracleRecoveryAreaFull"
@@ -82,19 +118,58 @@ def health_tests(pack) -> list:
     # ASM
     alert = "OracleAsmDiskgroupSpaceLow"
 
-    def asm(usable, offline=0, total=1000 * gb):
-        lab = {**ORA, "database": "ODS", "diskgroup": "DATA"}
-        return [tl.gauge("oracle_asm_diskgroup_usable_file_bytes", lab, [(0, 0.4 * total), (H, usable)]),
-                tl.gauge("oracle_asm_diskgroup_total_bytes", lab, [(0, total)]),
-                tl.gauge("oracle_asm_diskgroup_offline_disks", lab, [(0, 0), (H, offline)])]
-    dg = {"database": "ODS", "diskgroup": "DATA"}
-    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: 5% usable file space fires", alert, 0,
+    def asm(usable, offline=0, total=1000 * gb, type_="NORMAL", basis="usable_file", free=None, db="ODS",
+            name="DATA", cluster="prodclu"):
+        """What oracle-exporter exports for one disk group seen by one database (issue 22: file space
+        by redundancy type, the info metric naming the cluster and the basis)."""
+        lab = {**ORA, "database": db, "diskgroup": name}
+        out = [tl.gauge("oracle_asm_diskgroup_file_space_bytes", lab, [(0, 0.4 * total), (H, usable)]),
+               tl.gauge("oracle_asm_diskgroup_free_bytes", lab, [(0, free if free is not None else 0.8 * total)]),
+               tl.gauge("oracle_asm_diskgroup_total_bytes", lab, [(0, total)]),
+               tl.gauge("oracle_asm_diskgroup_offline_disks", lab, [(0, 0), (H, offline)]),
+               tl.gauge("oracle_asm_diskgroup_info", {**lab, "state": "CONNECTED", "type": type_, "asm_cluster": cluster,
+                                                      "space_basis": basis}, [(0, 1)])]
+        if basis == "usable_file":
+            out.append(tl.gauge("oracle_asm_diskgroup_usable_file_bytes", lab, [(0, 0.4 * total), (H, usable)]))
+        return out
+    dg = {"asm_cluster": "prodclu", "diskgroup": "DATA", "type": "NORMAL", "space_basis": "usable_file"}
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: 5% usable file space tickets", alert, 0,
                           asm(50 * gb), dg, 0.05, window=0))
-    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: negative usable space (redundancy not restorable) fires", alert, 0,
-                          asm(-20 * gb), dg, -0.02, window=0))
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: negative usable space (a failure group lost now could not be "
+                          "re-mirrored) tickets, with that meaning", alert, 0, asm(-20 * gb), dg, -0.02, window=0))
     tests.append(quiet("OracleAsmDiskgroupSpaceLow: 30% usable does not fire", alert, asm(300 * gb), n))
+    # issue 22: FLEX groups have no USABLE_FILE_MB (Oracle shows 0): the exporter judges raw free space
+    flex = {"asm_cluster": "prodclu", "diskgroup": "DATA", "type": "FLEX", "space_basis": "raw_free"}
+    tests.append(quiet("OracleAsmDiskgroupSpaceLow: a FLEX group (USABLE_FILE_MB 0) with 60% raw free stays quiet", alert,
+                       asm(600 * gb, type_="FLEX", basis="raw_free"), n))
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: a FLEX group with 4% raw free tickets, judged on raw free",
+                          alert, 0, asm(40 * gb, type_="FLEX", basis="raw_free"), flex, 0.04, window=0))
+    # HIGH, 3 failure groups, 5% used: Oracle's USABLE_FILE_MB is 9.4% (a two-failure-group reserve); the exporter
+    # judges free space per copy there: 95% / 3
+    tests.append(quiet("OracleAsmDiskgroupSpaceLow: HIGH with 3 failure groups at 5% raw use stays quiet", alert,
+                       asm(950 * gb / 3, total=1000 * gb, type_="HIGH", basis="free_per_copy", free=950 * gb), n))
+    # one disk group seen by two databases: one alert, not one per database
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: a disk group shared by two databases gives one alert", alert, 0,
+                          asm(50 * gb) + asm(50 * gb, db="DWH"), dg, 0.05, window=0))
+    # the page: free space running out within 4 hours at the rate of the last 6 hours
+    tl3 = Timeline(75)
+    lab3 = {**ORA, "database": "ODS", "diskgroup": "DATA"}
+    per_min = 1 * gb                                     # 60 GB an hour, 250 GB free at minute 0
+    filling = [tl3.gauge("oracle_asm_diskgroup_free_bytes", lab3, [(0, lambda t: 250 * gb - t * per_min)]),
+               tl3.gauge("oracle_asm_diskgroup_file_space_bytes", lab3, [(0, lambda t: 250 * gb - t * per_min)]),
+               tl3.gauge("oracle_asm_diskgroup_total_bytes", lab3, [(0, 1000 * gb)]),
+               tl3.gauge("oracle_asm_diskgroup_info", {**lab3, "state": "CONNECTED", "type": "EXTERN",
+                                                       "asm_cluster": "prodclu", "space_basis": "usable_file"}, [(0, 1)])]
+    at = 65
+    left = (250 * gb - at * per_min) / per_min * 60
+    tests.append({"name": "OracleAsmDiskgroupSpaceLow: free space running out within 4 hours pages (a 25% free group)",
+                  "interval": "1m", "input_series": filling, "alert_rule_test": [
+                      {"eval_time": f"{at}m", "alertname": alert, "exp_alerts": [
+                          pack.expect(alert, 1, {"asm_cluster": "prodclu", "diskgroup": "DATA", "type": "EXTERN"},
+                                      left)]}]})
     alert = "OracleAsmDiskOffline"
-    tests.append(scenario(pack, "OracleAsmDiskOffline: one disk offline fires", alert, 0, asm(300 * gb, offline=1), dg, 1,
+    tests.append(scenario(pack, "OracleAsmDiskOffline: one disk offline fires", alert, 0, asm(300 * gb, offline=1),
+                          {"database": "ODS", "diskgroup": "DATA"}, 1,
                           window=0))
     tests.append(quiet("OracleAsmDiskOffline: all disks online does not fire", alert, asm(300 * gb), n))
 

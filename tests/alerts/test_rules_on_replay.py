@@ -39,7 +39,7 @@ BEFORE_FIRING = {"OracleLogFileParallelWriteSlow", "OracleLogFileSyncSlow", "Ora
                  # over-allocation count growing (M4): a finding of its own
                  "OraclePgaOverAllocation"}
 FIRING_RULES = {"OraclePgaOverAllocation": 2,   # both M4 rules: allocated over target, count increasing
-                "OracleTablespaceFull": 2}      # both O4 rules: ODS_DATA is above 97%
+                "OracleTablespaceFull": 2}      # both O4 rules: ODS_DATA is above 97% with < 5 GiB left
 # Both recordings are of the database DEMO, whose ODS_DATA tablespace is 97% full and growing
 # (exporters/oracle_exporter/demo/health.py): the instance-health finding (O4) fires on both, the
 # ticket and the page, and nothing else of the instance-health pack does (processes at 40% of the

@@ -114,6 +114,9 @@ PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck",
           # a limit about to refuse work: connections, inserts, archiving (O4)
           "OracleResourceLimitNear", "OracleTablespaceFull", "OracleRecoveryAreaFull",
+          # space running out within 4 hours at the growth of the last 6 (issue 22: time to full pages,
+          # a percentage only tickets)
+          "OracleTablespaceFillingUp", "OracleAsmDiskgroupSpaceLow",
           # every I/O to a database LUN held: no path left, or the map left suspended (O6)
           "LunAllPathsDown", "LunMultipathSuspended"}
 

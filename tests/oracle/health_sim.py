@@ -17,7 +17,7 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
     v: dict[str, list[dict[str, Any]]] = {k: [] for k in (
         "GV$SESSION", "GV$RESOURCE_LIMIT", "CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES", "V$CONTAINERS",
         "V$RECOVERY_FILE_DEST", "V$DATAGUARD_STATS", "GV$ARCHIVE_DEST", "V$ASM_DISKGROUP_STAT",
-        "GV$ARCHIVE_DEST_STATUS", "GV$MANAGED_STANDBY")}
+        "GV$ARCHIVE_DEST_STATUS", "GV$MANAGED_STANDBY", "V$ASM_DISK_STAT", "V$ASM_CLIENT")}
     for ins in sim.instances:
         i = ins.inst_id
         sessions = [
@@ -31,7 +31,11 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
             v["GV$SESSION"].append(row("GV$SESSION", INST_ID=i, SID=sid, TYPE=type_, STATUS="ACTIVE", STATE=state,
                                        EVENT=event, WAIT_CLASS=wc, WAIT_TIME_MICRO=micro,
                                        BLOCKING_SESSION_STATUS=bstatus, BLOCKING_INSTANCE=binst,
-                                       BLOCKING_SESSION=bsid))
+                                       BLOCKING_SESSION=bsid, **{"SERIAL#": 7 + sid},
+                                       USERNAME=None if type_ == "BACKGROUND" else "APP",
+                                       PROGRAM=f"oracle@db{i} (LGWR)" if type_ == "BACKGROUND" else "JDBC Thin Client",
+                                       FINAL_BLOCKING_SESSION_STATUS=bstatus, FINAL_BLOCKING_INSTANCE=binst,
+                                       FINAL_BLOCKING_SESSION=bsid))
         for name, cur, high, limit in (("processes", 412, 450, "       600"), ("sessions", 601, 640, "       928"),
                                        ("enqueue_resources", 1900, 2100, " UNLIMITED")):
             v["GV$RESOURCE_LIMIT"].append(row("GV$RESOURCE_LIMIT", INST_ID=i, RESOURCE_NAME=name,
@@ -51,7 +55,7 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
         v["CDB_TABLESPACE_USAGE_METRICS"].append(row("CDB_TABLESPACE_USAGE_METRICS", CON_ID=cid,
                                                      TABLESPACE_NAME=space, USED_SPACE=used, TABLESPACE_SIZE=size))
         v["CDB_TABLESPACES"].append(row("CDB_TABLESPACES", CON_ID=cid, TABLESPACE_NAME=space, BLOCK_SIZE=block,
-                                        CONTENTS=contents))
+                                        CONTENTS=contents, STATUS="ONLINE"))
     for cid, name in ((1, "CDB$ROOT"), (2, "PDB$SEED"), (3, "SALES")):
         v["V$CONTAINERS"].append(row("V$CONTAINERS", CON_ID=cid, NAME=name))
     v["V$RECOVERY_FILE_DEST"].append(row("V$RECOVERY_FILE_DEST", NAME="+FRA", SPACE_LIMIT=500 * GiB,
@@ -64,4 +68,8 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
     v["V$ASM_DISKGROUP_STAT"].append(row("V$ASM_DISKGROUP_STAT", GROUP_NUMBER=1, NAME="DATA", STATE="CONNECTED",
                                          TYPE="NORMAL", TOTAL_MB=4_096_000, FREE_MB=1_200_000,
                                          REQUIRED_MIRROR_FREE_MB=256_000, USABLE_FILE_MB=472_000, OFFLINE_DISKS=0))
+    for disk in range(16):                       # NORMAL, 16 disks each its own failure group
+        v["V$ASM_DISK_STAT"].append(row("V$ASM_DISK_STAT", GROUP_NUMBER=1, DISK_NUMBER=disk,
+                                        FAILGROUP=f"DATA_{disk:04d}", FAILGROUP_TYPE="REGULAR"))
+    v["V$ASM_CLIENT"].append(row("V$ASM_CLIENT", GROUP_NUMBER=1, CLUSTER_NAME="simclu", STATUS="CONNECTED"))
     return v

@@ -56,7 +56,8 @@ LGWR_THROUGHPUT = {"before": 9.8e6, "after": 10.75e6}   # bytes/s: (redo size + 
 REQUIRED_LATCHES = {"redo allocation", "redo copy", "redo writing", "cache buffers chains", "shared pool"}
 REQUIRED_PROCESSES = {"PMON", "SMON", "LGWR", "DBW0", "CKPT", "ARC0", "LG00", "LG01"}
 SYSSTAT_GAUGES = {"logons current"}
-OPTIONAL_ROWS = {"V$DATAGUARD_STATS", "V$ASM_DISKGROUP_STAT", "GV$MANAGED_STANDBY"}   # (MRP0: standby only)
+OPTIONAL_ROWS = {"V$DATAGUARD_STATS", "V$ASM_DISKGROUP_STAT", "GV$MANAGED_STANDBY",   # (MRP0: standby only)
+                 "V$ASM_DISK_STAT", "V$ASM_CLIENT"}
 PGASTAT_COUNTERS = {"over allocation count", "bytes processed", "extra bytes read/written",
                     "recompute count (total)", "PGA memory freed back to OS"}
 
@@ -206,6 +207,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                     "STAT_NAME",
                     # issue 22: GV$ARCHIVE_DEST_STATUS, GV$MANAGED_STANDBY (VARCHAR2)
                     "DATABASE_MODE", "RECOVERY_MODE", "GAP_STATUS", "PROCESS",
+                    "FAILGROUP", "FAILGROUP_TYPE", "CLUSTER_NAME",           # ASM (issue 22)
+                    "USERNAME", "PROGRAM", "FINAL_BLOCKING_SESSION_STATUS",  # blockers (issue 22)
                     "SYSTIMESTAMP"}                     # TO_CHAR(SYSTIMESTAMP, ...): text with the UTC offset
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
@@ -216,7 +219,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                             assert isinstance(value, str) and value.isdigit()      # VARCHAR2
                         elif col == "VALUE" and view != "V$DATAGUARD_STATS":
                             assert isinstance(value, (int, float)) and not isinstance(value, bool), (view, value)
-                        elif col in ("BLOCKING_INSTANCE", "BLOCKING_SESSION"):     # NULL unless blocked
+                        elif col in ("BLOCKING_INSTANCE", "BLOCKING_SESSION",      # NULL unless blocked
+                                     "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION"):
                             assert value is None or isinstance(value, int), (view, col, value)
                         elif col in text_columns:
                             assert value is None or isinstance(value, str), (view, col, value)

@@ -347,7 +347,8 @@ def test_asm_diskgroups():
     assert val(found, "oracle_asm_diskgroup_total_bytes", diskgroup="DATA") == 4_096_000 * 2**20
     assert val(found, "oracle_asm_diskgroup_usable_file_bytes", diskgroup="DATA") == -104_800 * 2**20
     assert val(found, "oracle_asm_diskgroup_offline_disks", diskgroup="DATA") == 1
-    assert val(found, "oracle_asm_diskgroup_info", diskgroup="FRA", state="CONNECTED", type="EXTERN") == 1
+    assert val(found, "oracle_asm_diskgroup_info", diskgroup="FRA", state="CONNECTED", type="EXTERN", asm_cluster="",
+               space_basis="usable_file") == 1
 
 
 def test_host_local_dates_use_the_dual_offset():

@@ -15,14 +15,20 @@ def statements() -> dict[str, str]:
 def test_asm_never_reads_the_rescanning_view():
     sql = statements()
     assert "V$ASM_DISKGROUP_STAT" in sql and "V$ASM_DISKGROUP" not in sql
-    assert asm.VIEWS == ("V$ASM_DISKGROUP_STAT",)
+    assert "V$ASM_DISK_STAT" in sql and "V$ASM_DISK" not in sql          # failure groups, from memory too
+    assert asm.VIEWS == ("V$ASM_DISKGROUP_STAT", "V$ASM_DISK_STAT", "V$ASM_CLIENT")
 
 
 def test_session_statement_selects_the_contract_columns_and_skips_idle_and_itself():
-    sql = statements()["GV$SESSION"]
+    sql = views.SESSION.statement().sql
+    before_11_2 = views.SESSION.fallbacks[0].use.statement().sql      # no FINAL_BLOCKING_* columns
+    assert "FINAL_BLOCKING" not in before_11_2 and before_11_2.endswith(sql[sql.index(" FROM "):])
     assert sql.startswith("SELECT INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, "
-                          "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION, CON_ID FROM GV$SESSION WHERE ")
+                          "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION, "     # the contract's
+                          "SERIAL#, USERNAME, PROGRAM, FINAL_BLOCKING_SESSION_STATUS, FINAL_BLOCKING_INSTANCE, "
+                          "FINAL_BLOCKING_SESSION, CON_ID FROM GV$SESSION WHERE ")           # + the blockers' (22)
     assert "WAIT_CLASS <> 'Idle'" in sql and "SYS_CONTEXT('USERENV', 'SID')" in sql
+    assert "TYPE = 'BACKGROUND' OR TADDR IS NOT NULL" in sql          # the blockers' own rows
 
 
 def test_tablespaces_fall_back_to_the_dba_views_before_12_1():

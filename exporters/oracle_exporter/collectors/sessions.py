@@ -21,6 +21,24 @@ happens here, on the rows:
   'VALID' (a known blocker holds what they wait for);
   ``oracle_sessions_blocked_longest_seconds{inst_id}`` the longest such wait.
   Both exported for every instance, 0 when nothing is blocked.
+* ``oracle_sessions_blocked_by{inst_id, blocker_kind}`` /
+  ``oracle_sessions_blocked_by_longest_seconds``: the same, split by what blocks
+  (the immediate blocker, BLOCKING_INSTANCE/BLOCKING_SESSION): ``user`` (a user
+  session: row lock, enqueue), ``lgwr``, ``ckpt``, ``dbwr``, ``arch`` (those
+  background processes: a commit waiting on LGWR, a log switch on the archiver),
+  ``background`` (another one). The blocker's row says it (TYPE, PROGRAM
+  "oracle@host (LGWR)"); the statement reads every background session and every
+  session holding a transaction, so a blocker without a row is a user session,
+  unless the blocked session waits on a redo event (a recording made before the
+  blockers' rows were read: 'log file sync' is LGWR's). ``user`` is exported for
+  every instance, 0 included.
+* ``oracle_session_blocker_blocked_sessions{inst_id, sid, serial, username,
+  program, blocker_kind}`` / ``oracle_session_blocker_blocked_longest_seconds``:
+  the root blockers (FINAL_BLOCKING_*, 11.2+; else the immediate blocker) with
+  how many sessions they hold up and the longest of those waits. Bounded: only
+  blockers whose victims have waited at least ``session_blocker_min_wait_seconds``
+  (setting, default 10 s), at most ``session_blockers_max`` (default 5) of them,
+  most victims first. ``inst_id`` is the blocker's instance.
 
 Bounded cardinality: per instance at most ``session_events_max`` events
 (setting, default 15) get their own series, chosen by the number of waiting
@@ -32,6 +50,7 @@ never exported.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any, Iterable
 
@@ -52,6 +71,10 @@ SPEC = Collector(
         Setting("session_events_max", 15, "events per instance with their own oracle_sessions_waiting* series "
                 "(most sessions first; the histogram_events always); the rest are summed as event=\"other\"",
                 kind="int", minimum=0),
+        Setting("session_blockers_max", 5, "root blockers exported with oracle_session_blocker_* (most blocked "
+                "sessions first)", kind="int", minimum=0),
+        Setting("session_blocker_min_wait_seconds", 10.0, "a root blocker is exported only when one of the "
+                "sessions it blocks has waited at least this long (seconds)", kind="number", minimum=0),
     ),
     metrics=(
         Family("oracle_sessions_active", "gauge",
@@ -69,7 +92,31 @@ SPEC = Collector(
         Family("oracle_sessions_blocked_longest_seconds", "gauge",
                "Longest wait of a blocked session so far, seconds (0 when none is blocked).", ("inst_id",),
                source='longest current wait of a blocked session (WAIT_TIME_MICRO / 1e6); 0 when none'),
-    ), doc='One statement per scrape selects the sessions that are ACTIVE or in a non-idle wait (`STATUS = \'ACTIVE\' OR (STATE = \'WAITING\' AND WAIT_CLASS <> \'Idle\')`), leaving out the exporter\'s own session; the rows (`INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION`) are aggregated in Python. These are samples of *waits in progress*: unlike GV$SYSTEM_EVENT they see a hang (LGWR stuck: no \'log file sync\' wait completes, but 40 sessions sit in one). Idle events (WAIT_CLASS \'Idle\') are never exported.\n\nCardinality: per instance at most `session_events_max` events (config, default 15) get their own `oracle_sessions_waiting*` series, ranked by waiting sessions, then longest wait; the key events of `histogram_events` (log file sync, log buffer space, log file switch completion, log file switch (checkpoint incomplete), ...) always get theirs while sessions wait on them. All other waiting sessions are counted under `event="other", wait_class="other"` (with the longest of their waits). Series exist only while sessions wait: absent means none.\n\nPromQL: commit stall (issue 12) = `max by (database, inst_id) (oracle_sessions_waiting_longest_seconds{event=~"log file sync|log file switch.*|log buffer space"}) > 30`; on-CPU share = `oracle_sessions_active{wait_class="CPU"} / ignoring(wait_class) sum without (wait_class) (oracle_sessions_active)`.', title='Sessions now')
+        Family("oracle_sessions_blocked_by", "gauge",
+               "Sessions blocked now by what blocks them: user (a user session: row lock, enqueue), lgwr, ckpt, "
+               "dbwr, arch or background (another background process).", ("inst_id", "blocker_kind"),
+               source="sessions with BLOCKING_SESSION_STATUS 'VALID' by the immediate blocker's kind: its row's TYPE "
+                      "and PROGRAM (`oracle@host (LGWR)`); a blocker without a row is a user session (the statement "
+                      "reads every background session and every transaction holder) unless the blocked session waits "
+                      "on a redo event; `user` exported for every instance, 0 included", measure='sessions'),
+        Family("oracle_sessions_blocked_by_longest_seconds", "gauge",
+               "Longest wait of a session blocked by that kind of blocker, seconds.", ("inst_id", "blocker_kind"),
+               source="longest WAIT_TIME_MICRO / 1e6 of the sessions of oracle_sessions_blocked_by; 0 for `user` "
+                      "when none"),
+        Family("oracle_session_blocker_blocked_sessions", "gauge",
+               "Sessions a root blocker holds up now (top blockers only, see session_blockers_max).",
+               ("inst_id", "sid", "serial", "username", "program", "blocker_kind"),
+               source="sessions whose FINAL_BLOCKING_INSTANCE/SESSION (11.2+; else the immediate blocker) is this "
+                      "session; only blockers whose victims waited at least `session_blocker_min_wait_seconds` "
+                      "(default 10 s), the `session_blockers_max` (default 5) with most victims; serial, username "
+                      "and program from the blocker's own row (empty when it has none); inst_id is the blocker's",
+               measure='sessions', since="11.2"),
+        Family("oracle_session_blocker_blocked_longest_seconds", "gauge",
+               "Longest wait of a session held up by that root blocker, seconds.",
+               ("inst_id", "sid", "serial", "username", "program", "blocker_kind"),
+               source="longest WAIT_TIME_MICRO / 1e6 of the blocker's victims (same series as "
+                      "oracle_session_blocker_blocked_sessions)", since="11.2"),
+    ), doc='One statement per scrape selects the sessions that are ACTIVE or in a non-idle wait (`STATUS = \'ACTIVE\' OR (STATE = \'WAITING\' AND WAIT_CLASS <> \'Idle\')`), leaving out the exporter\'s own session; the rows (`INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION`) are aggregated in Python. These are samples of *waits in progress*: unlike GV$SYSTEM_EVENT they see a hang (LGWR stuck: no \'log file sync\' wait completes, but 40 sessions sit in one). Idle events (WAIT_CLASS \'Idle\') are never exported.\n\nCardinality: per instance at most `session_events_max` events (config, default 15) get their own `oracle_sessions_waiting*` series, ranked by waiting sessions, then longest wait; the key events of `histogram_events` (log file sync, log buffer space, log file switch completion, log file switch (checkpoint incomplete), ...) always get theirs while sessions wait on them. All other waiting sessions are counted under `event="other", wait_class="other"` (with the longest of their waits). Series exist only while sessions wait: absent means none.\n\nWho blocks (issue 22): besides those sessions the statement reads every background session and every session holding a transaction (`OR TYPE = \'BACKGROUND\' OR TADDR IS NOT NULL`; columns `SERIAL#, USERNAME, PROGRAM, FINAL_BLOCKING_SESSION_STATUS, FINAL_BLOCKING_INSTANCE, FINAL_BLOCKING_SESSION` added after the contracted ones), so that a blocker\'s own row is there: `oracle_sessions_blocked_by{blocker_kind}` tells a row lock held by a user session (`user`) from a commit waiting on LGWR (`lgwr`), a log switch on the archiver (`arch`) or a checkpoint (`ckpt`, `dbwr`); OracleSessionsBlocked judges `user` only. The root blockers (FINAL_BLOCKING_*) are exported with their SID, SERIAL#, USERNAME and PROGRAM, bounded: `session_blockers_max` (default 5) of those whose victims waited at least `session_blocker_min_wait_seconds` (default 10 s).\n\nPromQL: commit stall (issue 12) = `max by (database, inst_id) (oracle_sessions_waiting_longest_seconds{event=~"log file sync|log file switch.*|log buffer space"}) > 30`; on-CPU share = `oracle_sessions_active{wait_class="CPU"} / ignoring(wait_class) sum without (wait_class) (oracle_sessions_active)`.', title='Sessions now')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 DEFAULT_EVENTS_MAX = SPEC.default("session_events_max")
@@ -145,6 +192,104 @@ def summarize(rows: Iterable[dict[str, Any]], key_events: Iterable[str] = (), li
     return ({i: dict(v) for i, v in active.items()}, waiting, blocked, instances)
 
 
+USER = "user"
+KINDS = (USER, "lgwr", "ckpt", "dbwr", "arch", "background")
+DEFAULT_BLOCKERS_MAX = SPEC.default("session_blockers_max")
+DEFAULT_BLOCKER_MIN_WAIT = SPEC.default("session_blocker_min_wait_seconds")
+# events a session waits on for a background process (the kind when the blocker's row is missing)
+REDO_EVENT_KIND = (("log file switch (archiving needed)", "arch"), ("log file switch (checkpoint incomplete)", "ckpt"),
+                   ("log file sync", "lgwr"), ("log buffer space", "lgwr"), ("log file switch", "lgwr"))
+_PNAME = re.compile(r"\(([A-Z0-9]+)\)\s*$")
+
+
+def background_kind(program: str) -> str:
+    """lgwr / ckpt / dbwr / arch / background from PROGRAM ("oracle@db1 (LGWR)")."""
+    m = _PNAME.search(program.upper())
+    name = m.group(1) if m else ""
+    if name == "LGWR" or re.fullmatch(r"LG\d\d", name):
+        return "lgwr"
+    if name == "CKPT":
+        return "ckpt"
+    if re.fullmatch(r"DBW[0-9A-Z]|BW\d\d", name):
+        return "dbwr"
+    if re.fullmatch(r"ARC[0-9A-Z]", name):
+        return "arch"
+    return "background"
+
+
+def _key(i: Any, sid: Any) -> tuple[str, int] | None:
+    i, sid = num(i), num(sid)
+    return None if i is None or sid is None else (str(int(i)), int(sid))
+
+
+def blocker_kind(blocker: dict[str, Any] | None, blocked: dict[str, Any]) -> str:
+    if blocker is not None:
+        if clean(blocker.get("TYPE")).upper() == "BACKGROUND":
+            return background_kind(clean(blocker.get("PROGRAM")))
+        return USER
+    event = clean(blocked.get("EVENT")).lower()
+    return next((kind for prefix, kind in REDO_EVENT_KIND if event.startswith(prefix)), USER)
+
+
+def blockers(rows: Iterable[dict[str, Any]], min_wait: float = DEFAULT_BLOCKER_MIN_WAIT,
+             limit: int = DEFAULT_BLOCKERS_MAX):
+    """Who blocks: returns (by_kind, top) where by_kind = {inst: {kind: [n, longest_s]}} (the
+    blocked session's instance, immediate blocker) and top = [(blocker labels, n, longest_s)] of at
+    most ``limit`` root blockers whose victims waited at least ``min_wait`` seconds."""
+    rows = list(rows)
+    by_sid: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in rows:
+        k = _key(row.get("INST_ID"), row.get("SID"))
+        if k is not None:
+            by_sid.setdefault(k, row)
+    by_kind: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    roots: dict[tuple[str, int], list[Any]] = {}
+    for k, row in by_sid.items():
+        if not _waiting(row) or clean(row.get("BLOCKING_SESSION_STATUS")).upper() != "VALID":
+            continue
+        secs = _seconds(row)
+        b = _key(row.get("BLOCKING_INSTANCE"), row.get("BLOCKING_SESSION"))
+        kind = blocker_kind(by_sid.get(b) if b else None, row)
+        slot = by_kind[k[0]].setdefault(kind, [0, 0.0])
+        slot[0] += 1
+        slot[1] = max(slot[1], secs)
+        root = b
+        if clean(row.get("FINAL_BLOCKING_SESSION_STATUS")).upper() == "VALID":
+            root = _key(row.get("FINAL_BLOCKING_INSTANCE"), row.get("FINAL_BLOCKING_SESSION")) or b
+        if root is None:
+            continue
+        r = roots.setdefault(root, [0, 0.0, None])
+        r[0] += 1
+        r[1] = max(r[1], secs)
+        if root == b:
+            r[2] = kind
+    top = []
+    for root, (n, secs, kind) in roots.items():
+        if secs < min_wait:
+            continue
+        row = by_sid.get(root)
+        if row is not None:
+            kind = (background_kind(clean(row.get("PROGRAM"))) if clean(row.get("TYPE")).upper() == "BACKGROUND"
+                    else USER)
+        serial = num(row.get("SERIAL#")) if row is not None else None
+        labels = (root[0], str(root[1]), "" if serial is None else str(int(serial)),
+                  clean(row.get("USERNAME")) if row is not None else "",
+                  clean(row.get("PROGRAM")) if row is not None else "", kind or USER)
+        top.append((labels, n, secs))
+    top.sort(key=lambda t: (-t[1], -t[2], t[0]))
+    return {i: dict(v) for i, v in by_kind.items()}, top[:max(0, limit)]
+
+
+def blockers_max(settings: Any) -> int:
+    value = getattr(settings, "session_blockers_max", None)
+    return DEFAULT_BLOCKERS_MAX if value is None else max(0, int(value))
+
+
+def blocker_min_wait(settings: Any) -> float:
+    value = getattr(settings, "session_blocker_min_wait_seconds", None)
+    return DEFAULT_BLOCKER_MIN_WAIT if value is None else max(0.0, float(value))
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     if not snapshot.has("GV$SESSION"):
         return
@@ -167,4 +312,19 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         n, secs = blocked.get(i, (0, 0.0))
         nblocked.add_metric([i], float(n))
         blongest.add_metric([i], secs)
-    yield from emit([act, wait, longest, nblocked, blongest])
+    by_kind, top = blockers(snapshot.rows("GV$SESSION"), blocker_min_wait(settings), blockers_max(settings))
+    nby = SPEC.family("oracle_sessions_blocked_by")
+    lby = SPEC.family("oracle_sessions_blocked_by_longest_seconds")
+    for i in sorted_inst(instances | set(by_kind)):
+        kinds = by_kind.get(i, {})
+        for kind in KINDS:
+            if kind in kinds or kind == USER:
+                n, secs = kinds.get(kind, (0, 0.0))
+                nby.add_metric([i, kind], float(n))
+                lby.add_metric([i, kind], secs)
+    victims = SPEC.family("oracle_session_blocker_blocked_sessions")
+    vlongest = SPEC.family("oracle_session_blocker_blocked_longest_seconds")
+    for labels, n, secs in top:
+        victims.add_metric(list(labels), float(n))
+        vlongest.add_metric(list(labels), secs)
+    yield from emit([act, wait, longest, nblocked, blongest, nby, lby, victims, vlongest])

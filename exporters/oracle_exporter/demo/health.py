@@ -9,14 +9,16 @@ the database's own load where one exists:
   'log file parallel write' ...) are waited by background sessions. A wait in progress has
   lasted an exponentially distributed time with the event's average as mean. RACDB has a
   row-lock episode: two sessions of instance 1 blocked by a session of instance 2 for about
-  three minutes (their waits grow by the snapshot interval).
+  three minutes (their waits grow by the snapshot interval); the holder's own row (INACTIVE,
+  idle in its transaction: user BATCH, sqlplus) is there too, as the statement reads it.
 * GV$RESOURCE_LIMIT: the usual resources; RACDB's processes climb from 92 % to 98.5 % of
   the limit (an ORA-00020 coming).
 * Tablespaces (19c: the CDB_ views exist everywhere): DEMO is a non-CDB (CON_ID 0, container
   ""); RACDB is a CDB read from its root (CDB$ROOT and the PDBs SALES and HR named by
   V$CONTAINERS); a 16 KB block size
   tablespace shows that bytes use each tablespace's own block size. DEMO's ODS_DATA is
-  97 % full, RACDB's SALES_DATA grows fast (days-to-full).
+  97.5 % full with 4.8 GiB left (the page needs both; 4.4 days to full at 6000 blocks an hour), RACDB's SALES_DATA grows fast (days-to-full); ODS_ARCH2019 and SALES_2019 are
+  READ ONLY and 100 % full (the rules leave them alone).
 * V$RECOVERY_FILE_DEST: the FRA fills with the archived redo (the database's own 'redo
   size' counter); reclaimable space stays.
 * GV$ARCHIVE_DEST: DEMO archives locally and to its standby DEMOSB; RACDB's remote
@@ -33,7 +35,9 @@ the database's own load where one exists:
   GV$ARCHIVE_DEST_STATUS gives each remote destination's apply mode and gap (RACDB's goes from
   NO GAP to RESOLVABLE GAP when its destination fails).
 * V$ASM_DISKGROUP_STAT: RACDB on ASM (DATA normal redundancy with one disk offline after
-  the middle, FRA external); DEMO and DEMOSB without ASM: no rows.
+  the middle, FRA external, FLEXDATA a FLEX group whose USABLE_FILE_MB is 0 as Oracle shows
+  it for FLEX); V$ASM_DISK_STAT their failure groups, V$ASM_CLIENT the cluster name; DEMO and
+  DEMOSB without ASM: no rows.
 """
 from __future__ import annotations
 
@@ -45,6 +49,10 @@ from typing import Any, Sequence
 
 GiB = 1 << 30
 MiB = 1 << 20
+FLEX_MB = 3 * 1024 * 1024           # the FLEX disk group of RACDB (MB)
+# the background process that waits on a background event (GV$SESSION.PROGRAM "oracle@host (LGWR)")
+BACKGROUND_PROCESS = {"log file parallel write": "LGWR", "db file parallel write": "DBW0",
+                      "control file parallel write": "CKPT", "log file sequential read": "ARC0"}
 
 RESOURCES = ("processes", "sessions", "enqueue_locks", "enqueue_resources", "transactions",
              "parallel_max_servers", "max_rollback_segments", "gcs_resources")
@@ -56,8 +64,9 @@ TABLESPACES_DEMO = (
     ("", "UNDOTBS1", "UNDO", 8192, 1_310_720, 4_194_302, 0),
     ("", "TEMP", "TEMPORARY", 8192, 12_800, 4_194_302, 0),
     ("", "USERS", "PERMANENT", 8192, 2_560, 4_194_302, 0),
-    ("", "ODS_DATA", "PERMANENT", 8192, 24_410_000, 25_165_824, 6_000),
+    ("", "ODS_DATA", "PERMANENT", 8192, 24_536_000, 25_165_824, 6_000),   # 97.5 %, 4.8 GiB left: pages
     ("", "ODS_INDEX", "PERMANENT", 16384, 4_100_000, 8_388_608, 1_500),
+    ("", "ODS_ARCH2019", "PERMANENT", 8192, 1_310_720, 1_310_720, 0),      # READ ONLY, 100 %: quiet
 )
 TABLESPACES_RAC = (
     ("CDB$ROOT", "SYSTEM", "PERMANENT", 8192, 138_000, 4_194_302, 0),
@@ -72,7 +81,9 @@ TABLESPACES_RAC = (
     ("HR", "SYSTEM", "PERMANENT", 8192, 50_000, 4_194_302, 0),
     ("HR", "SYSAUX", "PERMANENT", 8192, 91_000, 4_194_302, 0),
     ("HR", "HR_DATA", "PERMANENT", 8192, 310_000, 4_194_302, 20),
+    ("SALES", "SALES_2019", "PERMANENT", 8192, 655_360, 655_360, 0),      # READ ONLY, 100 %: quiet
 )
+READ_ONLY = frozenset({"ODS_ARCH2019", "SALES_2019"})   # STATUS 'READ ONLY' (closed years, full by design)
 CONTAINERS = {"CDB$ROOT": 1, "PDB$SEED": 2, "SALES": 3, "HR": 4}
 
 
@@ -177,10 +188,16 @@ class HealthModel:
                     blocking: tuple[str, int | None, int | None] = ("NO HOLDER", None, None)) -> None:
                 nonlocal sid
                 sid += 1 + rng.randrange(37)
+                background = type_ == "BACKGROUND"
                 rows.append({"INST_ID": iid, "SID": sid, "TYPE": type_, "STATUS": "ACTIVE", "STATE": state,
                              "EVENT": event, "WAIT_CLASS": wait_class, "WAIT_TIME_MICRO": micro,
                              "BLOCKING_SESSION_STATUS": blocking[0], "BLOCKING_INSTANCE": blocking[1],
-                             "BLOCKING_SESSION": blocking[2]})
+                             "BLOCKING_SESSION": blocking[2], "SERIAL#": 1 if background else 40_000 + sid,
+                             "USERNAME": None if background else "APP",
+                             "PROGRAM": f"oracle@{m.inst.host} ({BACKGROUND_PROCESS.get(event, 'MMON')})" if background
+                             else "JDBC Thin Client",
+                             "FINAL_BLOCKING_SESSION_STATUS": blocking[0], "FINAL_BLOCKING_INSTANCE": blocking[1],
+                             "FINAL_BLOCKING_SESSION": blocking[2]})
             for ev in p.events:
                 if ev.wait_class == "Idle" or ev.rate <= 0:
                     continue
@@ -202,6 +219,15 @@ class HealthModel:
                     for extra in (0, 41):
                         add("USER", "WAITING", "enq: TX - row lock contention", "Application",
                             (held - extra // 10) * 1_000_000 + 250_000, ("VALID", 2, 1234))
+            if self.setup.blocking and iid == 2 and int(self.n * 0.7) <= i <= int(self.n * 0.85):
+                # the row lock's holder: idle in its transaction (TADDR set, so the statement reads it)
+                rows.append({"INST_ID": 2, "SID": 1234, "TYPE": "USER", "STATUS": "INACTIVE", "STATE": "WAITING",
+                             "EVENT": "SQL*Net message from client", "WAIT_CLASS": "Idle",
+                             "WAIT_TIME_MICRO": (i - int(self.n * 0.7)) * self.dt * 1_000_000 + 9_000_000,
+                             "BLOCKING_SESSION_STATUS": "NO HOLDER", "BLOCKING_INSTANCE": None,
+                             "BLOCKING_SESSION": None, "SERIAL#": 51_017, "USERNAME": "BATCH",
+                             "PROGRAM": "sqlplus@app1 (TNS V1-V3)", "FINAL_BLOCKING_SESSION_STATUS": "NO HOLDER",
+                             "FINAL_BLOCKING_INSTANCE": None, "FINAL_BLOCKING_SESSION": None})
         return rows
 
     # -- GV$RESOURCE_LIMIT ---------------------------------------------------
@@ -269,7 +295,8 @@ class HealthModel:
                 now = int(used * (1 + 0.5 * math.sin(i / 9.0) ** 2))
             cid = CONTAINERS[container] if self.setup.cdb else 0
             usage.append({"CON_ID": cid, "TABLESPACE_NAME": name, "USED_SPACE": now, "TABLESPACE_SIZE": size})
-            spaces.append({"CON_ID": cid, "TABLESPACE_NAME": name, "BLOCK_SIZE": block, "CONTENTS": contents})
+            spaces.append({"CON_ID": cid, "TABLESPACE_NAME": name, "BLOCK_SIZE": block, "CONTENTS": contents,
+                           "STATUS": "READ ONLY" if name in READ_ONLY else "ONLINE"})
         names = CONTAINERS.items() if self.setup.cdb else ((self.db.name, 0),)
         return {"CDB_TABLESPACE_USAGE_METRICS": usage, "CDB_TABLESPACES": spaces,
                 "V$CONTAINERS": [{"CON_ID": cid, "NAME": name} for name, cid in names]}
@@ -393,14 +420,38 @@ class HealthModel:
             {"GROUP_NUMBER": 2, "NAME": "FRA", "STATE": "CONNECTED", "TYPE": "EXTERN", "TOTAL_MB": fra_total,
              "FREE_MB": fra_total - fra_used, "REQUIRED_MIRROR_FREE_MB": 0, "USABLE_FILE_MB": fra_total - fra_used,
              "OFFLINE_DISKS": 0},
+            # 19c FLEX group: redundancy per file group, so Oracle computes no USABLE_FILE_MB (0)
+            {"GROUP_NUMBER": 3, "NAME": "FLEXDATA", "STATE": "CONNECTED", "TYPE": "FLEX", "TOTAL_MB": FLEX_MB,
+             "FREE_MB": 1_800_000 - i * 10, "REQUIRED_MIRROR_FREE_MB": FLEX_MB // 3, "USABLE_FILE_MB": 0,
+             "OFFLINE_DISKS": 0},
         ]
+
+    def asm_disks(self) -> list[dict]:
+        """V$ASM_DISK_STAT: DATA 16 disks each its own failure group, FRA 4 disks (EXTERN: each its own),
+        FLEXDATA 3 failure groups of 2 disks."""
+        if not self.setup.asm:
+            return []
+        layout = [(1, f"DATA_{d:04d}") for d in range(16)] + [(2, f"FRA_{d:04d}") for d in range(4)]
+        layout += [(3, f"FLEX_FG{d // 2 + 1}") for d in range(6)]
+        rows, numbers = [], {}
+        for group, failgroup in layout:
+            numbers[group] = numbers.get(group, -1) + 1
+            rows.append({"GROUP_NUMBER": group, "DISK_NUMBER": numbers[group], "FAILGROUP": failgroup,
+                         "FAILGROUP_TYPE": "REGULAR"})
+        return rows
+
+    def asm_client(self) -> list[dict]:
+        if not self.setup.asm:
+            return []
+        return [{"GROUP_NUMBER": g, "CLUSTER_NAME": "racdb-clu", "STATUS": "CONNECTED"} for g in (1, 2, 3)]
 
     # -- all -----------------------------------------------------------------
     def views(self, i: int, sequences: dict[int, int]) -> dict[str, list[dict]]:
         out = {"GV$SESSION": self.session(i), "GV$RESOURCE_LIMIT": self.resource_limit(i),
                **self.tablespace_rows(i), "V$RECOVERY_FILE_DEST": self.recovery_file_dest(i),
                "V$DATAGUARD_STATS": self.dataguard_stats(i), "GV$ARCHIVE_DEST": self.archive_dest(i, sequences),
-               "V$ASM_DISKGROUP_STAT": self.asm_diskgroup(i),
+               "V$ASM_DISKGROUP_STAT": self.asm_diskgroup(i), "V$ASM_DISK_STAT": self.asm_disks(),
+               "V$ASM_CLIENT": self.asm_client(),
                "GV$ARCHIVE_DEST_STATUS": self.archive_dest_status(i), "GV$MANAGED_STANDBY": self.managed_standby(i)}
         if self.setup.standby:       # MOUNTED: the data dictionary views are skipped, not read
             for name in MOUNTED_SKIPPED:
