@@ -126,14 +126,15 @@ def test_routing_and_inhibition(alertmanager):
     assert SEV[("OracleArchivingBehind", "archiving_needed_waits")] == "critical"
     assert SEV[("OracleArchivingBehind", "unarchived_groups")] == "warning"
     alerts = [
-        _alert("OracleDown", layer="oracle", database="ODS", instance="oracle-exporter:19161"),
-        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1"),
+        _alert("OracleDown", layer="oracle", database="ODS", instance="oracle-exporter:19161", job="oracle"),
+        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1", job="oracle",
+               instance="oracle-exporter:19161"),
         _alert("OracleLogFileSyncSlow", layer="oracle", database="DW", inst_id="1"),
         _alert("OracleArchivingBehind", "archiving_needed_waits", layer="oracle", database="DW", inst_id="2"),
         _alert("OracleArchivingBehind", "unarchived_groups", layer="oracle", database="DW", thread="2"),
         _alert("DbhostExporterDown", layer="monitoring", instance="dbhost1", job="dbhost"),
-        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", device="sdb"),
-        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost2", device="sdb"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", device="sdb", job="dbhost"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost2", device="sdb", job="dbhost"),
         _alert("ZfsL2arcNotWarming", layer="zfs", instance="dbhost2"),
     ]
     r = requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5)
@@ -157,7 +158,7 @@ def test_routing_and_inhibition(alertmanager):
     inhibited = {(a["labels"]["alertname"], a["labels"].get("database"), a["labels"].get("instance"),
                   a["labels"]["severity"]) for a in state if a["status"]["inhibitedBy"]}
     assert inhibited == {
-        ("OracleLogFileSyncSlow", "ODS", None, "warning"),      # OracleDown for ODS
+        ("OracleLogFileSyncSlow", "ODS", "oracle-exporter:19161", "warning"),   # OracleDown for ODS, same exporter
         ("LunHostQueueBacklog", None, "dbhost1", "warning"),    # DbhostExporterDown on dbhost1
         ("OracleArchivingBehind", "DW", None, "warning"),       # its critical variant (other inst_id/thread)
     }
@@ -215,7 +216,8 @@ def test_a_commit_hang_pages_once_with_its_symptoms_under_it(alertmanager):
         time.sleep(0.2)
     _settle()
     assert sorted(_Hook.posts) == [
-        ("/pager", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleCommitsStuck"]),
+        # a page is grouped on the database (issue 23: whichever exporter saw it), a ticket per exporter
+        ("/pager", {"alertname": "OracleCommitsStuck", "database": "ODS", "inst_id": "1"}, ["OracleCommitsStuck"]),
         ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleLogFileSyncSlow"]),
     ]
     assert _inhibited(alertmanager) == {"OracleLogFileSyncSlow", "OracleLogFileParallelWriteSlow", "OracleSessionsStuck"}
