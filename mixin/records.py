@@ -199,7 +199,8 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
                                  f"  / (max by ({cfg.by('database')}) (oracle_recovery_area_limit_bytes) > 0)"),
         ]),
         ("oracle_presence.rules", [
-            (INSTANCES, f"count by ({cfg.by('database')}) (oracle_instance_info)"),
+            # last_over_time: a failed scrape does not make every instance vanish for a minute
+            (INSTANCES, f"count by ({cfg.by('database')}) (last_over_time(oracle_instance_info[3m]))"),
             (INSTANCES_EXPECTED,
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))\n"
              f"  >= on ({cfg.by('database')}) {INSTANCES_EXPECTED}\n"

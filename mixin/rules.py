@@ -231,15 +231,15 @@ def _monitoring(cfg: Config) -> list[dict]:
                  "(a restart, also one Clusterware completed within a minute); a shift of one hour or half an hour "
                  "(within ${ops_instance_restarted|dur}) is the database host's daylight-saving change, not a restart.",
              expr="max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  oracle_instance_start_time_seconds - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  "  " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
                   ") > ${ops_instance_restarted}\n"
                   "unless on (" + cfg.by("database", "inst_id") + ") (\n"
                   "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    oracle_instance_start_time_seconds - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
                   "  ) - 3600) < ${ops_instance_restarted}\n"
                   "  or\n"
                   "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    oracle_instance_start_time_seconds - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
                   "  ) - 1800) < ${ops_instance_restarted}\n"
                   ")",
              summary="Instance " + "{{ $labels.inst_id }} of {{ $labels.database }} was restarted",
@@ -772,7 +772,7 @@ def _paths(cfg: Config) -> list[dict]:
              expr="max by (" + cfg.by("instance", "controller") + ") "
                   "(" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
                   "unless on (" + cfg.by("instance", "controller") + ")\n"
-                  "max by (" + cfg.by("instance", "controller") + ") (dbhost_nvme_controller_state{state=\"live\"}) == 1",
+                  "max by (" + cfg.by("instance", "controller") + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1",
              summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is not live (now: " + NVME_STATE + ")",
              description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has not been live for "
                          "${O6_nvme.for} (now '" + NVME_STATE + "'; value {{ $value }}; O6): its namespaces carry no I/O through it; with native multipath "

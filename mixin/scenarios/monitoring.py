@@ -97,7 +97,7 @@ def monitoring_tests(pack) -> list:
                       info("1", f"1x{n}"), info("2", f"1x{H} stale")], "alert_rule_test": [
                       {"eval_time": f"{H + 7}m", "alertname": "OracleDown", "exp_alerts": []},
                       {"eval_time": f"{H + 4}m", "alertname": alert, "exp_alerts": []},
-                      {"eval_time": f"{H + 7}m", "alertname": alert,
+                      {"eval_time": f"{H + 9}m", "alertname": alert,
                        "exp_alerts": [pack.expect(alert, 0, {"database": "ODS"}, 1)]}]})
     tests.append(quiet("OracleInstanceVanished: the whole database down (oracle_up 0): OracleDown's finding", alert,
                        [_series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} 0x{n}"),
@@ -211,7 +211,7 @@ def issue23_tests(pack) -> list:
                       _series("oracle_up", odb, f"1x{long}"), info("1", "dbhost1", f"1x{long}"),
                       info("2", "dbhost2", f"1x{H} stale _x{long - H - 2} 1")],
                   "alert_rule_test": [
-                      {"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 7, H + 75, long - 1)
+                      {"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 9, H + 75, long - 1)
                   ] + [{"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
     # RAC One Node: the instance moves to the other host (online relocation: both run for a few
     # minutes, then the old one stops): the count stays 1; not a vanishing
