@@ -128,8 +128,6 @@ def alerting(cfg: Config, used: set | None = None) -> dict:
         dur = a.get("for_", primary.for_)
         if duration_seconds(dur) > 0:
             rule["for"] = dur
-        if a.get("keep_firing_for"):        # issue 23: a gap of a scrape or two does not resolve it
-            rule["keep_firing_for"] = a["keep_firing_for"]
         rule["labels"] = labels
         rule["annotations"] = ann
         out.setdefault(GROUPS[a["layer"]], []).append(rule)

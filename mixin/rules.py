@@ -37,10 +37,11 @@ ORACLE_DOWN_REASON = (
 
 # issue 23: reading a gauge through last_over_time over GAP_WINDOW keeps its last value across
 # one or two failed scrapes (a failed scrape marks every series of the target stale at once), so a
-# crash-looping exporter neither resets `for` nor resolves a firing alert; keep_firing_for
-# GAP_KEEP bridges a longer gap (an exporter restart) before Alertmanager is told RESOLVED.
+# crash-looping exporter neither resets `for` nor resolves a firing alert (RESOLVED sent for a
+# database still down). Not keep_firing_for: Prometheus 2.42 has it, but vmalert (Debian's
+# victoria-metrics, which the scale-out stack runs on the same rule files) rejects the field; and
+# last_over_time also keeps a *pending* alert's `for`, which keep_firing_for does not.
 GAP_WINDOW = "3m"
-GAP_KEEP = "3m"
 CREDENTIAL_REASONS = 'reason=~"logon denied|account locked|password expired"'
 
 
@@ -95,7 +96,6 @@ def _monitoring(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
-             keep_firing_for=GAP_KEEP,
              doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
                  "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
                  "account being refused.",
@@ -110,7 +110,7 @@ def _monitoring(cfg: Config) -> list[dict]:
         # issue 23: the database refuses the monitoring account (ORA-01017/28000/28001): the database
         # serves its users; the monitoring account needs a DBA, in working hours (a ticket).
         dict(alert="OracleDown", ids=["ops_oracle_down_credentials"], layer="oracle", dashboard="oracle-wallboard",
-             labels={"cause": "monitoring_credentials"}, keep_firing_for=GAP_KEEP,
+             labels={"cause": "monitoring_credentials"},
              doc="oracle_up is 0 because the database refuses the monitoring account (oracle_last_error_info reason "
                  "logon denied, account locked or password expired).",
              expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down_credentials}\n"
@@ -118,7 +118,8 @@ def _monitoring(cfg: Config) -> list[dict]:
                   "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])",
              summary="The monitoring account is refused by {{ $labels.database }}: " + ORACLE_DOWN_REASON,
              description="oracle-exporter {{ $labels.instance }} has been refused by database {{ $labels.database }} for "
-                         "${ops_oracle_down_credentials.for}: " + ORACLE_DOWN_REASON + " (oracle_last_error_info). The "
+                         "${ops_oracle_down_credentials.for} (oracle_up = {{ $value }}): " + ORACLE_DOWN_REASON +
+                         " (oracle_last_error_info). The "
                          "database may well be serving its users; the monitoring account's password or lock needs a "
                          "DBA (the exporter does not retry a refused password), and until then nothing of this "
                          "database is observed."),
@@ -148,7 +149,6 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "last 30 minutes, with repeated outages (threshold ${ops_exporter_flapping|pct}, O1): its databases are "
                          "mostly unobserved and every `for` of their alerts keeps resetting."),
         dict(alert="ExporterCrashLooping", ids=["ops_exporter_crash_looping"], layer="monitoring", dashboard=None,
-             keep_firing_for="10m",
              doc="The exporter process (oracle-exporter or dbhost-exporter) restarted at least "
                  "${ops_exporter_crash_looping} times in an hour (changes of process_start_time_seconds).",
              expr="changes(process_start_time_seconds{" + cfg.selector("oracle", "dbhost") + "}[1h]) >= "
@@ -282,10 +282,9 @@ def _hangs(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
         dict(alert="OracleCommitsStuck", ids=["O2_commit"], layer="oracle", dashboard="oracle-redo",
-             keep_firing_for=GAP_KEEP,
              doc="A session's current commit-path wait (log file sync, log file switch ..., log buffer space) is "
                  "older than ${O2_commit|dur} for ${O2_commit.for}: a single wait of 38 s (one checkpoint "
-                 "incomplete) does not page, a hang does; kept firing ${keep} across a failed scrape.".replace("${keep}", GAP_KEEP),
+                 "incomplete) does not page, a hang does.",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
                   "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
              summary="Commits are stuck on " + _DB,
@@ -802,4 +801,49 @@ def _zfs(cfg: Config) -> list[dict]:
     ]
 
 
-SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs)
+def _filesystems(cfg: Config) -> list[dict]:
+    """File systems Oracle writes to (issue 23): node_exporter's node_filesystem_*, the mounts the
+    config's oracle_filesystems selects."""
+    by = cfg.by("instance", "mountpoint")
+    sel = cfg.selector("node") + ", " + cfg.oracle_fs()
+    used = ("(\n"
+            "  1 - max by (" + by + ") (" + _gauge("node_filesystem_avail_bytes{" + sel + "}") + ")\n"
+            "    / (max by (" + by + ") (" + _gauge("node_filesystem_size_bytes{" + sel + "}") + ") > 0)\n"
+            ")")
+    unreadable = "max by (" + by + ") (" + _gauge("node_filesystem_device_error{" + sel + "}") + ") == 1"
+    return [
+        dict(alert="HostFilesystemFillingUp", ids=["O4_fs_time"], layer="host", dashboard="host-storage",
+             doc="At the growth of the last hour a file system Oracle writes to is full within ${O4_fs_time|dur} and "
+                 "more than ${O4_fs_time.floor.used|pct} used; it stays firing while the mount does not answer statfs "
+                 "(node_filesystem_device_error 1: a hung NFS mount exports no size, which must not clear the page).",
+             expr=used + " > ${O4_fs_time.floor.used}\n"
+                  "and on (" + by + ")\n"
+                  "max by (" + by + ") (predict_linear(node_filesystem_avail_bytes{" + sel + "}[1h], ${O4_fs_time})) < 0\n"
+                  "or on (" + by + ") (\n"
+                  "  " + unreadable + "\n"
+                  "  and on (" + by + ")\n"
+                  "  max by (" + by + ") (ALERTS{alertname=\"HostFilesystemFillingUp\", alertstate=\"firing\"})\n"
+                  ")",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} fills up within hours",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
+                         "used and, at the growth of the last hour, full within ${O4_fs_time|dur} (O4; 100% while the mount "
+                         "does not answer: a hung NFS server). Oracle writes there: an autoextending data file fails "
+                         "(ORA-01653/ORA-01691), the archiver stops (ORA-00257, then commits), a full audit or diag "
+                         "directory stops logons. Free space now (old archives after backup, traces, audit files)."),
+        dict(alert="HostFilesystemFull", ids=["O4_fs"], layer="host", dashboard="host-storage",
+             expr=used + " > ${O4_fs}",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} full",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
+                         "used (threshold ${O4_fs|pct}, O4), of the space available to Oracle (not root's reserve). "
+                         "Add space or purge in working hours before it fills up."),
+        dict(alert="HostFilesystemUnreadable", ids=["O4_fs_unreadable"], layer="host", dashboard="host-storage",
+             expr=unreadable,
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} does not answer",
+             description="node_exporter cannot read the size of {{ $labels.mountpoint }} on {{ $labels.instance }} for "
+                         "${O4_fs_unreadable.for} (node_filesystem_device_error = {{ $value }}, O4): statfs failed or hung, "
+                         "typically an NFS server that stopped answering. Oracle processes writing there (archiver, "
+                         "RMAN, audit) hang in uninterruptible sleep; its free space is unknown."),
+    ]
+
+
+SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs, _filesystems)
