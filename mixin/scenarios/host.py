@@ -191,6 +191,21 @@ def filesystem_tests(pack) -> list:
                       {"eval_time": f"{f + 1}m", "alertname": alert,
                        "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/u01/app/oracle/admin"}, 0.9)]}]})
     tests.append(quiet("HostFilesystemFull: /u01 81% full does not ticket", alert, series(labels, lambda t: 19_000_000_000), n))
+    # issue 23, failure first for every gauge alert with a `for` of 8 minutes or more: node_exporter
+    # crash-looping, one failed scrape every 8 minutes marks every series stale for a minute; a raw
+    # gauge read restarted the 15-minute `for` each time and never fired, last_over_time does not
+    m = 2 * f + 8
+    crash = lambda t: None if t % 8 == 7 else 10_000_000_000     # noqa: E731
+    lab = {**labels, "mountpoint": "/oraarch"}
+    tests.append({"name": "HostFilesystemFull: /oraarch 90% full while node_exporter fails one scrape in 8 "
+                          "(every series stale each time): the 15-minute `for` still completes",
+                  "interval": "1m", "input_series": series(lab, crash, length=m),
+                  "alert_rule_test": [
+                      {"eval_time": f"{f - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{f + 1}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/oraarch"}, 0.9)]},
+                      {"eval_time": f"{m}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/oraarch"}, 0.9)]}]})
     tests.append(quiet("HostFilesystemUnreadable: a mount that answers (device_error 0) does not ticket",
                        "HostFilesystemUnreadable", series(labels, lambda t: 19_000_000_000, error=lambda t: 0), n))
     return tests
