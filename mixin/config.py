@@ -26,6 +26,9 @@ does not name keeps the shipped default, so a threshold a later release adds tak
     flash_luns:                               # dbhost_lun_info matchers of flash LUNs (judged by I2_flash),
       - 'device=~"nvme.+"'                    # any one matches (default: NVMe devices only)
       - 'model=~"FlashArray.*"'
+    oracle_filesystems: 'mountpoint=~"/u01|/u02|/oraarch.*"'   # node_filesystem_* matchers of the file systems
+                                              # Oracle writes to (data files, archive destinations, diag and
+                                              # audit directories): HostFilesystem* alerts (issue 23)
 
 Render with it: `make generate MIXIN_CONFIG=site.yml` (writes under build/mixin/, see
 mixin/generate.py); the repository's own files are always rendered from the defaults.
@@ -49,10 +52,15 @@ DEFAULT_RUNBOOK_BASE = "http://127.0.0.1:19199/docs/runbooks/"
 # which `make run` serves on port 19180: the capacity page of the alert's database, else the wallboard.
 DEFAULT_FLEETVIEW_URL = "http://127.0.0.1:19180/"
 DEFAULT_JOBS = {"oracle": ("oracle",), "dbhost": ("dbhost",), "node": ("node",)}
-KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url", "fleetview_url", "flash_luns")
+KEYS = ("thresholds", "jobs", "target_labels", "runbook_base_url", "grafana_url", "fleetview_url", "flash_luns",
+        "oracle_filesystems")
 # LUNs judged by flash latency (I2_flash) rather than spinning-disk latency (I2): a label matcher on
 # dbhost_lun_info. NVMe devices are flash; SAN arrays say so in their model string, which a site names.
 DEFAULT_FLASH_LUNS = ('device=~"nvme.+"',)
+# The file systems Oracle writes to (issue 23): OFA mount points (/u01.., ORACLE_BASE with diag/ and
+# admin/<db>/adump), data and archive mounts by their usual names; a site names its own.
+DEFAULT_ORACLE_FILESYSTEMS = ('mountpoint=~"/u[0-9][0-9](/.*)?|/ora[a-z0-9_]*(/.*)?|/arch[a-z0-9_]*(/.*)?'
+                              '|/fra(/.*)?|/opt/oracle(/.*)?|/oracle(/.*)?"', 'fstype!~"tmpfs|ramfs|squashfs|overlay"')
 _MATCHERS = re.compile(r'\s*[a-zA-Z_]\w*\s*(=|!=|=~|!~)\s*"[^"]*"\s*(,\s*[a-zA-Z_]\w*\s*(=|!=|=~|!~)\s*"[^"]*"\s*)*')
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _URL = re.compile(r"^https?://[^\s/]+(/\S*)?$")
@@ -71,6 +79,7 @@ class Config:
     grafana_url: str | None = None
     fleetview_url: str | None = DEFAULT_FLEETVIEW_URL
     flash_luns: tuple[str, ...] = DEFAULT_FLASH_LUNS
+    oracle_filesystems: tuple[str, ...] = DEFAULT_ORACLE_FILESYSTEMS
     thresholds: dict[str, Threshold] = field(default_factory=dict, compare=False, repr=False)
     # a site file's per-threshold changes ({id: {value: ...}}), applied by load(); and that file
     threshold_changes: dict = field(default_factory=dict, compare=False, repr=False)
@@ -113,6 +122,10 @@ class Config:
         if not self.flash_luns:
             return "vector(0) == 1"
         return " or ".join(f"dbhost_lun_info{{{m}}}" for m in self.flash_luns)
+
+    def oracle_fs(self) -> str:
+        """The label matchers (all must hold) of the node_filesystem_* series Oracle writes to."""
+        return ", ".join(self.oracle_filesystems)
 
     # ---------------------------------------------------------------- links
     def runbook_url(self, alert: str) -> str:
@@ -245,6 +258,13 @@ def _override(cfg: Config, path: Path) -> Config:
             raise ConfigError(f"{src}: flash_luns: expected a list of PromQL label matchers like "
                               f"'device=~\"nvme.+\"', got {value!r}")
         changes["flash_luns"] = tuple(value)
+    if "oracle_filesystems" in doc:
+        value = doc["oracle_filesystems"]
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and _MATCHERS.fullmatch(v) for v in value):
+            raise ConfigError(f"{src}: oracle_filesystems: expected PromQL label matchers like "
+                              f"'mountpoint=~\"/u01|/u02\"', got {doc['oracle_filesystems']!r}")
+        changes["oracle_filesystems"] = tuple(value)
     for key in ("runbook_base_url", "grafana_url", "fleetview_url"):
         if key not in doc:
             continue

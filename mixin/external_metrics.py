@@ -43,6 +43,10 @@ NODE_EXPORTER = {
     "node_disk_read_time_seconds_total": _node("diskstats", "device"),
     "node_disk_write_time_seconds_total": _node("diskstats", "device"),
     "node_disk_io_time_weighted_seconds_total": _node("diskstats", "device"),
+    "node_filesystem_avail_bytes": _node("filesystem", "device", "fstype", "mountpoint"),
+    "node_filesystem_size_bytes": _node("filesystem", "device", "fstype", "mountpoint"),
+    "node_filesystem_device_error": _node("filesystem", "device", "fstype", "mountpoint",
+                                          note="1 when statfs() failed (a hung NFS mount): size and avail are then absent"),
     "node_perf_cpucycles_total": _node("perf", "cpu", note="off by default: --collector.perf; panels show "
                                                           "no data without it"),
     "node_perf_instructions_total": _node("perf", "cpu", note="off by default: --collector.perf; panels show "

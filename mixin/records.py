@@ -57,6 +57,14 @@ PGA_ALLOCATED_TO_TARGET = "database_inst:oracle_pga_allocated_to_target:ratio"
 RESOURCE_UTILIZATION = "database_inst_resource:oracle_resource_utilization:ratio"
 TABLESPACE_USED = "database_tablespace:oracle_tablespace_used:ratio"
 RECOVERY_AREA_USED = "database:oracle_recovery_area_used:ratio"
+# issue 23: presence remembered by recording rules (no fixed look-back that lets a vanished
+# instance resolve itself): the number of instances a database has now, and the number it is
+# expected to have: the largest count that held for an hour (a RAC One Node relocation's
+# overlap of two instances, up to its 30-minute shutdown timeout, does not raise it), kept while
+# the database stays in the exporter's output (oracle_up within a day).
+INSTANCES = "database:oracle_instances:count"
+INSTANCES_EXPECTED = "database:oracle_instances:expected"
+INSTANCES_STABLE_WINDOW = "1h"
 
 # ---------------------------------------------------------------- Oracle processes on the host
 PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
@@ -189,6 +197,17 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (oracle_recovery_area_used_bytes)\n"
                                  f"   - max by ({cfg.by('database')}) (oracle_recovery_area_reclaimable_bytes))\n"
                                  f"  / (max by ({cfg.by('database')}) (oracle_recovery_area_limit_bytes) > 0)"),
+        ]),
+        ("oracle_presence.rules", [
+            # last_over_time: a failed scrape does not make every instance vanish for a minute
+            (INSTANCES, f"count by ({cfg.by('database')}) (last_over_time(oracle_instance_info[3m]))"),
+            (INSTANCES_EXPECTED,
+             f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))\n"
+             f"  >= on ({cfg.by('database')}) {INSTANCES_EXPECTED}\n"
+             f"or\n"
+             f"{INSTANCES_EXPECTED} and on ({cfg.by('database')}) last_over_time(oracle_up[1d])\n"
+             f"or\n"
+             f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))"),
         ]),
         ("dbhost_process.rules", [
             (PROC_SWITCHES, f"sum by ({cfg.by('instance', 'sid', 'role')}) "

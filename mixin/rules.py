@@ -35,6 +35,31 @@ ORACLE_DOWN_REASON = (
     '{{ else }}reason unknown (no oracle_last_error_info){{ end }}')
 
 
+# issue 23: reading a gauge through last_over_time over GAP_WINDOW keeps its last value across
+# one or two failed scrapes (a failed scrape marks every series of the target stale at once), so a
+# crash-looping exporter neither resets `for` nor resolves a firing alert (RESOLVED sent for a
+# database still down). Not keep_firing_for: Prometheus 2.42 has it, but vmalert (Debian's
+# victoria-metrics, which the scale-out stack runs on the same rule files) rejects the field; and
+# last_over_time also keeps a *pending* alert's `for`, which keep_firing_for does not.
+GAP_WINDOW = "3m"
+CREDENTIAL_REASONS = 'reason=~"logon denied|account locked|password expired"'
+
+
+# issue 23: long single waits that are not hangs: a plan, a tape, a client (OracleSessionsStuck)
+NOT_HANG_CLASSES = "Idle|Application|Network|Administrative|Scheduler"
+NOT_HANG_EVENTS = "Backup: .*|sbt.*|resmgr:.*"
+
+
+NVME_STATE = ('{{ with printf "dbhost_nvme_controller_state{job=%q,instance=%q,controller=%q} == 1" '
+              '$labels.job $labels.instance $labels.controller | query }}{{ with . | first }}{{ .Labels.state }}'
+              '{{ end }}{{ else }}unknown{{ end }}')
+
+
+def _gauge(expr: str) -> str:
+    """A gauge selector read so that one failed scrape does not hide it."""
+    return "last_over_time(" + expr + "[" + GAP_WINDOW + "])"
+
+
 def _shared(cfg: Config) -> tuple[str, ...]:
     """Selectors and expression parts several sections use."""
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
@@ -71,12 +96,33 @@ def _monitoring(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
-             expr="oracle_up == ${ops_oracle_down}",
+             doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
+                 "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
+                 "account being refused.",
+             expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down}\n"
+                  "unless on (" + cfg.by("database") + ")\n"
+                  "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])",
              summary="Oracle database {{ $labels.database }} is down or unreachable: " + ORACLE_DOWN_REASON,
              description="oracle-exporter {{ $labels.instance }} could not query database {{ $labels.database }} "
                          "for ${ops_oracle_down.for} (oracle_up = {{ $value }}); last error: " + ORACLE_DOWN_REASON +
                          " (oracle_last_error_info; the exporter's log has the full message); "
                          "its other alerts are inhibited."),
+        # issue 23: the database refuses the monitoring account (ORA-01017/28000/28001): the database
+        # serves its users; the monitoring account needs a DBA, in working hours (a ticket).
+        dict(alert="OracleDown", ids=["ops_oracle_down_credentials"], layer="oracle", dashboard="oracle-wallboard",
+             labels={"cause": "monitoring_credentials"},
+             doc="oracle_up is 0 because the database refuses the monitoring account (oracle_last_error_info reason "
+                 "logon denied, account locked or password expired).",
+             expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down_credentials}\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])",
+             summary="The monitoring account is refused by {{ $labels.database }}: " + ORACLE_DOWN_REASON,
+             description="oracle-exporter {{ $labels.instance }} has been refused by database {{ $labels.database }} for "
+                         "${ops_oracle_down_credentials.for} (oracle_up = {{ $value }}): " + ORACLE_DOWN_REASON +
+                         " (oracle_last_error_info). The "
+                         "database may well be serving its users; the monitoring account's password or lock needs a "
+                         "DBA (the exporter does not retry a refused password), and until then nothing of this "
+                         "database is observed."),
         dict(alert="OracleExporterDown", ids=["ops_exporter_down"], layer="monitoring", dashboard="oracle-wallboard",
              expr="up{" + cfg.selector("oracle") + "} == ${ops_exporter_down}",
              summary="oracle-exporter {{ $labels.instance }} cannot be scraped",
@@ -102,6 +148,16 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="oracle-exporter {{ $labels.instance }} answered {{ $value | humanizePercentage }} of the scrapes of the "
                          "last 30 minutes, with repeated outages (threshold ${ops_exporter_flapping|pct}, O1): its databases are "
                          "mostly unobserved and every `for` of their alerts keeps resetting."),
+        dict(alert="ExporterCrashLooping", ids=["ops_exporter_crash_looping"], layer="monitoring", dashboard=None,
+             doc="The exporter process (oracle-exporter or dbhost-exporter) restarted at least "
+                 "${ops_exporter_crash_looping} times in an hour (changes of process_start_time_seconds).",
+             expr="changes(process_start_time_seconds{" + cfg.selector("oracle", "dbhost") + "}[1h]) >= "
+                  "${ops_exporter_crash_looping}",
+             summary="{{ $labels.job }} on {{ $labels.instance }} keeps restarting",
+             description="{{ $labels.job }} on {{ $labels.instance }} restarted {{ $value }} times in the last hour "
+                         "(process_start_time_seconds; threshold ${ops_exporter_crash_looping}, O1): each restart is a "
+                         "failed scrape that marks every series stale, so `for` of the alerts on it restarts while "
+                         "`up` still looks 97% available. Read the exporter's log (systemd: journalctl -u ...)."),
         dict(alert="HostExporterFlapping", ids=["ops_host_exporter_flapping"], layer="monitoring", dashboard="host-cpu",
              doc="dbhost-exporter or node_exporter up in less than ${ops_host_exporter_flapping|pct} of the scrapes of "
                  "30 minutes, with at least ${ops_host_exporter_flapping.floor.changes} changes of `up`.",
@@ -153,20 +209,44 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} {{ $value }} times in the "
                          "last hour and not any more, while the exporter itself answers (O3): the database left the exporter's "
                          "config or output, so OracleDown cannot fire for it."),
+        # issue 23: the count of instances a database is expected to have is remembered by a
+        # recording rule (records.INSTANCES_EXPECTED): an instance that stays down stays alerted
+        # (the [1h] look-back closed it 70 minutes after the node went down); a RAC One Node
+        # relocation moves the instance (same count) and is not a vanishing.
         dict(alert="OracleInstanceVanished", ids=["ops_instance_vanished"], layer="oracle", dashboard="oracle-wallboard",
-             doc="A RAC instance in GV$INSTANCE during the last hour is gone while its database answers (oracle_up 1).",
-             expr="(\n"
-                  "  max by (" + cfg.by("database", "inst_id", "instance_name") + ") "
-                  "(count_over_time(oracle_instance_info[1h]))\n"
-                  "  unless on (" + cfg.by("database", "inst_id") + ")\n"
-                  "  oracle_instance_info\n"
-                  ") > ${ops_instance_vanished}\n"
-                  "and on (" + cfg.by("database") + ")\n"
-                  "oracle_up == 1",
-             summary="RAC instance {{ $labels.instance_name }} of {{ $labels.database }} is gone",
-             description="Instance {{ $labels.inst_id }} ({{ $labels.instance_name }}) of {{ $labels.database }} was in GV$INSTANCE "
-                         "{{ $value }} times in the last hour and is not now, while the database answers on its other "
-                         "instances (O3): oracle_up stays 1, so OracleDown does not fire."),
+             doc="Fewer RAC instances in GV$INSTANCE than the database had for an hour at a time (remembered by a "
+                 "recording rule, no look-back to expire), while its database answers (oracle_up 1). A relocation "
+                 "(RAC One Node: the instance moves host, the count stays) is not a vanishing.",
+             expr=R.INSTANCES_EXPECTED + "\n"
+                  "  - on (" + cfg.by("database") + ") (" + R.INSTANCES + " or " + R.INSTANCES_EXPECTED + " * 0)\n"
+                  "> ${ops_instance_vanished}\n"
+                  "and on (" + cfg.by("database") + ")\n" +
+                  _gauge("oracle_up") + " == 1",
+             summary="{{ $value }} RAC instance(s) of {{ $labels.database }} are gone",
+             description="{{ $labels.database }} runs {{ $value }} instance(s) fewer than the number it had for an hour at "
+                         "a time, while the database answers on its other instances (O3): oracle_up stays 1, so "
+                         "OracleDown does not fire. This stays firing until the instance is back (GV$INSTANCE)."),
+        dict(alert="OracleInstanceRestarted", ids=["ops_instance_restarted"], layer="oracle", dashboard="oracle-wallboard",
+             doc="An instance's start time moved forward by more than ${ops_instance_restarted|dur} within 30 minutes "
+                 "(a restart, also one Clusterware completed within a minute); a shift of one hour or half an hour "
+                 "(within ${ops_instance_restarted|dur}) is the database host's daylight-saving change, not a restart.",
+             expr="max by (" + cfg.by("database", "inst_id") + ") (\n"
+                  "  " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  ") > ${ops_instance_restarted}\n"
+                  "unless on (" + cfg.by("database", "inst_id") + ") (\n"
+                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
+                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  "  ) - 3600) < ${ops_instance_restarted}\n"
+                  "  or\n"
+                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
+                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
+                  "  ) - 1800) < ${ops_instance_restarted}\n"
+                  ")",
+             summary="Instance " + "{{ $labels.inst_id }} of {{ $labels.database }} was restarted",
+             description="The startup time of " + _DB + " moved forward by {{ $value | humanizeDuration }} in the last "
+                         "30 minutes (V$INSTANCE.STARTUP_TIME; O3): the instance was restarted. A restart Clusterware "
+                         "completes within a minute never shows as down; find the cause in the alert log "
+                         "(ORA-00600, ORA-07445, an instance eviction) before it repeats."),
         dict(alert="Watchdog", ids=["ops_watchdog"], layer="monitoring", dashboard=None,
              doc="Always firing: the heartbeat of the alerting pipeline, routed to the dead-man's-switch receiver.",
              expr="vector(${ops_watchdog})",
@@ -202,6 +282,9 @@ def _hangs(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
         dict(alert="OracleCommitsStuck", ids=["O2_commit"], layer="oracle", dashboard="oracle-redo",
+             doc="A session's current commit-path wait (log file sync, log file switch ..., log buffer space) is "
+                 "older than ${O2_commit|dur} for ${O2_commit.for}: a single wait of 38 s (one checkpoint "
+                 "incomplete) does not page, a hang does.",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
                   "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
              summary="Commits are stuck on " + _DB,
@@ -209,10 +292,14 @@ def _hangs(cfg: Config) -> list[dict]:
                          " (threshold ${O2_commit|dur}, O2): commits do not complete. LGWR, the archiver or the redo LUN is "
                          "hung; wait-event averages cannot show it because no wait completes."),
         dict(alert="OracleSessionsStuck", ids=["O2_wait"], layer="oracle", dashboard="oracle-waits",
-             doc="A session's current non-idle wait (not Application or Network class, not a commit wait) is older than "
-                 "${O2_wait|dur}.",
+             doc="A session's current non-idle wait is older than ${O2_wait|dur}; not a hang, and not judged: "
+                 "the Application and Network classes (row locks: OracleSessionsBlocked; a client that went "
+                 "quiet), Administrative and Backup: events (RMAN writing to tape waits in sbtwrite2 for as long "
+                 "as the tape takes), Scheduler (Resource Manager queueing: resmgr:cpu quantum is the plan "
+                 "working), and commit waits (OracleCommitsStuck).",
              expr="max by (" + cfg.by("database", "inst_id", "event", "wait_class") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{wait_class!~\"Idle|Application|Network\", "
+                  "(oracle_sessions_waiting_longest_seconds{wait_class!~\"" + NOT_HANG_CLASSES + "\", "
+                  "event!~\"" + NOT_HANG_EVENTS + "\", "
                   + R.COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
              summary="A session is stuck in '{{ $labels.event }}' on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
@@ -496,9 +583,9 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleDataGuardApplyStopped", ids=["O5_apply_stopped"], layer="oracle", dashboard="oracle-wallboard",
              doc="A physical or logical standby runs no redo apply on any instance (oracle_dataguard_apply_running "
                  "0: no MRP0 / LSP0 in GV$PROCESS) for ${O5_apply_stopped.for}; not on a snapshot standby, not on a primary.",
-             expr="max by (" + cfg.by("database") + ") (oracle_dataguard_apply_running) == ${O5_apply_stopped}\n"
+             expr="max by (" + cfg.by("database") + ") (" + _gauge("oracle_dataguard_apply_running") + ") == ${O5_apply_stopped}\n"
                   "unless on (" + cfg.by("database") + ")\n"
-                  "oracle_dataguard_snapshot_standby == 1",
+                  + _gauge("oracle_dataguard_snapshot_standby") + " == 1",
              summary="Standby {{ $labels.database }} is not applying redo",
              description="No instance of standby {{ $labels.database }} runs redo apply (oracle_dataguard_apply_running "
                          "= {{ $value }}, no MRP0 for ${O5_apply_stopped.for}; O5): redo is received but not applied, "
@@ -797,11 +884,17 @@ def _paths(cfg: Config) -> list[dict]:
                          "suspended for ${O6_suspended.for} (dm/suspended = {{ $value }}, O6): every I/O to it is held. A "
                          "map reload that never resumed; `dmsetup resume` it."),
         dict(alert="NvmeControllerNotLive", ids=["O6_nvme"], layer="storage", dashboard="host-storage",
-             expr="max by (" + cfg.by("instance", "controller", "state") + ") "
-                  "(dbhost_nvme_controller_state{state!=\"live\"}) == ${O6_nvme}",
-             summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is {{ $labels.state }}",
-             description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has been '{{ $labels.state }}' for "
-                         "${O6_nvme.for} (state series = {{ $value }}; not live, O6): its namespaces carry no I/O through it; with native multipath "
+             # issue 23: `state` is not in the alert's identity: a controller cycling between resetting,
+             # connecting and dead is one alert whose `for` runs on; the current state is read by the text
+             doc="An NVMe controller has not been `live` for ${O6_nvme.for} (whatever non-live states it cycles "
+                 "through; the state is named in the text, not in the alert's labels).",
+             expr="max by (" + cfg.by("instance", "controller") + ") "
+                  "(" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
+                  "unless on (" + cfg.by("instance", "controller") + ")\n"
+                  "max by (" + cfg.by("instance", "controller") + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1",
+             summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is not live (now: " + NVME_STATE + ")",
+             description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has not been live for "
+                         "${O6_nvme.for} (now '" + NVME_STATE + "'; value {{ $value }}; O6): its namespaces carry no I/O through it; with native multipath "
                          "the namespace runs on its other paths (LunPathRedundancyLost), without it the disk is gone."),
 
     ]
@@ -828,4 +921,49 @@ def _zfs(cfg: Config) -> list[dict]:
     ]
 
 
-SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs)
+def _filesystems(cfg: Config) -> list[dict]:
+    """File systems Oracle writes to (issue 23): node_exporter's node_filesystem_*, the mounts the
+    config's oracle_filesystems selects."""
+    by = cfg.by("instance", "mountpoint")
+    sel = cfg.selector("node") + ", " + cfg.oracle_fs()
+    used = ("(\n"
+            "  1 - max by (" + by + ") (" + _gauge("node_filesystem_avail_bytes{" + sel + "}") + ")\n"
+            "    / (max by (" + by + ") (" + _gauge("node_filesystem_size_bytes{" + sel + "}") + ") > 0)\n"
+            ")")
+    unreadable = "max by (" + by + ") (" + _gauge("node_filesystem_device_error{" + sel + "}") + ") == 1"
+    return [
+        dict(alert="HostFilesystemFillingUp", ids=["O4_fs_time"], layer="host", dashboard="host-storage",
+             doc="At the growth of the last hour a file system Oracle writes to is full within ${O4_fs_time|dur} and "
+                 "more than ${O4_fs_time.floor.used|pct} used; it stays firing while the mount does not answer statfs "
+                 "(node_filesystem_device_error 1: a hung NFS mount exports no size, which must not clear the page).",
+             expr=used + " > ${O4_fs_time.floor.used}\n"
+                  "and on (" + by + ")\n"
+                  "max by (" + by + ") (predict_linear(node_filesystem_avail_bytes{" + sel + "}[1h], ${O4_fs_time})) < 0\n"
+                  "or on (" + by + ") (\n"
+                  "  " + unreadable + "\n"
+                  "  and on (" + by + ")\n"
+                  "  max by (" + by + ") (ALERTS{alertname=\"HostFilesystemFillingUp\", alertstate=\"firing\"})\n"
+                  ")",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} fills up within hours",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
+                         "used and, at the growth of the last hour, full within ${O4_fs_time|dur} (O4; 100% while the mount "
+                         "does not answer: a hung NFS server). Oracle writes there: an autoextending data file fails "
+                         "(ORA-01653/ORA-01691), the archiver stops (ORA-00257, then commits), a full audit or diag "
+                         "directory stops logons. Free space now (old archives after backup, traces, audit files)."),
+        dict(alert="HostFilesystemFull", ids=["O4_fs"], layer="host", dashboard="host-storage",
+             expr=used + " > ${O4_fs}",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} full",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
+                         "used (threshold ${O4_fs|pct}, O4), of the space available to Oracle (not root's reserve). "
+                         "Add space or purge in working hours before it fills up."),
+        dict(alert="HostFilesystemUnreadable", ids=["O4_fs_unreadable"], layer="host", dashboard="host-storage",
+             expr=unreadable,
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} does not answer",
+             description="node_exporter cannot read the size of {{ $labels.mountpoint }} on {{ $labels.instance }} for "
+                         "${O4_fs_unreadable.for} (node_filesystem_device_error = {{ $value }}, O4): statfs failed or hung, "
+                         "typically an NFS server that stopped answering. Oracle processes writing there (archiver, "
+                         "RMAN, audit) hang in uninterruptible sleep; its free space is unknown."),
+    ]
+
+
+SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs, _filesystems)

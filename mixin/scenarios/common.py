@@ -167,12 +167,17 @@ class Pack:
         mine = {"job": kind, "instance": ORA["instance"] if kind == "oracle" else HOST}
         return {**{k: v for k, v in mine.items() if k in self.target_labels}, **labels}
 
-    def expect(self, alert, index, labels, value):
+    def expect(self, alert, index, labels, value, queries: dict | None = None):
+        """queries: {template text: what it renders to}, for the `query` templates render() cannot
+        evaluate (promtool evaluates them against the test's series)."""
         rule = self.rules[alert][index]
         lab = {**self.target(source_kind(rule["expr"]), labels), **rule["labels"]}
         if lab.get("job") in ("oracle", "dbhost", "node"):     # the site's job names (see _relabel_jobs)
             lab["job"] = self.cfg.job_label(lab["job"])
-        ann = {k: render(v, lab, value) for k, v in rule["annotations"].items()}
+        texts = dict(rule["annotations"])
+        for tpl, out in (queries or {}).items():
+            texts = {k: v.replace(tpl, out) for k, v in texts.items()}
+        ann = {k: render(v, lab, value) for k, v in texts.items()}
         return {"exp_labels": lab, "exp_annotations": ann}
 
     def for_min(self, alert, index=0):
@@ -181,7 +186,7 @@ class Pack:
         return int(sum(int(n) * mult[u] for n, u in re.findall(r"(\d+)([smh])", d)))
 
 
-def scenario(pack, name, alert, index, series, labels, value, *, window=5, minutes=None, extra=None):
+def scenario(pack, name, alert, index, series, labels, value, *, window=5, minutes=None, extra=None, queries=None):
     """A firing case: bad from minute H on. The condition cannot hold before H+1, so the alert
     is not firing at H+for; once the windows hold only bad data (H+window) it holds, so the
     alert fires by H+window+for."""
@@ -191,7 +196,7 @@ def scenario(pack, name, alert, index, series, labels, value, *, window=5, minut
     if f > 0:
         checks.append({"eval_time": f"{H + f}m", "alertname": alert, "exp_alerts": []})
     checks.append({"eval_time": f"{fire_at}m", "alertname": alert,
-                   "exp_alerts": [pack.expect(alert, index, labels, value)] + (extra or [])})
+                   "exp_alerts": [pack.expect(alert, index, labels, value, queries)] + (extra or [])})
     return {"name": name, "interval": "1m", "input_series": series, "alert_rule_test": checks}
 
 

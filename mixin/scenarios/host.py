@@ -1,5 +1,5 @@
 """host.test.yml: host CPU, memory, and the SGAs against the kernel's shared memory and huge pages."""
-from mixin.scenarios.common import H, HOST, length, ORA, quiet, scenario, Timeline
+from mixin.scenarios.common import H, HOST, length, ORA, quiet, scenario, sel, Timeline
 
 
 # ---------------------------------------------------------------- host
@@ -73,7 +73,7 @@ def host_tests(pack) -> list:
                 tl.counter("node_vmstat_pswpout", node, [(0, 0), (H, pout * 60)])]
     tests.append(scenario(pack, "HostSwapping: 50 pages/s fires", alert, 0, swap(30, 20), hl, 50))
     tests.append(quiet("HostSwapping: 8 pages/s does not fire", alert, swap(5, 3), n))
-    return tests + shm_tests(pack)
+    return tests + shm_tests(pack) + filesystem_tests(pack)
 
 
 def shm_tests(pack) -> list:
@@ -131,4 +131,81 @@ def shm_tests(pack) -> list:
                        ods + kernel(64 * gib, huge_total=5632), n))
     tests.append(scenario(pack, "HostHugePagesBelowSga: 2048 huge pages of 2 MiB (4 GiB) under a 10 GiB SGA fires",
                           alert, 0, ods + kernel(64 * gib, huge_total=2048), hl, 2.5, window=0))
+    return tests
+
+
+def filesystem_tests(pack) -> list:
+    """Issue 23: file systems Oracle writes to (node_exporter). Failure first: there was no rule,
+    so a data file autoextending into a full /u01 or a full audit directory paged nobody; a hung
+    NFS mount (device_error, no size any more) must not clear the page."""
+    tests = []
+    node = {"job": "node", "instance": HOST}
+    fs = {"device": "/dev/mapper/vg01-u01", "fstype": "xfs", "mountpoint": "/u01"}
+    size = 100_000_000_000
+    n = 40
+
+    def series(labels, avail, length=n, error=None):
+        lab = {**node, **labels}
+        out = [{"series": sel("node_filesystem_size_bytes", lab), "values": " ".join(
+                    str(size) if avail(t) is not None else "stale" for t in range(length + 1))},
+               {"series": sel("node_filesystem_avail_bytes", lab), "values": " ".join(
+                    str(int(avail(t))) if avail(t) is not None else "stale" for t in range(length + 1))}]
+        if error is not None:
+            out.append({"series": sel("node_filesystem_device_error", lab), "values": " ".join(
+                str(error(t)) for t in range(length + 1))})
+        return out
+
+    alert = "HostFilesystemFillingUp"
+    f = pack.for_min(alert)
+    hang = f + 5
+    # 81% used and 6 GB/h more: full in about 3 hours; then the NFS server stops answering
+    filling = lambda t: None if t > hang else 19_000_000_000 - t * 100_000_000   # noqa: E731
+    labels = {"mountpoint": "/u01", "device": fs["device"], "fstype": fs["fstype"]}
+    by = {"mountpoint": "/u01"}
+    used_at = 1 - (19_000_000_000 - (f + 1) * 100_000_000) / size
+    tests.append({"name": "HostFilesystemFillingUp: /u01 81% used growing 6 GB/h (full within 4 h) pages; the mount "
+                          "then hangs (device_error 1, no size): the page stays, HostFilesystemUnreadable tickets",
+                  "interval": "1m", "input_series": series(labels, filling, error=lambda t: 1 if t > hang else 0),
+                  "alert_rule_test": [
+                      {"eval_time": f"{f - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{f + 1}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, by, used_at)]},
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, by, 1)]}
+                        for t in (hang + 5, n)],
+                      {"eval_time": f"{hang + 4}m", "alertname": "HostFilesystemUnreadable", "exp_alerts": []},
+                      {"eval_time": f"{hang + 6}m", "alertname": "HostFilesystemUnreadable",
+                       "exp_alerts": [pack.expect("HostFilesystemUnreadable", 0, by, 1)]}]})
+    tests.append(quiet("HostFilesystemFillingUp: /u01 81% used and not growing does not page", alert,
+                       series(labels, lambda t: 19_000_000_000), n))
+    tests.append(quiet("HostFilesystemFillingUp: /home (not a file system Oracle writes to) filling fast does not page",
+                       alert, series({**labels, "mountpoint": "/home"}, lambda t: 19_000_000_000 - t * 300_000_000), n))
+    tests.append(quiet("HostFilesystemFillingUp: /u02 20% used growing 6 GB/h has days left: no page", alert,
+                       series({**labels, "mountpoint": "/u02"}, lambda t: 80_000_000_000 - t * 100_000_000), n))
+
+    alert = "HostFilesystemFull"
+    f = pack.for_min(alert)
+    tests.append({"name": "HostFilesystemFull: /u01/app/oracle/admin 90% full (audit files) tickets",
+                  "interval": "1m", "input_series": series({**labels, "mountpoint": "/u01/app/oracle/admin"},
+                                                           lambda t: 10_000_000_000),
+                  "alert_rule_test": [
+                      {"eval_time": f"{f - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{f + 1}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/u01/app/oracle/admin"}, 0.9)]}]})
+    tests.append(quiet("HostFilesystemFull: /u01 81% full does not ticket", alert, series(labels, lambda t: 19_000_000_000), n))
+    # issue 23, failure first for every gauge alert with a `for` of 8 minutes or more: node_exporter
+    # crash-looping, one failed scrape every 8 minutes marks every series stale for a minute; a raw
+    # gauge read restarted the 15-minute `for` each time and never fired, last_over_time does not
+    m = 2 * f + 8
+    crash = lambda t: None if t % 8 == 7 else 10_000_000_000     # noqa: E731
+    lab = {**labels, "mountpoint": "/oraarch"}
+    tests.append({"name": "HostFilesystemFull: /oraarch 90% full while node_exporter fails one scrape in 8 "
+                          "(every series stale each time): the 15-minute `for` still completes",
+                  "interval": "1m", "input_series": series(lab, crash, length=m),
+                  "alert_rule_test": [
+                      {"eval_time": f"{f - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{f + 1}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/oraarch"}, 0.9)]},
+                      {"eval_time": f"{m}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/oraarch"}, 0.9)]}]})
+    tests.append(quiet("HostFilesystemUnreadable: a mount that answers (device_error 0) does not ticket",
+                       "HostFilesystemUnreadable", series(labels, lambda t: 19_000_000_000, error=lambda t: 0), n))
     return tests

@@ -97,15 +97,127 @@ def monitoring_tests(pack) -> list:
                       info("1", f"1x{n}"), info("2", f"1x{H} stale")], "alert_rule_test": [
                       {"eval_time": f"{H + 7}m", "alertname": "OracleDown", "exp_alerts": []},
                       {"eval_time": f"{H + 4}m", "alertname": alert, "exp_alerts": []},
-                      {"eval_time": f"{H + 7}m", "alertname": alert,
-                       "exp_alerts": [pack.expect(alert, 0, {"database": "ODS", "inst_id": "2", "instance_name": "ODS2"},
-                                                  H + 1)]}]})
+                      {"eval_time": f"{H + 9}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"database": "ODS"}, 1)]}]})
     tests.append(quiet("OracleInstanceVanished: the whole database down (oracle_up 0): OracleDown's finding", alert,
                        [_series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} 0x{n}"),
                         info("1", f"1x{H} stale"), info("2", f"1x{H} stale")], H + 10))
+
+    tests += issue23_tests(pack)
 
     # the heartbeat
     tests.append({"name": "Watchdog: always firing", "interval": "1m", "input_series": [node_up],
                   "alert_rule_test": [{"eval_time": "1m", "alertname": "Watchdog",
                                        "exp_alerts": [pack.expect("Watchdog", 0, {}, 1)]}]})
+    return tests
+
+
+def issue23_tests(pack) -> list:
+    """Issue 23, failure first: scrape gaps and exporter restarts do not resolve or hide an
+    outage; vanished instances stay alerted; relocations and daylight-saving changes are quiet."""
+    from mixin.rules import ORACLE_DOWN_REASON
+    tests = []
+    ora = {"job": "oracle", "instance": ORA["instance"]}
+    odb = {**ora, "database": "ODS"}
+
+    # OracleDown: one failed scrape of the exporter during a real outage (every series stale for a
+    # minute) sent RESOLVED for a database that is still down
+    alert = "OracleDown"
+    f = pack.for_min(alert)
+    n = H + f + 12
+    gap = H + f + 4
+    up = " ".join(["1"] * (H + 1) + ["0"] * (gap - H - 1) + ["stale"] + ["0"] * (n - gap))
+    unknown = {ORACLE_DOWN_REASON: "reason unknown (no oracle_last_error_info)"}
+    firing = [pack.expect(alert, 0, {"database": "ODS"}, 0, unknown)]
+    tests.append({"name": "OracleDown: a failed scrape of the exporter during the outage keeps the alert firing (no RESOLVED)",
+                  "interval": "1m", "input_series": [_series("oracle_up", odb, up)], "alert_rule_test": [
+                      {"eval_time": f"{H + f}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{H + f + 2}m", "alertname": alert, "exp_alerts": firing},
+                      {"eval_time": f"{gap}m", "alertname": alert, "exp_alerts": firing},
+                      {"eval_time": f"{gap + 1}m", "alertname": alert, "exp_alerts": firing}]})
+    # ... and a failed scrape while it is pending does not restart `for`
+    early = H + 2
+    up = " ".join(["1"] * (H + 1) + ["0"] * (early - H - 1) + ["stale"] + ["0"] * (n - early))
+    tests.append({"name": "OracleDown: a failed scrape while pending does not restart `for`",
+                  "interval": "1m", "input_series": [_series("oracle_up", odb, up)], "alert_rule_test": [
+                      {"eval_time": f"{H + f + 1}m", "alertname": alert, "exp_alerts": firing}]})
+
+    # OracleDown for a refused monitoring account: a ticket with its own cause, not the page
+    reason = {**odb, "reason": "password expired"}
+    series = [_series("oracle_up", odb, f"1x{H} 0x{n}"), _series("oracle_last_error_info", reason, f"1x{n + H}")]
+    tests.append({"name": "OracleDown: the monitoring password expired: the credentials ticket, not the database-down page",
+                  "interval": "1m", "input_series": series, "alert_rule_test": [
+                      {"eval_time": f"{H + f + 2}m", "alertname": alert, "exp_alerts": [
+                          pack.expect(alert, 1, {"database": "ODS"}, 0, {ORACLE_DOWN_REASON: "password expired"})]}]})
+    assert pack.rules[alert][1]["labels"]["cause"] == "monitoring_credentials"
+    assert pack.rules[alert][1]["labels"]["severity"] == "warning"
+
+    # an exporter that crashes every 8 minutes: one failed scrape each time; `up` stays 97%
+    # available (the flapping alert is quiet), only its restarts show it
+    alert = "ExporterCrashLooping"
+    m = 40
+    restarts = (11, 19, 27, 35)
+    start, ups, vals = 1.7e9, [], []
+    for t in range(m + 1):
+        if t in restarts:
+            start = 1.7e9 + t * 60
+            ups.append("0")
+            vals.append("stale")
+        else:
+            ups.append("1")
+            vals.append(str(int(start)))
+    series = [_series("up", ora, " ".join(ups)), _series("process_start_time_seconds", ora, " ".join(vals))]
+    tests.append({"name": "ExporterCrashLooping: oracle-exporter restarts every 8 minutes: fires at the third restart; "
+                          "OracleExporterFlapping and OracleExporterDown stay quiet",
+                  "interval": "1m", "input_series": series, "alert_rule_test": [
+                      {"eval_time": "21m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": "29m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, ora, 3)]},
+                      {"eval_time": "38m", "alertname": "OracleExporterFlapping", "exp_alerts": []},
+                      {"eval_time": "38m", "alertname": "OracleExporterDown", "exp_alerts": []}]})
+    once = " ".join(["1700000000"] * 10 + ["stale"] + ["1700000660"] * 30)
+    tests.append(quiet("ExporterCrashLooping: one restart (a deploy) does not fire", alert,
+                       [_series("process_start_time_seconds", ora, once)], 35))
+
+    # OracleInstanceRestarted: a crash that Clusterware restarts within a minute (oracle_up never 0)
+    alert = "OracleInstanceRestarted"
+    lab = {**odb, "inst_id": "1"}
+    t0 = 1_700_000_000
+
+    def start_time(shift):
+        return _series("oracle_instance_start_time_seconds", lab, f"{t0}x{H} {t0 + shift}x25")
+    tests.append({"name": "OracleInstanceRestarted: the instance crashed and Clusterware restarted it within a minute: fires",
+                  "interval": "1m", "input_series": [_series("oracle_up", odb, f"1x{H + 25}"), start_time(86400 * 3)],
+                  "alert_rule_test": [
+                      {"eval_time": f"{H}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{H + 1}m", "alertname": alert, "exp_alerts": [
+                          pack.expect(alert, 0, {"database": "ODS", "inst_id": "1"}, 86400 * 3)]},
+                      {"eval_time": f"{H + 1}m", "alertname": "OracleDown", "exp_alerts": []}]})
+    for shift, what in ((3600, "spring forward"), (-3600, "fall back"), (1800, "a half-hour zone's change")):
+        tests.append(quiet(f"OracleInstanceRestarted: the database host's daylight-saving change ({what}, "
+                           f"{shift:+d} s) is not a restart", alert, [start_time(shift)], H + 3))
+
+    # OracleInstanceVanished: stays firing while the instance stays down (the [1h] look-back closed
+    # it about 70 minutes after the node went down)
+    alert = "OracleInstanceVanished"
+    long = 100
+
+    def info(inst, host, values):
+        return _series("oracle_instance_info", {**odb, "inst_id": inst, "instance_name": f"ODS_{inst}",
+                                                "host_name": host, "version": "19.0.0.0.0", "db_name": "ODS",
+                                                "db_unique_name": "ODS", "database_role": "PRIMARY"}, values)
+    fired = [pack.expect(alert, 0, {"database": "ODS"}, 1)]
+    tests.append({"name": "OracleInstanceVanished: a RAC node down for 90 minutes stays alerted until it is back",
+                  "interval": "1m", "input_series": [
+                      _series("oracle_up", odb, f"1x{long}"), info("1", "dbhost1", f"1x{long}"),
+                      info("2", "dbhost2", f"1x{H} stale _x{long - H - 2} 1")],
+                  "alert_rule_test": [
+                      {"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 9, H + 75, long - 1)
+                  ] + [{"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
+    # RAC One Node: the instance moves to the other host (online relocation: both run for a few
+    # minutes, then the old one stops): the count stays 1; not a vanishing
+    tests.append(quiet("OracleInstanceVanished: a RAC One Node relocation (ODS_1 on dbhost1 -> ODS_2 on dbhost2) "
+                       "is not a vanishing", alert, [
+                           _series("oracle_up", odb, f"1x{H + 40}"),
+                           info("1", "dbhost1", f"1x{H + 3} stale"),
+                           info("2", "dbhost2", f"_x{H} 1x40")], H + 30))
     return tests

@@ -201,9 +201,28 @@ def path_tests(pack, lun_info) -> list:
         states = sorted({st for _, st in phases})
         return [tl3.gauge("dbhost_nvme_controller_state", {**db, "controller": "nvme1", "state": st},
                           [(t, 1 if cur == st else 0) for t, cur in phases]) for st in states]
+    from mixin.rules import NVME_STATE
     tests.append(scenario(pack, "NvmeControllerNotLive: a fabrics controller stuck connecting fires", alert, 0,
                           ctrl([(0, "live"), (H, "connecting")]),
-                          {"instance": HOST, "controller": "nvme1", "state": "connecting"}, 1, window=0))
+                          {"instance": HOST, "controller": "nvme1"}, 1, window=0, queries={NVME_STATE: "connecting"}))
     tests.append(quiet("NvmeControllerNotLive: a 2-minute reset does not fire", alert,
                        ctrl([(0, "live"), (H, "resetting"), (H + 2, "live")]), n))
+    # issue 23, failure first: a controller cycling resetting -> connecting -> dead -> resetting, each
+    # state shorter than `for`: with the state in the alert's identity every change restarted `for`
+    # and it never fired; now it is one alert that fires after `for`, naming the current state
+    f = pack.for_min(alert)
+    m = H + 3 * f + 4
+    tl4 = Timeline(m)
+    cycle = ["resetting", "connecting", "dead"]
+    phases = [(0, "live")] + [(H + k * 2, cycle[k % 3]) for k in range((m - H) // 2 + 1)]
+    states = sorted({st for _, st in phases})
+    series = [tl4.gauge("dbhost_nvme_controller_state", {**db, "controller": "nvme1", "state": st},
+                        [(t, 1 if cur == st else 0) for t, cur in phases]) for st in states]
+    now = dict(phases)[max(t for t, _ in phases if t < m)]
+    tests.append({"name": "NvmeControllerNotLive: a controller cycling resetting/connecting/dead every 2 minutes "
+                          "(never one state for `for`) fires once, naming its current state",
+                  "interval": "1m", "input_series": series, "alert_rule_test": [
+                      {"eval_time": f"{H + f - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{m}m", "alertname": alert, "exp_alerts": [
+                          pack.expect(alert, 0, {"instance": HOST, "controller": "nvme1"}, 1, {NVME_STATE: now})]}]})
     return tests

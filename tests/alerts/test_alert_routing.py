@@ -126,14 +126,15 @@ def test_routing_and_inhibition(alertmanager):
     assert SEV[("OracleArchivingBehind", "archiving_needed_waits")] == "critical"
     assert SEV[("OracleArchivingBehind", "unarchived_groups")] == "warning"
     alerts = [
-        _alert("OracleDown", layer="oracle", database="ODS", instance="oracle-exporter:19161"),
-        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1"),
+        _alert("OracleDown", layer="oracle", database="ODS", instance="oracle-exporter:19161", job="oracle"),
+        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1", job="oracle",
+               instance="oracle-exporter:19161"),
         _alert("OracleLogFileSyncSlow", layer="oracle", database="DW", inst_id="1"),
         _alert("OracleArchivingBehind", "archiving_needed_waits", layer="oracle", database="DW", inst_id="2"),
         _alert("OracleArchivingBehind", "unarchived_groups", layer="oracle", database="DW", thread="2"),
         _alert("DbhostExporterDown", layer="monitoring", instance="dbhost1", job="dbhost"),
-        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", device="sdb"),
-        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost2", device="sdb"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost1", device="sdb", job="dbhost"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", instance="dbhost2", device="sdb", job="dbhost"),
         _alert("ZfsL2arcNotWarming", layer="zfs", instance="dbhost2"),
     ]
     r = requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5)
@@ -157,7 +158,7 @@ def test_routing_and_inhibition(alertmanager):
     inhibited = {(a["labels"]["alertname"], a["labels"].get("database"), a["labels"].get("instance"),
                   a["labels"]["severity"]) for a in state if a["status"]["inhibitedBy"]}
     assert inhibited == {
-        ("OracleLogFileSyncSlow", "ODS", None, "warning"),      # OracleDown for ODS
+        ("OracleLogFileSyncSlow", "ODS", "oracle-exporter:19161", "warning"),   # OracleDown for ODS, same exporter
         ("LunHostQueueBacklog", None, "dbhost1", "warning"),    # DbhostExporterDown on dbhost1
         ("OracleArchivingBehind", "DW", None, "warning"),       # its critical variant (other inst_id/thread)
     }
@@ -215,7 +216,8 @@ def test_a_commit_hang_pages_once_with_its_symptoms_under_it(alertmanager):
         time.sleep(0.2)
     _settle()
     assert sorted(_Hook.posts) == [
-        ("/pager", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleCommitsStuck"]),
+        # a page is grouped on the database (issue 23: whichever exporter saw it), a ticket per exporter
+        ("/pager", {"alertname": "OracleCommitsStuck", "database": "ODS", "inst_id": "1"}, ["OracleCommitsStuck"]),
         ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleLogFileSyncSlow"]),
     ]
     assert _inhibited(alertmanager) == {"OracleLogFileSyncSlow", "OracleLogFileParallelWriteSlow", "OracleSessionsStuck"}
@@ -269,3 +271,105 @@ def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
     state = requests.get(alertmanager + "/api/v2/alerts", timeout=5).json()
     assert {(a["labels"]["alertname"], a["labels"]["database"]) for a in state if a["status"]["inhibitedBy"]} == {
         ("OracleArchivingBehind", "ODS"), ("OracleArchiveDestinationError", "ODS")}
+
+
+# ---------------------------------------------------------------- issue 23: inhibition hides only a
+# consequence (never a page under a ticket, never across exporters or same-named databases), and
+# grouping makes one cause one notification (an exporter losing many databases, one hang seen by
+# two exporters). Each test counts the notifications the webhook receives and reads
+# Alertmanager's own inhibitedBy; each fails on main's alertmanager.yml before issue 23.
+EXP_A = {"job": "oracle", "instance": "oracle-a:19161"}
+EXP_B = {"job": "oracle", "instance": "oracle-b:19161"}
+
+
+def _sev(alert: dict, severity: str) -> dict:
+    """An alert whose rule has several severities (a warning and a critical variant)."""
+    return {**alert, "labels": {**alert["labels"], "severity": severity}}
+
+
+def _post(url, alerts):
+    r = requests.post(url + "/api/v2/alerts", json=alerts, timeout=5)
+    assert r.status_code == 200, r.text
+
+
+def _wait_posts(n, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(_Hook.posts) < n:
+        time.sleep(0.2)
+    time.sleep(3)   # group_wait is 1s: anything else that would be sent has been by now
+
+
+def _inhibited_keys(url) -> set:
+    return {(a["labels"]["alertname"], a["labels"].get("instance"), a["labels"].get("database"))
+            for a in requests.get(url + "/api/v2/alerts", timeout=5).json() if a["status"]["inhibitedBy"]}
+
+
+def test_a_filling_recovery_area_ticket_does_not_hide_the_archiver_stuck_page(alertmanager):
+    """Failure first: the 85% 'filling up' ticket silenced the critical 'archiving needed' page."""
+    db = {"layer": "oracle", "database": "ODS", **EXP_A}
+    _post(alertmanager, [_sev(_alert("OracleRecoveryAreaFull", **db), "warning"),
+                         _alert("OracleArchivingBehind", "archiving_needed_waits", inst_id="1", **db)])
+    _wait_posts(2)
+    assert _inhibited_keys(alertmanager) == set()
+    assert ("/pager", ["OracleArchivingBehind"]) in [(p[0], p[2]) for p in _Hook.posts]
+
+
+def test_node_exporter_down_does_not_hide_all_paths_down_from_dbhost_exporter(alertmanager):
+    """Failure first: NodeExporterDown (a ticket, job node) silenced LunAllPathsDown (a page from
+    dbhost-exporter on the same host). It still hides node_exporter's own tickets of that host."""
+    _post(alertmanager, [
+        _alert("NodeExporterDown", layer="monitoring", job="node", instance="dbhost1"),
+        _alert("LunAllPathsDown", layer="storage", job="dbhost", instance="dbhost1", device="dm-3", role="redo"),
+        _alert("LunWriteLatencyHigh", layer="storage", job="node", instance="dbhost1", device="dm-4", role="data"),
+        _alert("LunHostQueueBacklog", "host_queue", layer="storage", job="dbhost", instance="dbhost1", device="sdb")])
+    _wait_posts(3)
+    assert _inhibited_keys(alertmanager) == {("LunWriteLatencyHigh", "dbhost1", None)}
+    assert [p[2] for p in _Hook.posts if p[0] == "/pager"] == [["LunAllPathsDown"]]
+
+
+def test_one_exporter_of_an_ha_pair_losing_its_network_does_not_hide_the_others_hang(alertmanager):
+    """Failure first: two exporters watch ODS; exporter A loses its network (OracleDown, equal on
+    database only) and silenced exporter B's commit-hang page."""
+    _post(alertmanager, [
+        _alert("OracleDown", layer="oracle", database="ODS", **EXP_A),
+        _alert("OracleLogFileSyncSlow", layer="oracle", database="ODS", inst_id="1", **EXP_A),
+        _alert("OracleCommitsStuck", layer="oracle", database="ODS", inst_id="1", event="log file sync", **EXP_B)])
+    _wait_posts(2)
+    # exporter A's own (stale) view of ODS is hidden; exporter B's page is not
+    assert _inhibited_keys(alertmanager) == {("OracleLogFileSyncSlow", "oracle-a:19161", "ODS")}
+    assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleCommitsStuck"], ["OracleDown"]]
+
+
+def test_two_databases_of_the_same_name_on_different_exporters_do_not_silence_each_other(alertmanager):
+    _post(alertmanager, [
+        _alert("OracleDown", layer="oracle", database="TEST", **EXP_A),
+        _sev(_alert("OracleTablespaceFull", layer="oracle", database="TEST", tablespace="USERS", **EXP_B), "warning")])
+    _wait_posts(2)
+    assert _inhibited_keys(alertmanager) == set()
+    assert sorted(p[0] for p in _Hook.posts) == ["/pager", "/ticket"]
+
+
+def test_one_exporter_losing_50_databases_for_one_reason_is_one_page(alertmanager):
+    """Failure first: 50 OracleDown of one exporter (its network is gone) were 50 pages (grouped by
+    database). Now one per exporter target and cause; another exporter's outage is its own page,
+    and the databases that refuse the monitoring account are one ticket."""
+    alerts = [_alert("OracleDown", layer="oracle", database=f"DB{i:02d}", **EXP_A) for i in range(50)]
+    alerts += [_alert("OracleDown", layer="oracle", database="OTHER", **EXP_B)]
+    alerts += [_alert("OracleDown", "monitoring_credentials", layer="oracle", database=f"CRED{i}", **EXP_A)
+               for i in range(3)]
+    _post(alertmanager, alerts)
+    _wait_posts(3)
+    got = sorted((p[0], p[1].get("instance"), p[1].get("cause"), len(p[2])) for p in _Hook.posts)
+    assert got == [("/pager", "oracle-a:19161", None, 50), ("/pager", "oracle-b:19161", None, 1),
+                   ("/ticket", "oracle-a:19161", "monitoring_credentials", 3)]
+
+
+def test_one_hang_seen_by_two_exporters_is_one_page(alertmanager):
+    """Failure first: the two exporters of an HA pair both see ODS's commit hang: 2 pages. Now one
+    incident per database and instance; a hang of another database is a page of its own."""
+    hang = dict(layer="oracle", database="ODS", inst_id="1", event="log file sync")
+    _post(alertmanager, [_alert("OracleCommitsStuck", **hang, **EXP_A), _alert("OracleCommitsStuck", **hang, **EXP_B),
+                         _alert("OracleCommitsStuck", **{**hang, "database": "DW"}, **EXP_A)])
+    _wait_posts(2)
+    got = sorted((p[0], p[1]["database"], len(p[2])) for p in _Hook.posts)
+    assert got == [("/pager", "DW", 1), ("/pager", "ODS", 2)]

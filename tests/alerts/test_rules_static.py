@@ -118,7 +118,9 @@ PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           # a percentage only tickets)
           "OracleTablespaceFillingUp", "OracleAsmDiskgroupSpaceLow",
           # every I/O to a database LUN held: no path left, or the map left suspended (O6)
-          "LunAllPathsDown", "LunMultipathSuspended"}
+          "LunAllPathsDown", "LunMultipathSuspended",
+          # a file system Oracle writes to full within hours: autoextend, archiving, logons stop (O4)
+          "HostFilesystemFillingUp"}
 
 
 def test_only_outage_conditions_page():
@@ -170,7 +172,7 @@ def test_node_metric_names_exist_in_node_exporter():
         proc.wait(timeout=10)
     exposed = {re.split(r"[{ ]", l, maxsplit=1)[0] for l in text.splitlines() if l and not l.startswith("#")}
     wanted = rule_metric_names("node")
-    assert len(wanted) == 11
+    assert len(wanted) == 14     # + node_filesystem_{avail,size}_bytes, node_filesystem_device_error (issue 23)
     assert not sorted(wanted - exposed)
 
 

@@ -36,7 +36,9 @@ def test_a_site_overrides_jobs_labels_and_urls(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("runbook: x\n", "site.yml: runbook: unknown key (did you mean runbook_base_url? known: thresholds, jobs, target_labels, runbook_base_url, grafana_url, fleetview_url, flash_luns)"),
+    ("runbook: x\n", "site.yml: runbook: unknown key (did you mean runbook_base_url? known: thresholds, jobs, target_labels, runbook_base_url, grafana_url, fleetview_url, flash_luns, oracle_filesystems)"),
+    ("oracle_filesystems: ['mountpoint=/u01']\n", "oracle_filesystems: expected PromQL label matchers"),
+    ("oracle_filesystems: []\n", "oracle_filesystems: expected PromQL label matchers"),
     ("flash_luns: 'model=~\"SSD.*\"'\n", "flash_luns: expected a list of PromQL label matchers"),
     ("flash_luns: ['model=~SSD']\n", "flash_luns: expected a list of PromQL label matchers"),
     ("jobs: {oracel: x}\n", "site.yml: jobs.oracel: unknown kind (did you mean oracle? known: oracle, dbhost, node)"),
@@ -55,6 +57,22 @@ def test_override_errors_name_the_file_and_key(tmp_path, text, message):
         config.load(site)
     assert message in str(exc.value)
     assert str(tmp_path) in str(exc.value)
+
+
+def test_a_site_names_the_file_systems_oracle_writes_to(tmp_path):
+    """Issue 23: the HostFilesystem* rules read node_filesystem_* of the mounts the site names."""
+    from mixin import render
+    site = tmp_path / "site.yml"
+    site.write_text("oracle_filesystems: 'mountpoint=~\"/oradata|/orafra\"'\n")
+    cfg = config.load(site)
+    assert cfg.oracle_fs() == 'mountpoint=~"/oradata|/orafra"'
+    rules = {r["alert"]: r for g in render.alerting(cfg)["groups"] for r in g["rules"]}
+    for name in ("HostFilesystemFillingUp", "HostFilesystemFull", "HostFilesystemUnreadable"):
+        assert 'job="node", mountpoint=~"/oradata|/orafra"}' in rules[name]["expr"], name
+        assert "/u[0-9]" not in rules[name]["expr"]
+    default = {r["alert"]: r for g in render.alerting(config.load())["groups"] for r in g["rules"]}
+    assert 'mountpoint=~"/u[0-9][0-9](/.*)?' in default["HostFilesystemFull"]["expr"]
+    assert 'fstype!~"tmpfs|ramfs|squashfs|overlay"' in default["HostFilesystemFull"]["expr"]
 
 
 # ---------------------------------------------------------------- a site changes single thresholds
