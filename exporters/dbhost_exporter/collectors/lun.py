@@ -55,7 +55,7 @@ from prometheus_client.metrics_core import Metric
 from exporter_common.config import Fields
 from exporter_common.declare import Collector, Family, Setting
 
-from ..sysfs import listdir, parse_int, read_int, read_str, read_text
+from ..sysfs import listdir, parse_int, read_attr, read_int, read_str, read_text
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ SPEC = Collector(
            "/sys/block/*/device/iorequest_cnt", "/sys/block/*/device/iodone_cnt", "/sys/block/*/device/ioerr_cnt",
            "/sys/block/*/device/state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
            "/sys/block/*/hidden", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
-           "/sys/block/*/mq/*/nr_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
+           "/sys/block/*/mq/*/nr_tags", "/sys/block/*/mq/*/nr_reserved_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
            "/sys/block/dm-*/dm/uuid", "/sys/block/dm-*/dm/suspended", "/sys/block/dm-*/slaves/",
            "/sys/class/scsi_host/*/can_queue", "/sys/class/scsi_host/*/cmd_per_lun",
            "/sys/class/scsi_host/*/host_busy", "/sys/class/nvme/*/state", "/sys/class/nvme/*/transport",
@@ -170,10 +170,10 @@ SPEC = Collector(
                "optimized, non-optimized, inaccessible, persistent-loss, change).",
                ("device", "multipath", "controller", "state"), source='`block/nvmeXcZnY/ana_state` (controllers with ANA: arrays over NVMe/FC, TCP, RDMA): `optimized`, `non-optimized`, `inaccessible`, `persistent-loss`, `change`', note='Labels: `device` (`nvmeXcZnY`), `multipath` (its namespace), `controller`, `state`.'),
         Family("dbhost_lun_queue_tags", "gauge",
-               "Requests the NVMe device's hardware queues can hold at once (sum of "
-               "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
-               "SCSI queue depth for the queue-full samples.", ("device",),
-               source='NVMe only: requests the device\'s blk-mq hardware queues can hold at once, the sum of `block/X/mq/*/nr_tags` (a native-multipath namespace: summed over its paths). The NVMe counterpart of `queue_depth` for `dbhost_lun_queue_full_samples_total` (full = `inflight{queue="lun"} >= queue_tags`, every queue full)', measure='requests'),
+               "Requests the NVMe device's hardware queues can hold at once for I/O (sum of "
+               "mq/*/nr_tags minus nr_reserved_tags; for a native-multipath namespace, over the paths I/O "
+               "is sent to): the NVMe counterpart of the SCSI queue depth for the queue-full samples.", ("device",),
+               source='NVMe only: requests the device\'s blk-mq hardware queues can hold at once for I/O, the sum of `block/X/mq/*/nr_tags` minus `nr_reserved_tags` (NVMe over Fabrics reserves one tag per queue for Connect; PCIe none). A native-multipath namespace: summed over the paths the kernel sends I/O to now (live controller and ANA `optimized`, or, when there is none, the live `non-optimized` ones; no ANA counts as optimized), no series when no path can carry I/O. The NVMe counterpart of `queue_depth` for `dbhost_lun_queue_full_samples_total` (full = `inflight{queue="lun"} >= queue_tags`, every queue full)', measure='requests'),
     ),
     exporter="dbhost-exporter", title='LUN')
 
@@ -296,7 +296,8 @@ class LunIdentity:
     scsi_dir: str | None = None
     paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
     controllers: tuple[str, ...] = ()   # NVMe: the controller of each path (or of the namespace)
-    queue_tags: int | None = None       # NVMe: requests its hardware queues hold at once (sum of mq/*/nr_tags)
+    queue_tags: int | None = None       # NVMe without native multipath: requests its hardware queues hold
+    path_tags: tuple[int | None, ...] = ()   # NVMe native multipath: the same per path (paths order)
     blk_mq: bool = True           # /sys/block/X/mq exists (False: legacy request path, kernels < 5.0)
 
 
@@ -425,7 +426,6 @@ class LunCollector:
         self._release: str | None = None
         self._nvme: dict[str, NvmeController] = {}
         self._warned_empty = False
-        self._unreadable_slaves: set[str] = set()   # maps whose slaves/ could not be listed (warned once)
 
     # ---- identity (cached) -------------------------------------------------
     def _classify(self, name: str) -> tuple[str, str | None]:
@@ -492,8 +492,10 @@ class LunCollector:
                 # hardware queues can hold (the head is bio-based: it has no queues of its own)
                 devs = ident.paths or (name,)
                 ident.controllers = tuple(self._controller_of(d) for d in devs)
-                tags = [self._queue_tags(d) for d in devs]
-                ident.queue_tags = sum(tags) if tags and None not in tags else None
+                if ident.paths:
+                    ident.path_tags = tuple(self._queue_tags(d) for d in ident.paths)
+                else:
+                    ident.queue_tags = self._queue_tags(name)
             elif kind == "multipath":
                 ident.multipath = read_str(os.path.join(base, "dm", "name")) or ""
                 uuid = read_str(os.path.join(base, "dm", "uuid")) or ""
@@ -533,10 +535,38 @@ class LunCollector:
         return target if _NVME_CTRL.match(target) else ""
 
     def _queue_tags(self, block_name: str) -> int | None:
-        """Sum of block/X/mq/*/nr_tags: the requests the device's hardware queues can hold."""
+        """The requests the device's hardware queues can hold for I/O: the sum over block/X/mq/*/ of
+        nr_tags minus nr_reserved_tags. nr_tags counts the reserved tags too (blk_mq_init_tags), and
+        NVMe over Fabrics (TCP, FC, RDMA) reserves one tag per queue for its Connect command: a
+        queue of sqsize + 1 tags carries at most sqsize I/Os, so without the subtraction a full
+        Fabrics queue never reads as full. PCIe I/O queues reserve none. A missing
+        nr_reserved_tags reads as 0; a missing or unreadable nr_tags leaves the limit unknown."""
         mq = os.path.join(self.sysfs, "block", block_name, "mq")
-        values = [read_int(os.path.join(mq, q, "nr_tags")) for q in listdir(mq)]
-        return sum(values) if values and None not in values else None
+        total = 0
+        queues = listdir(mq)
+        for q in queues:
+            tags = read_int(os.path.join(mq, q, "nr_tags"))
+            if tags is None:
+                return None
+            total += max(0, tags - (read_int(os.path.join(mq, q, "nr_reserved_tags")) or 0))
+        return total if queues else None
+
+    def _io_tags(self, ident: LunIdentity, c_state: dict[str, str | None],
+                 ana: dict[str, str | None]) -> int | None:
+        """The tag limit of an NVMe native-multipath namespace now: summed over the paths the
+        kernel sends its I/O to (nvme_find_path: live controller and ANA optimized; only when no
+        such path exists, the live non-optimized ones; a path without ANA counts as optimized).
+        A standby or inaccessible path holds no I/O, so its tags must not raise the limit. None
+        when no path can carry I/O or a used path's tags are unknown."""
+        best: dict[str, list[int | None]] = {"optimized": [], "non-optimized": []}
+        for path, ctrl, tags in zip(ident.paths, ident.controllers, ident.path_tags):
+            if c_state.get(ctrl) not in PATH_UP_STATES:
+                continue
+            state = ana.get(path) or "optimized"
+            if state in best:
+                best[state].append(tags)
+        used = best["optimized"] or best["non-optimized"]
+        return sum(used) if used and None not in used else None
 
     def _build_controllers(self) -> None:
         """NVMe controllers from /sys/class/nvme: subsystem, transport, model, I/O queues
@@ -616,9 +646,22 @@ class LunCollector:
         full = SPEC.family("dbhost_lun_queue_full_samples_total")
         host_visible = SPEC.family("dbhost_lun_host_queue_visible")
         release = kernel_release_tuple(self._release) if self._release else None
+        blk = os.path.join(self.sysfs, "block")
+        # NVMe controller and path (ANA) states, read once: the queue-full limit of a native-
+        # multipath namespace depends on them, and the path health families report them
+        c_state = {name: state_label(read_attr(os.path.join(c.path, "state"))) for name, c in self._nvme.items()}
+        ana: dict[str, str | None] = {}
+        tags_now: dict[str, int | None] = {}
+        for name, ident in self._identities.items():
+            if ident.paths:
+                for path in ident.paths:
+                    ana[path] = state_label(read_attr(os.path.join(blk, path, "ana_state")))
+                tags_now[name] = self._io_tags(ident, c_state, ana)
+            elif ident.kind == "nvme":
+                tags_now[name] = ident.queue_tags
         for name in sorted(self._identities):
             ident = self._identities[name]
-            base = os.path.join(self.sysfs, "block", name)
+            base = os.path.join(blk, name)
             label = device_label(name)
             vis = device_host_queue_visible(release, ident.scsi_dir is not None, ident.blk_mq)
             if vis is not None:
@@ -634,7 +677,7 @@ class LunCollector:
                 # NVMe native multipath: the head is bio-based and its own counters are 0 unless
                 # queue/iostats is switched on; the requests live on the hidden paths
                 for path in ident.paths:
-                    p_lun = parse_inflight(read_text(os.path.join(self.sysfs, "block", path, "inflight")))
+                    p_lun = parse_inflight(read_attr(os.path.join(self.sysfs, "block", path, "inflight")))
                     if p_lun is None:
                         continue
                     lun = (lun or 0) + p_lun
@@ -645,7 +688,7 @@ class LunCollector:
                 if ident.scsi_dir is not None:
                     lun = read_int(os.path.join(ident.scsi_dir, "device_busy"))
                 if lun is None:
-                    lun = parse_inflight(read_text(os.path.join(base, "inflight")))
+                    lun = parse_inflight(read_attr(os.path.join(base, "inflight")))
                 host = host_queue(diskstats.get(name), lun)
             if lun is not None:
                 inflight.add_metric([label, "lun"], lun)
@@ -656,7 +699,7 @@ class LunCollector:
                     value = read_int(os.path.join(ident.scsi_dir, attr))
                     if value is not None:
                         fam.add_metric([label], value)
-            limit = ident.queue_depth if ident.kind != "nvme" else ident.queue_tags
+            limit = ident.queue_depth if ident.kind != "nvme" else tags_now.get(name)
             if limit and lun is not None:
                 self._samples[name] = self._samples.get(name, 0) + 1
                 if lun >= limit:
@@ -685,30 +728,28 @@ class LunCollector:
             kernel.add_metric([self._release, visible], {})
 
         for fam in (info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full, can_queue,
-                    cmd_per_lun, host_busy, kernel, *self._health_families()):
+                    cmd_per_lun, host_busy, kernel, *self._health_families(c_state, ana, tags_now)):
             if fam.samples:
                 yield fam
 
     # ---- path health: SCSI device state, dm-multipath maps, NVMe controllers and paths ----
 
     def _slaves(self, path: str, name: str) -> list[str] | None:
-        """The paths of a dm-multipath map (its slaves/), or None when they cannot be known: the
-        directory cannot be listed (EACCES, EIO: one warning per map until it can again) or the
-        map went away during the scrape. An empty, readable slaves/ is a map without paths."""
+        """The paths of a dm-multipath map (its slaves/), or None when the map went away during the
+        scrape. An empty, readable slaves/ is a map without paths (0: LunAllPathsDown). A slaves/
+        that exists but cannot be listed (EACCES under a hardened sysfs, EIO) fails the collector
+        (OSError naming the map and directory): its paths are unknown, and neither a false 0 (which
+        pages LunAllPathsDown) nor a quietly missing series (a map no longer watched) may stand in."""
         try:
-            slaves = sorted(os.listdir(path))
+            return os.listdir(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            if name not in self._unreadable_slaves:
-                self._unreadable_slaves.add(name)
-                log.warning("multipath map %s: cannot list %s (%s): its paths are not exported until it can be "
-                            "read (no series rather than a false 0 paths)", name, path, exc.strerror or exc)
-            return None
-        self._unreadable_slaves.discard(name)
-        return slaves
+            raise OSError(f"multipath map {name}: cannot list {path} ({exc.strerror or exc}): "
+                          "its paths are unknown") from None
 
-    def _health_families(self) -> list[Metric]:
+    def _health_families(self, c_state: dict[str, str | None], ana: dict[str, str | None],
+                         tags_now: dict[str, int | None]) -> list[Metric]:
         """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
         and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``."""
@@ -724,11 +765,9 @@ class LunCollector:
         ana_f = SPEC.family("dbhost_nvme_path_ana_state")
         tags_f = SPEC.family("dbhost_lun_queue_tags")
 
-        c_state: dict[str, str | None] = {}
         for name in sorted(self._nvme):
             c = self._nvme[name]
-            st = state_label(read_text(os.path.join(c.path, "state")))
-            c_state[name] = st
+            st = c_state.get(name)
             if st is not None:
                 ctrl_state.add_metric([name, st], 1)
             ctrl_info.add_metric([name, c.subsystem, c.transport, c.model], {})
@@ -742,14 +781,14 @@ class LunCollector:
         def path_state(dev: str) -> str | None:
             """device/state of a path: the SCSI device's, or for an NVMe namespace its controller's."""
             if dev not in states:
-                states[dev] = state_label(read_text(os.path.join(blk, dev, "device", "state")))
+                states[dev] = state_label(read_attr(os.path.join(blk, dev, "device", "state")))
             return states[dev]
 
         for name in sorted(self._identities):
             ident = self._identities[name]
             label = device_label(name)
             if ident.scsi_dir is not None:
-                st = state_label(read_text(os.path.join(ident.scsi_dir, "state")))
+                st = state_label(read_attr(os.path.join(ident.scsi_dir, "state")))
                 states[name] = st
                 if st is not None:
                     scsi_state.add_metric([label, st], 1)
@@ -765,16 +804,16 @@ class LunCollector:
                 if susp is not None:
                     suspended_f.add_metric([label], 1 if susp else 0)
             elif ident.kind == "nvme":
-                if ident.queue_tags:
-                    tags_f.add_metric([label], ident.queue_tags)
+                if tags_now.get(name):
+                    tags_f.add_metric([label], tags_now[name])
                 if ident.paths:
                     up = 0
                     for path, ctrl in zip(ident.paths, ident.controllers):
-                        ana = state_label(read_text(os.path.join(blk, path, "ana_state")))
-                        if ana is not None:
-                            ana_f.add_metric([device_label(path), label, ctrl, ana], 1)
+                        p_ana = ana.get(path)
+                        if p_ana is not None:
+                            ana_f.add_metric([device_label(path), label, ctrl, p_ana], 1)
                         cst = c_state.get(ctrl) if ctrl in c_state else path_state(path)
-                        if cst in PATH_UP_STATES and (ana is None or ana in ANA_USABLE):
+                        if cst in PATH_UP_STATES and (p_ana is None or p_ana in ANA_USABLE):
                             up += 1
                     paths_f.add_metric([label], len(ident.paths))
                     active_f.add_metric([label], up)
