@@ -110,7 +110,7 @@ SPEC = Collector(
                "Series the process collector did not export because of its series limit "
                "(summed over scrapes).", source='series not exported because of the series cap, summed over scrapes', measure='series'),
     ),
-    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) are served one after the other, so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
+    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) share one scan (the exporter runs a collector once at a time and serves the run in progress to every scrape that arrives during it), so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
 
 
 def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
