@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Sample
 
 from exporter_common.config import Fields
 from exporter_common.declare import Collector, Family, Setting
@@ -380,7 +381,7 @@ def parse_diskstats(text: str | None, source: str = "/proc/diskstats") -> dict[s
         if not parts:
             continue
         if len(parts) < 14 or not (parts[0].isdigit() and parts[1].isdigit()) or \
-                not all(p.isdigit() for p in parts[3:]):
+                not "".join(parts[3:]).isdigit():   # every counter decimal (one C call, not a loop)
             raise ValueError(f"{source} line {n}: not a diskstats line (major, minor, name and at least 11 "
                              f"decimal counters): {line.strip()[:80]!r}")
         result[parts[2].replace("/", "!")] = int(parts[11])   # keyed by the /sys/block name (cciss!c0d0)
@@ -425,6 +426,7 @@ class LunCollector:
         self._full: dict[str, int] = {}
         self._release: str | None = None
         self._nvme: dict[str, NvmeController] = {}
+        self._device_cache: dict[str, tuple] = {}   # per device: label dicts and file paths (see collect)
         self._warned_empty = False
 
     # ---- identity (cached) -------------------------------------------------
@@ -518,6 +520,7 @@ class LunCollector:
             ident.role = self._role(ident)
         # keep only what the config asks for (scsi/multipath were kept to link paths and maps)
         self._identities = {n: i for n, i in ids.items() if i.kind in self.config.include_types}
+        self._device_cache: dict[str, tuple] = {}
         hosts = listdir(os.path.join(self.sysfs, "class", "scsi_host"))
         self._can_queue = {h: read_int(os.path.join(self.sysfs, "class", "scsi_host", h, "can_queue"))
                            for h in hosts}
@@ -525,6 +528,20 @@ class LunCollector:
                              for h in hosts}
         self._release = read_str(os.path.join(self.procfs, "sys", "kernel", "osrelease"))
         self._build_controllers()
+
+    def _cache_device(self, name: str, ident: LunIdentity, blk: str) -> tuple:
+        """What a scrape needs of a device that only changes with its identity: its label dicts
+        and the paths of the files read every scrape."""
+        label = device_label(name)
+        lbl = {"device": label}
+        info = {"device": label, "hctl": ident.hctl, "vendor": ident.vendor, "model": ident.model,
+                "wwid": ident.wwid, "multipath": ident.multipath, "role": ident.role}
+        sd = ident.scsi_dir
+        return (lbl, {"device": label, "queue": "lun"}, {"device": label, "queue": "host"}, info,
+                os.path.join(sd, "device_busy") if sd is not None else None,
+                os.path.join(blk, name, "inflight"),
+                tuple(os.path.join(sd, a) for a in ("iorequest_cnt", "iodone_cnt", "ioerr_cnt"))
+                if sd is not None else None)
 
     def _controller_of(self, block_name: str) -> str:
         """The NVMe controller (nvmeN) a namespace or path device belongs to ("" if unknown)."""
@@ -659,25 +676,39 @@ class LunCollector:
                 tags_now[name] = self._io_tags(ident, c_state, ana)
             elif ident.kind == "nvme":
                 tags_now[name] = ident.queue_tags
+        # Samples are built directly (what add_metric would append) with per-device label dicts
+        # and file paths made once per identity (_device_cache): about a third of a steady scrape
+        # of 1,536 devices went to add_metric and os.path.join.
+        S = Sample
+        n_vis, n_info, n_depth, n_nr = host_visible.name, info.name + "_info", depth.name, nr_req.name
+        n_infl, n_req, n_done, n_err = inflight.name, ioreq.name + "_total", iodone.name + "_total", \
+            ioerr.name + "_total"
+        n_smp, n_full = samples.name + "_total", full.name + "_total"
+        vis_s, info_s, depth_s, nr_s = host_visible.samples, info.samples, depth.samples, nr_req.samples
+        infl_s, req_s, done_s, err_s = inflight.samples, ioreq.samples, iodone.samples, ioerr.samples
+        smp_s, full_s = samples.samples, full.samples
+        cache = self._device_cache
+        counts, fulls = self._samples, self._full
         for name in sorted(self._identities):
             ident = self._identities[name]
-            base = os.path.join(blk, name)
-            label = device_label(name)
+            dc = cache.get(name)
+            if dc is None:
+                dc = cache[name] = self._cache_device(name, ident, blk)
+            lbl, lbl_lun, lbl_host, lbl_info, p_busy, p_inflight, p_counts = dc
             vis = device_host_queue_visible(release, ident.scsi_dir is not None, ident.blk_mq)
             if vis is not None:
-                host_visible.add_metric([label], vis)
-            info.add_metric([label, ident.hctl, ident.vendor, ident.model, ident.wwid, ident.multipath,
-                             ident.role], {})
+                vis_s.append(S(n_vis, lbl, vis))
+            info_s.append(S(n_info, lbl_info, 1.0))
             if ident.queue_depth is not None:
-                depth.add_metric([label], ident.queue_depth)
+                depth_s.append(S(n_depth, lbl, ident.queue_depth))
             if ident.nr_requests is not None:
-                nr_req.add_metric([label], ident.nr_requests)
+                nr_s.append(S(n_nr, lbl, ident.nr_requests))
             lun = host = None
             if ident.paths:
                 # NVMe native multipath: the head is bio-based and its own counters are 0 unless
                 # queue/iostats is switched on; the requests live on the hidden paths
                 for path in ident.paths:
-                    p_lun = parse_inflight(read_attr(os.path.join(self.sysfs, "block", path, "inflight")))
+                    p_lun = parse_inflight(read_attr(os.path.join(blk, path, "inflight")))
                     if p_lun is None:
                         continue
                     lun = (lun or 0) + p_lun
@@ -685,28 +716,33 @@ class LunCollector:
                     if p_host is not None:
                         host = (host or 0) + p_host
             if lun is None:
-                if ident.scsi_dir is not None:
-                    lun = read_int(os.path.join(ident.scsi_dir, "device_busy"))
+                if p_busy is not None:
+                    lun = parse_int(read_attr(p_busy))
                 if lun is None:
-                    lun = parse_inflight(read_attr(os.path.join(base, "inflight")))
+                    lun = parse_inflight(read_attr(p_inflight))
                 host = host_queue(diskstats.get(name), lun)
             if lun is not None:
-                inflight.add_metric([label, "lun"], lun)
+                infl_s.append(S(n_infl, lbl_lun, lun))
             if host is not None:
-                inflight.add_metric([label, "host"], host)
-            if ident.scsi_dir is not None:
-                for fam, attr in ((ioreq, "iorequest_cnt"), (iodone, "iodone_cnt"), (ioerr, "ioerr_cnt")):
-                    value = read_int(os.path.join(ident.scsi_dir, attr))
-                    if value is not None:
-                        fam.add_metric([label], value)
+                infl_s.append(S(n_infl, lbl_host, host))
+            if p_counts is not None:
+                value = parse_int(read_attr(p_counts[0]))
+                if value is not None:
+                    req_s.append(S(n_req, lbl, value))
+                value = parse_int(read_attr(p_counts[1]))
+                if value is not None:
+                    done_s.append(S(n_done, lbl, value))
+                value = parse_int(read_attr(p_counts[2]))
+                if value is not None:
+                    err_s.append(S(n_err, lbl, value))
             limit = ident.queue_depth if ident.kind != "nvme" else tags_now.get(name)
             if limit and lun is not None:
-                self._samples[name] = self._samples.get(name, 0) + 1
+                counts[name] = counts.get(name, 0) + 1
                 if lun >= limit:
-                    self._full[name] = self._full.get(name, 0) + 1
-            if name in self._samples:
-                samples.add_metric([label], self._samples[name])
-                full.add_metric([label], self._full.get(name, 0))
+                    fulls[name] = fulls.get(name, 0) + 1
+            if name in counts:
+                smp_s.append(S(n_smp, lbl, counts[name]))
+                full_s.append(S(n_full, lbl, fulls.get(name, 0)))
 
         can_queue = SPEC.family("dbhost_scsi_host_can_queue")
         host_busy = SPEC.family("dbhost_scsi_host_busy")
@@ -788,21 +824,26 @@ class LunCollector:
             ident = self._identities[name]
             label = device_label(name)
             if ident.scsi_dir is not None:
-                st = state_label(read_attr(os.path.join(ident.scsi_dir, "state")))
+                st = state_label(read_attr(ident.scsi_dir + "/state"))
                 states[name] = st
                 if st is not None:
                     scsi_state.add_metric([label, st], 1)
+        n_paths, n_active, n_susp = paths_f.name, active_f.name, suspended_f.name
+        cache = self._device_cache
+        up_states = PATH_UP_STATES
         for name in sorted(self._identities):
             ident = self._identities[name]
             label = device_label(name)
             if ident.kind == "multipath":
-                slaves = self._slaves(os.path.join(blk, name, "slaves"), name)
+                lbl = cache[name][0] if name in cache else {"device": label}
+                slaves = self._slaves(f"{blk}/{name}/slaves", name)
                 if slaves is not None:      # not knowing the paths is not "no path": no series then
-                    paths_f.add_metric([label], len(slaves))
-                    active_f.add_metric([label], sum(1 for sl in slaves if path_state(sl) in PATH_UP_STATES))
-                susp = read_int(os.path.join(blk, name, "dm", "suspended"))
+                    paths_f.samples.append(Sample(n_paths, lbl, len(slaves)))
+                    active_f.samples.append(Sample(n_active, lbl, sum(
+                        1 for sl in slaves if (states[sl] if sl in states else path_state(sl)) in up_states)))
+                susp = read_int(f"{blk}/{name}/dm/suspended")
                 if susp is not None:
-                    suspended_f.add_metric([label], 1 if susp else 0)
+                    suspended_f.samples.append(Sample(n_susp, lbl, 1 if susp else 0))
             elif ident.kind == "nvme":
                 if tags_now.get(name):
                     tags_f.add_metric([label], tags_now[name])
