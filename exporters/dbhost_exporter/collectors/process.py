@@ -659,6 +659,29 @@ class ProcessCollector:
                                                     seen = True
                                             else:
                                                 data = None   # longer than a read: _read_thread
+                            elif no_ss:
+                                # no schedstat on this kernel: sched alone, same inline read; the
+                                # run-queue values stay what they were (0: not exported)
+                                try:
+                                    fd = open_(f"{tdir}{tid}/sched", flags)
+                                    try:
+                                        data = read_(fd, _CHUNK)
+                                    finally:
+                                        close_(fd)
+                                except OSError:
+                                    data = None   # _read_thread reads it again and decides
+                                else:
+                                    if len(data) < _CHUNK:
+                                        i = data.rfind(mig_key)
+                                        m = fast_sched(data, i) if i >= 0 else None
+                                        if m is not None:
+                                            mg, v, iv = m.groups()
+                                            t = (int(v), int(iv), int(mg), 0, 0, 0, b"") if o is None else \
+                                                (int(v), int(iv), int(mg), o[RUN], o[DELAY], o[SLICES], b"")
+                                            files += 1
+                                            parsed += 1
+                                    else:
+                                        data = None
                             if t is None:
                                 t = read_thread(tdir + tid, ss, o, data)
                             if t is _GONE_T:
