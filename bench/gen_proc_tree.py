@@ -143,6 +143,26 @@ def generate(root: pathlib.Path) -> dict[str, int]:
     return counts
 
 
+# Present in a tree made by drop_schedstat(): advance() then writes no schedstat files.
+NO_SCHEDSTAT_MARKER = ".no-schedstat"
+
+
+def drop_schedstat(root: pathlib.Path) -> int:
+    """Make a generated tree look like a kernel without CONFIG_SCHED_INFO: no /proc/PID/schedstat
+    and no task/TID/schedstat. Returns the files removed."""
+    root = pathlib.Path(root)
+    removed = 0
+    for pdir in root.iterdir():
+        if not pdir.name.isdigit():
+            continue
+        for f in [pdir / "schedstat", *(pdir / "task").glob("*/schedstat")]:
+            if f.exists():
+                f.unlink()
+                removed += 1
+    (root / NO_SCHEDSTAT_MARKER).write_text("")
+    return removed
+
+
 def _overwrite(path: pathlib.Path, data: bytes) -> None:
     """Replace a file's content in place, truncating only if it shrank: on
     ext4 an O_TRUNC rewrite forces a data flush on close (auto_da_alloc) and
@@ -168,6 +188,7 @@ def advance(root: pathlib.Path, step: int, specs: list | None = None) -> int:
     import dataclasses  # noqa: PLC0415
     root = pathlib.Path(root)
     written = 0
+    schedstat = not (root / NO_SCHEDSTAT_MARKER).exists()   # a tree of a kernel without schedstat
     for sp in specs if specs is not None else build_specs():
         if not sp.group:
             continue
@@ -185,8 +206,9 @@ def advance(root: pathlib.Path, step: int, specs: list | None = None) -> int:
             tdir = pdir / "task" / str(t.tid)
             _overwrite(tdir / "sched", sched_bytes(
                 sp.comm, g.tid, n, g.voluntary, g.involuntary, g.migrations, g.runtime_ns, g.starttime))
-            _overwrite(tdir / "schedstat", schedstat_bytes(g))
-            if k == 0:
+            if schedstat:
+                _overwrite(tdir / "schedstat", schedstat_bytes(g))
+            if k == 0 and schedstat:
                 _overwrite(pdir / "schedstat", schedstat_bytes(g))
                 written += 1
             _overwrite(tdir / "stat", stat_bytes(

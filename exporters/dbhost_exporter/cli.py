@@ -19,7 +19,7 @@ from exporter_common.web import landing_page, load_web_config
 
 from . import __version__, collectors
 from .config import COLLECTORS, DbhostConfig, load_config
-from .scrape import SPEC as EXPORTER_SPEC, Collector, DbhostExporter
+from .scrape import SPEC as EXPORTER_SPEC, Collector, DbhostExporter, deadline_scope, scrape_deadline
 from .sysfs import check_mount_point
 
 log = logging.getLogger("dbhost_exporter")
@@ -56,11 +56,18 @@ def make_registry(cfg: DbhostConfig, procfs: str, sysfs: str) -> CollectorRegist
 
 def make_routes(registry: CollectorRegistry, telemetry_path: str = "/metrics", openmetrics: bool = False,
                 process: ProcessMetrics | None = None) -> dict:
-    """The HTTP routes; ``process`` adds the exporter's own process metrics after the host's."""
+    """The HTTP routes; ``process`` adds the exporter's own process metrics after the host's.
+    The collectors of a scrape are bounded by the time limit Prometheus announces in
+    X-Prometheus-Scrape-Timeout-Seconds (scrape.scrape_deadline)."""
     served = with_process(registry, process)
+
+    def metrics(query, headers):
+        with deadline_scope(scrape_deadline(headers)):
+            return exposition(served, headers, openmetrics)
+
     return {
         "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry_path, "Metrics")]),
-        telemetry_path: lambda q, h: exposition(served, h, openmetrics),
+        telemetry_path: metrics,
     }
 
 

@@ -7,12 +7,26 @@ failing collector is reported by ``dbhost_collector_success{collector} 0`` (logg
 when it starts failing, once when it recovers) and does not stop the others. Samples
 beyond ``max_series`` per collector are dropped (the first ones in collector order are
 kept) and counted in ``dbhost_collector_dropped_series_total``.
+
+Overlapping scrapes (an HA pair of Prometheus servers, a curl during a scrape) share one run:
+a scrape that finds a collector running waits for that run and serves its result, so a collector
+never runs twice at once (the process collector would count an exited process twice) and two
+scrapes cost one. Prometheus announces its time limit (X-Prometheus-Scrape-Timeout-Seconds);
+``scrape_deadline`` turns it into a deadline half a second before, set for the request by
+``deadline_scope``. Past it, a collector that is still running (or has not started) fails for
+that scrape (``dbhost_collector_success 0``, "past the scrape's time limit") and the answer goes
+out; the run itself completes in the background (its state stays whole) and the next scrape
+joins it if it is still going.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
+import threading
 import time
-from typing import Iterable, Protocol
+from concurrent.futures import Future, TimeoutError as FutureTimeout
+from typing import Iterable, Iterator, Mapping, Protocol
 
 from prometheus_client.metrics_core import Metric
 
@@ -33,7 +47,7 @@ SPEC = Declaration(
     ),
     metrics=(
         Family("dbhost_collector_success", "gauge", "1 if the collector's last scrape succeeded, else 0.",
-               _COLLECTOR, source="1 if the collector's last run completed; 0 if it raised (its partial output is dropped, the others still run). A source that exists but is unparsable fails its collector with one log line naming the file and line: `/proc/diskstats` missing, empty or with a line the kernel cannot have written while block devices are exported (`lun`); an arcstats file or `zfs.kstat_file` that is empty, cut or not kstat text (`zfs`)", note='Labels: `collector` (`lun`, `zfs`, `process`, `memory`).'),
+               _COLLECTOR, source="1 if the collector's last run completed; 0 if it raised (its partial output is dropped, the others still run). A source that exists but is unparsable fails its collector with one log line naming the file and line: `/proc/diskstats` missing, empty or with a line the kernel cannot have written while block devices are exported (`lun`); an arcstats file or `zfs.kstat_file` that is empty, cut or not kstat text (`zfs`); a dm-multipath `slaves/` that exists but cannot be listed (`lun`). Also 0 when the collector was still running (or not started) at the time limit Prometheus announced in `X-Prometheus-Scrape-Timeout-Seconds` (minus 0.5 s)", note='Labels: `collector` (`lun`, `zfs`, `process`, `memory`).'),
         Family("dbhost_collector_duration_seconds", "gauge", "Time the collector's last scrape took.",
                _COLLECTOR, source="wall time of the collector's last run"),
         Family("dbhost_collector_dropped_series_total", "counter",
@@ -43,6 +57,44 @@ SPEC = Declaration(
                source='package version'),
     ),
     exporter="dbhost-exporter", title="Self metrics")
+
+
+SCRAPE_TIMEOUT_HEADER = "x-prometheus-scrape-timeout-seconds"
+# time.monotonic() by which the scrape being served must be answered (None: no limit announced)
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("dbhost_scrape_deadline", default=None)
+
+
+def scrape_deadline(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The monotonic deadline of a scrape from Prometheus' X-Prometheus-Scrape-Timeout-Seconds:
+    half a second before it (the answer must still travel), at least 0.1 s from now. None when
+    the header is absent, not a number or not positive."""
+    value = next((v for k, v in headers.items() if k.lower() == SCRAPE_TIMEOUT_HEADER), None)
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    if seconds is None or not seconds > 0 or seconds == float("inf"):
+        return None
+    return (time.monotonic() if now is None else now) + max(0.1, seconds - 0.5)
+
+
+@contextlib.contextmanager
+def deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Collections inside (in this thread) are bounded by ``deadline``."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+class _Flight:
+    """The run of one collector in progress, shared by every scrape that arrives during it."""
+    __slots__ = ("lock", "future")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.future: Future | None = None
 
 
 class Collector(Protocol):
@@ -56,14 +108,69 @@ class DbhostExporter:
         self.collectors = collectors
         self.max_series = max_series
         self.runner = CollectorRunner(max_series, clock, log, logging.ERROR)
+        self._flights = {c.name: _Flight() for c in collectors}
+        self.runs = {c.name: 0 for c in collectors}   # runs started per collector (tests, benchmarks)
         for c in collectors:
             self.runner.register(c.name)
+
+    def _start(self, collector: Collector, deadline: float | None) -> Future | None:
+        """The run of ``collector`` this scrape gets: the one in progress if there is one (single
+        flight), else a new one, started in its own thread when there is a deadline (so a slow
+        collector holds up no other), else run here and now. None if the deadline has passed."""
+        flight = self._flights[collector.name]
+        with flight.lock:
+            fut = flight.future
+            owner = fut is None
+            if owner:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                fut = flight.future = Future()
+                self.runs[collector.name] += 1
+
+        if owner:
+            def work() -> None:
+                try:
+                    outcome = self.runner.run(collector.name, collector.collect)
+                except BaseException as exc:   # the runner catches Exception; never leave waiters hanging
+                    with flight.lock:
+                        flight.future = None
+                    fut.set_exception(exc)
+                    return
+                with flight.lock:
+                    flight.future = None
+                fut.set_result(outcome)
+            if deadline is None:
+                work()          # no limit: run in the scraping thread, no thread to start
+            else:
+                threading.Thread(target=work, name=f"dbhost-{collector.name}", daemon=True).start()
+        return fut
+
+    def _outcome(self, name: str, fut: Future | None, deadline: float | None, started: float):
+        if fut is None:
+            return self._late(name, 0.0, "not run")
+        try:
+            return fut.result(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            return self._late(name, time.monotonic() - started, "still running")
+
+    def _late(self, name: str, waited: float, what: str):
+        from exporter_common.runner import Outcome   # noqa: PLC0415
+        error = f"TimeoutError: {what} at the scrape's time limit (X-Prometheus-Scrape-Timeout-Seconds)"
+        self.runner.note(name, error, cause="deadline")
+        return Outcome(name, [], error, waited)
 
     def collect(self) -> Iterable[Metric]:
         success = SPEC.family("dbhost_collector_success")
         duration = SPEC.family("dbhost_collector_duration_seconds")
-        for collector in self.collectors:
-            outcome = self.runner.run(collector.name, collector.collect)
+        deadline = _DEADLINE.get()
+        started = time.monotonic()
+        if deadline is None:     # one after the other, in this thread
+            runs = ((c, lambda c=c: self._start(c, None)) for c in self.collectors)
+        else:                    # all at once, each bounded by the deadline
+            futures = [(c, self._start(c, deadline)) for c in self.collectors]
+            runs = ((c, lambda f=f: f) for c, f in futures)
+        for collector, run in runs:
+            outcome = self._outcome(collector.name, run(), deadline, started)
             yield from outcome.families
             success.add_metric([collector.name], 1.0 if outcome.ok else 0.0)
             duration.add_metric([collector.name], outcome.duration)

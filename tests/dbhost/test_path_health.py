@@ -57,8 +57,8 @@ def test_healthy_host_every_map_has_all_paths_active(coll):
     assert value(got, "dbhost_nvme_controller_queue_size", controller="nvme3") == 128
     assert value(got, "dbhost_nvme_controller_info", controller="nvme3", subsystem="nvme-subsys2",
                  transport="tcp", model="NetApp ONTAP Controller") == 1
-    # the namespace can hold 2 paths x 2 queues x 128 tags; it is sampled against that
-    assert value(got, "dbhost_lun_queue_tags", device="nvme2n1") == 512
+    # I/O goes to the optimized path only (nvme3): 2 queues x (128 tags - 1 reserved for Connect)
+    assert value(got, "dbhost_lun_queue_tags", device="nvme2n1") == 2 * 127
     assert value(got, "dbhost_lun_samples_total", device="nvme2n1") == 1
 
 
@@ -174,14 +174,16 @@ def test_maps_and_paths_of_the_golden_tree(tmp_path):
     assert value(got, "dbhost_lun_queue_tags", device="nvme0n1") == 2 * mf.NVME["sqsize"]
 
 
-def test_an_unreadable_slaves_directory_is_not_all_paths_down(coll, fx, monkeypatch, caplog):
+def test_an_unreadable_slaves_directory_fails_the_collector_not_all_paths_down(coll, fx, monkeypatch):
     """Issue 26: a multipath map whose slaves/ cannot be listed (EACCES under a hardened sysfs, an
     I/O error) exported 0 paths and 0 active with the collector successful: exactly what pages
-    LunAllPathsDown. Not knowing is not zero: that map gets no path series (one warning), the other
-    maps and the rest of the collector are unchanged; when slaves/ is readable again, it is back.
-    A map that multipathd really emptied (readable, no entries) is still 0 paths."""
-    import logging
+    LunAllPathsDown; then it exported nothing for the map, which quietly stops watching it.
+    Not knowing is a failure of the collector (dbhost_collector_success 0, one error naming the
+    map); when slaves/ is readable again, the map is back with its paths. A map that multipathd
+    really emptied (readable, no entries) is still 0 paths."""
     import os
+
+    from dbhost_exporter.scrape import DbhostExporter
 
     real = os.listdir
     broken = str(fx.sysfs / "block" / "dm-0" / "slaves")
@@ -192,15 +194,52 @@ def test_an_unreadable_slaves_directory_is_not_all_paths_down(coll, fx, monkeypa
         return real(path)
 
     monkeypatch.setattr(os, "listdir", listdir)
-    with caplog.at_level(logging.WARNING):
-        got = scrape(coll)
+    with pytest.raises(OSError, match=r"multipath map dm-0: cannot list .*dm-0/slaves \(Permission denied\)"):
         scrape(coll)
-    assert ("dbhost_multipath_paths", (("device", "dm-0"),)) not in got
-    assert ("dbhost_multipath_paths_active", (("device", "dm-0"),)) not in got
-    assert paths(got, "dm-1") == (2, 2)
-    assert sum("dm-0" in r.getMessage() and "slaves" in r.getMessage() for r in caplog.records) == 1
+    exp = DbhostExporter([coll], 50000)
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in exp.collect() for s in f.samples}
+    assert value(got, "dbhost_collector_success", collector="lun") == 0
+    assert not [k for k in got if k[0] == "dbhost_multipath_paths_active"]   # never a false 0
     monkeypatch.setattr(os, "listdir", real)
     assert paths(scrape(coll), "dm-0") == (2, 2)
     for entry in (fx.sysfs / "block" / "dm-0" / "slaves").iterdir():
         entry.unlink()                                  # multipathd removed every path of the map
     assert paths(scrape(coll), "dm-0") == (0, 0)
+
+
+def _fill_paths(fx, per_path):
+    """Writes in flight on each NVMe/TCP path of nvme2n1 (the head's I/O lives on its paths)."""
+    for path, n in per_path.items():
+        (fx.sysfs / "block" / path / "inflight").write_text(f"{0:8d} {n:8d}\n")
+
+
+def test_a_full_nvme_tcp_queue_counts_as_full_net_of_the_reserved_connect_tags(coll, fx):
+    """Issue 26.4: Fabrics reserve one tag per queue (Connect); nr_tags counts it. The optimized
+    path's 2 queues carry at most 2 x 127 I/Os: with 254 in flight the namespace is full. Counted
+    against the raw 2 x 2 x 128 = 512 tags of both paths it never was."""
+    _fill_paths(fx, {"nvme2c3n1": 254, "nvme2c4n1": 0})
+    got = scrape(coll)
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="nvme2n1") == 1
+    _fill_paths(fx, {"nvme2c3n1": 253, "nvme2c4n1": 0})     # one free tag: not full
+    got = scrape(coll)
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="nvme2n1") == 1
+    assert value(got, "dbhost_lun_samples_total", device="nvme2n1") == 2
+
+
+def test_the_limit_follows_the_paths_io_is_sent_to(coll, fx):
+    """Only optimized paths carry I/O while one is usable; when the optimized path's controller
+    is reconnecting, I/O moves to the non-optimized one and the limit is its tags; with no usable
+    path there is no limit (nothing sampled as full)."""
+    ana = fx.sysfs / "block" / "nvme2c4n1" / "ana_state"
+    ana.write_text("optimized\n")                           # both optimized: both carry I/O
+    assert value(scrape(coll), "dbhost_lun_queue_tags", device="nvme2n1") == 4 * 127
+    ana.write_text("non-optimized\n")
+    (fx.sysfs / "class" / "nvme" / "nvme3" / "state").write_text("connecting\n")
+    _fill_paths(fx, {"nvme2c3n1": 0, "nvme2c4n1": 254})
+    got = scrape(coll)
+    assert value(got, "dbhost_lun_queue_tags", device="nvme2n1") == 2 * 127
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="nvme2n1") == 1
+    ana.write_text("inaccessible\n")
+    got = scrape(coll)
+    assert ("dbhost_lun_queue_tags", (("device", "nvme2n1"),)) not in got
+    assert value(got, "dbhost_lun_samples_total", device="nvme2n1") == 2   # not sampled: no path

@@ -190,3 +190,44 @@ def test_animated_fixture_tree_moves_run_delay_as_documented(tmp_path):
     assert delta("dbhost_process_run_delay_seconds_total") == pytest.approx(5 * 0.006)
     assert delta("dbhost_process_running_seconds_total") == pytest.approx(5 * 0.020)
     assert delta("dbhost_process_timeslices_total") == 5 * 100
+
+
+def test_a_kernel_without_schedstat_is_found_once_not_per_process_and_thread(tmp_path, monkeypatch):
+    """Issue 26: without CONFIG_SCHED_INFO the collector tried /proc/PID/schedstat and every
+    task/TID/schedstat on every scrape (5,281 failed opens a scrape on the benchmark tree). It
+    is found once: one probe a scrape, on the first process, and the values stay exact."""
+    import os
+
+    from fixtures_proc import make_proc
+
+    specs = [make_proc(i, 300 + 10 * i, (b"ora_lgwr_R%d" % i,), b"ora_lgwr_R%d" % i, ("R%d" % i, "lgwr"),
+                       nthreads=3) for i in range(20)]
+    specs += [make_proc(50 + i, 900 + i, (b"/usr/sbin/sshd",), b"sshd", None) for i in range(10)]
+    for sp in specs:
+        write_process(tmp_path, sp, with_schedstat=False)
+    coll = ProcessCollector(str(tmp_path))
+    opened: list[str] = []
+    real = os.open
+
+    def counting(path, *a, **kw):
+        if str(path).endswith("/schedstat"):
+            opened.append(str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(os, "open", counting)
+    s1 = scrape(coll)
+    assert len(opened) == 1 and coll.schedstat_missing and coll.last_schedstat_missing_opens == 1
+    for _ in range(2):
+        opened.clear()
+        s2 = scrape(coll)
+        assert len(opened) == 1                          # the probe
+    assert not any(k[0] in RUN_FAMILIES for k in s2)
+    assert val(s2, "dbhost_process_context_switches_total", "R3", "lgwr", kind="voluntary") == \
+        val(s1, "dbhost_process_context_switches_total", "R3", "lgwr", kind="voluntary") == \
+        sum(t.voluntary for t in specs[3].threads)
+    assert val(s2, "dbhost_process_threads", "R3", "lgwr") == 3
+    # a change is still seen (every monitored thread's sched is read: nothing proves it idle)
+    write_process(tmp_path, grown(specs[3], 1, voluntary=7), with_schedstat=False)
+    s3 = scrape(coll)
+    assert val(s3, "dbhost_process_context_switches_total", "R3", "lgwr", kind="voluntary") == \
+        sum(t.voluntary for t in specs[3].threads) + 7

@@ -51,11 +51,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Sample
 
 from exporter_common.config import Fields
 from exporter_common.declare import Collector, Family, Setting
 
-from ..sysfs import listdir, parse_int, read_int, read_str, read_text
+from ..sysfs import listdir, parse_int, read_attr, read_int, read_str, read_text
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ SPEC = Collector(
            "/sys/block/*/device/iorequest_cnt", "/sys/block/*/device/iodone_cnt", "/sys/block/*/device/ioerr_cnt",
            "/sys/block/*/device/state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
            "/sys/block/*/hidden", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
-           "/sys/block/*/mq/*/nr_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
+           "/sys/block/*/mq/*/nr_tags", "/sys/block/*/mq/*/nr_reserved_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
            "/sys/block/dm-*/dm/uuid", "/sys/block/dm-*/dm/suspended", "/sys/block/dm-*/slaves/",
            "/sys/class/scsi_host/*/can_queue", "/sys/class/scsi_host/*/cmd_per_lun",
            "/sys/class/scsi_host/*/host_busy", "/sys/class/nvme/*/state", "/sys/class/nvme/*/transport",
@@ -170,10 +171,10 @@ SPEC = Collector(
                "optimized, non-optimized, inaccessible, persistent-loss, change).",
                ("device", "multipath", "controller", "state"), source='`block/nvmeXcZnY/ana_state` (controllers with ANA: arrays over NVMe/FC, TCP, RDMA): `optimized`, `non-optimized`, `inaccessible`, `persistent-loss`, `change`', note='Labels: `device` (`nvmeXcZnY`), `multipath` (its namespace), `controller`, `state`.'),
         Family("dbhost_lun_queue_tags", "gauge",
-               "Requests the NVMe device's hardware queues can hold at once (sum of "
-               "mq/*/nr_tags; for a native-multipath namespace, over its paths): the NVMe counterpart of the "
-               "SCSI queue depth for the queue-full samples.", ("device",),
-               source='NVMe only: requests the device\'s blk-mq hardware queues can hold at once, the sum of `block/X/mq/*/nr_tags` (a native-multipath namespace: summed over its paths). The NVMe counterpart of `queue_depth` for `dbhost_lun_queue_full_samples_total` (full = `inflight{queue="lun"} >= queue_tags`, every queue full)', measure='requests'),
+               "Requests the NVMe device's hardware queues can hold at once for I/O (sum of "
+               "mq/*/nr_tags minus nr_reserved_tags; for a native-multipath namespace, over the paths I/O "
+               "is sent to): the NVMe counterpart of the SCSI queue depth for the queue-full samples.", ("device",),
+               source='NVMe only: requests the device\'s blk-mq hardware queues can hold at once for I/O, the sum of `block/X/mq/*/nr_tags` minus `nr_reserved_tags` (NVMe over Fabrics reserves one tag per queue for Connect; PCIe none). A native-multipath namespace: summed over the paths the kernel sends I/O to now (live controller and ANA `optimized`, or, when there is none, the live `non-optimized` ones; no ANA counts as optimized), no series when no path can carry I/O. The NVMe counterpart of `queue_depth` for `dbhost_lun_queue_full_samples_total` (full = `inflight{queue="lun"} >= queue_tags`, every queue full)', measure='requests'),
     ),
     exporter="dbhost-exporter", title='LUN')
 
@@ -296,7 +297,8 @@ class LunIdentity:
     scsi_dir: str | None = None
     paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
     controllers: tuple[str, ...] = ()   # NVMe: the controller of each path (or of the namespace)
-    queue_tags: int | None = None       # NVMe: requests its hardware queues hold at once (sum of mq/*/nr_tags)
+    queue_tags: int | None = None       # NVMe without native multipath: requests its hardware queues hold
+    path_tags: tuple[int | None, ...] = ()   # NVMe native multipath: the same per path (paths order)
     blk_mq: bool = True           # /sys/block/X/mq exists (False: legacy request path, kernels < 5.0)
 
 
@@ -379,7 +381,7 @@ def parse_diskstats(text: str | None, source: str = "/proc/diskstats") -> dict[s
         if not parts:
             continue
         if len(parts) < 14 or not (parts[0].isdigit() and parts[1].isdigit()) or \
-                not all(p.isdigit() for p in parts[3:]):
+                not "".join(parts[3:]).isdigit():   # every counter decimal (one C call, not a loop)
             raise ValueError(f"{source} line {n}: not a diskstats line (major, minor, name and at least 11 "
                              f"decimal counters): {line.strip()[:80]!r}")
         result[parts[2].replace("/", "!")] = int(parts[11])   # keyed by the /sys/block name (cciss!c0d0)
@@ -424,8 +426,8 @@ class LunCollector:
         self._full: dict[str, int] = {}
         self._release: str | None = None
         self._nvme: dict[str, NvmeController] = {}
+        self._device_cache: dict[str, tuple] = {}   # per device: label dicts and file paths (see collect)
         self._warned_empty = False
-        self._unreadable_slaves: set[str] = set()   # maps whose slaves/ could not be listed (warned once)
 
     # ---- identity (cached) -------------------------------------------------
     def _classify(self, name: str) -> tuple[str, str | None]:
@@ -492,8 +494,10 @@ class LunCollector:
                 # hardware queues can hold (the head is bio-based: it has no queues of its own)
                 devs = ident.paths or (name,)
                 ident.controllers = tuple(self._controller_of(d) for d in devs)
-                tags = [self._queue_tags(d) for d in devs]
-                ident.queue_tags = sum(tags) if tags and None not in tags else None
+                if ident.paths:
+                    ident.path_tags = tuple(self._queue_tags(d) for d in ident.paths)
+                else:
+                    ident.queue_tags = self._queue_tags(name)
             elif kind == "multipath":
                 ident.multipath = read_str(os.path.join(base, "dm", "name")) or ""
                 uuid = read_str(os.path.join(base, "dm", "uuid")) or ""
@@ -516,6 +520,7 @@ class LunCollector:
             ident.role = self._role(ident)
         # keep only what the config asks for (scsi/multipath were kept to link paths and maps)
         self._identities = {n: i for n, i in ids.items() if i.kind in self.config.include_types}
+        self._device_cache: dict[str, tuple] = {}
         hosts = listdir(os.path.join(self.sysfs, "class", "scsi_host"))
         self._can_queue = {h: read_int(os.path.join(self.sysfs, "class", "scsi_host", h, "can_queue"))
                            for h in hosts}
@@ -523,6 +528,20 @@ class LunCollector:
                              for h in hosts}
         self._release = read_str(os.path.join(self.procfs, "sys", "kernel", "osrelease"))
         self._build_controllers()
+
+    def _cache_device(self, name: str, ident: LunIdentity, blk: str) -> tuple:
+        """What a scrape needs of a device that only changes with its identity: its label dicts
+        and the paths of the files read every scrape."""
+        label = device_label(name)
+        lbl = {"device": label}
+        info = {"device": label, "hctl": ident.hctl, "vendor": ident.vendor, "model": ident.model,
+                "wwid": ident.wwid, "multipath": ident.multipath, "role": ident.role}
+        sd = ident.scsi_dir
+        return (lbl, {"device": label, "queue": "lun"}, {"device": label, "queue": "host"}, info,
+                os.path.join(sd, "device_busy") if sd is not None else None,
+                os.path.join(blk, name, "inflight"),
+                tuple(os.path.join(sd, a) for a in ("iorequest_cnt", "iodone_cnt", "ioerr_cnt"))
+                if sd is not None else None)
 
     def _controller_of(self, block_name: str) -> str:
         """The NVMe controller (nvmeN) a namespace or path device belongs to ("" if unknown)."""
@@ -533,10 +552,38 @@ class LunCollector:
         return target if _NVME_CTRL.match(target) else ""
 
     def _queue_tags(self, block_name: str) -> int | None:
-        """Sum of block/X/mq/*/nr_tags: the requests the device's hardware queues can hold."""
+        """The requests the device's hardware queues can hold for I/O: the sum over block/X/mq/*/ of
+        nr_tags minus nr_reserved_tags. nr_tags counts the reserved tags too (blk_mq_init_tags), and
+        NVMe over Fabrics (TCP, FC, RDMA) reserves one tag per queue for its Connect command: a
+        queue of sqsize + 1 tags carries at most sqsize I/Os, so without the subtraction a full
+        Fabrics queue never reads as full. PCIe I/O queues reserve none. A missing
+        nr_reserved_tags reads as 0; a missing or unreadable nr_tags leaves the limit unknown."""
         mq = os.path.join(self.sysfs, "block", block_name, "mq")
-        values = [read_int(os.path.join(mq, q, "nr_tags")) for q in listdir(mq)]
-        return sum(values) if values and None not in values else None
+        total = 0
+        queues = listdir(mq)
+        for q in queues:
+            tags = read_int(os.path.join(mq, q, "nr_tags"))
+            if tags is None:
+                return None
+            total += max(0, tags - (read_int(os.path.join(mq, q, "nr_reserved_tags")) or 0))
+        return total if queues else None
+
+    def _io_tags(self, ident: LunIdentity, c_state: dict[str, str | None],
+                 ana: dict[str, str | None]) -> int | None:
+        """The tag limit of an NVMe native-multipath namespace now: summed over the paths the
+        kernel sends its I/O to (nvme_find_path: live controller and ANA optimized; only when no
+        such path exists, the live non-optimized ones; a path without ANA counts as optimized).
+        A standby or inaccessible path holds no I/O, so its tags must not raise the limit. None
+        when no path can carry I/O or a used path's tags are unknown."""
+        best: dict[str, list[int | None]] = {"optimized": [], "non-optimized": []}
+        for path, ctrl, tags in zip(ident.paths, ident.controllers, ident.path_tags):
+            if c_state.get(ctrl) not in PATH_UP_STATES:
+                continue
+            state = ana.get(path) or "optimized"
+            if state in best:
+                best[state].append(tags)
+        used = best["optimized"] or best["non-optimized"]
+        return sum(used) if used and None not in used else None
 
     def _build_controllers(self) -> None:
         """NVMe controllers from /sys/class/nvme: subsystem, transport, model, I/O queues
@@ -616,25 +663,52 @@ class LunCollector:
         full = SPEC.family("dbhost_lun_queue_full_samples_total")
         host_visible = SPEC.family("dbhost_lun_host_queue_visible")
         release = kernel_release_tuple(self._release) if self._release else None
+        blk = os.path.join(self.sysfs, "block")
+        # NVMe controller and path (ANA) states, read once: the queue-full limit of a native-
+        # multipath namespace depends on them, and the path health families report them
+        c_state = {name: state_label(read_attr(os.path.join(c.path, "state"))) for name, c in self._nvme.items()}
+        ana: dict[str, str | None] = {}
+        tags_now: dict[str, int | None] = {}
+        for name, ident in self._identities.items():
+            if ident.paths:
+                for path in ident.paths:
+                    ana[path] = state_label(read_attr(os.path.join(blk, path, "ana_state")))
+                tags_now[name] = self._io_tags(ident, c_state, ana)
+            elif ident.kind == "nvme":
+                tags_now[name] = ident.queue_tags
+        # Samples are built directly (what add_metric would append) with per-device label dicts
+        # and file paths made once per identity (_device_cache): about a third of a steady scrape
+        # of 1,536 devices went to add_metric and os.path.join.
+        S = Sample
+        n_vis, n_info, n_depth, n_nr = host_visible.name, info.name + "_info", depth.name, nr_req.name
+        n_infl, n_req, n_done, n_err = inflight.name, ioreq.name + "_total", iodone.name + "_total", \
+            ioerr.name + "_total"
+        n_smp, n_full = samples.name + "_total", full.name + "_total"
+        vis_s, info_s, depth_s, nr_s = host_visible.samples, info.samples, depth.samples, nr_req.samples
+        infl_s, req_s, done_s, err_s = inflight.samples, ioreq.samples, iodone.samples, ioerr.samples
+        smp_s, full_s = samples.samples, full.samples
+        cache = self._device_cache
+        counts, fulls = self._samples, self._full
         for name in sorted(self._identities):
             ident = self._identities[name]
-            base = os.path.join(self.sysfs, "block", name)
-            label = device_label(name)
+            dc = cache.get(name)
+            if dc is None:
+                dc = cache[name] = self._cache_device(name, ident, blk)
+            lbl, lbl_lun, lbl_host, lbl_info, p_busy, p_inflight, p_counts = dc
             vis = device_host_queue_visible(release, ident.scsi_dir is not None, ident.blk_mq)
             if vis is not None:
-                host_visible.add_metric([label], vis)
-            info.add_metric([label, ident.hctl, ident.vendor, ident.model, ident.wwid, ident.multipath,
-                             ident.role], {})
+                vis_s.append(S(n_vis, lbl, vis))
+            info_s.append(S(n_info, lbl_info, 1.0))
             if ident.queue_depth is not None:
-                depth.add_metric([label], ident.queue_depth)
+                depth_s.append(S(n_depth, lbl, ident.queue_depth))
             if ident.nr_requests is not None:
-                nr_req.add_metric([label], ident.nr_requests)
+                nr_s.append(S(n_nr, lbl, ident.nr_requests))
             lun = host = None
             if ident.paths:
                 # NVMe native multipath: the head is bio-based and its own counters are 0 unless
                 # queue/iostats is switched on; the requests live on the hidden paths
                 for path in ident.paths:
-                    p_lun = parse_inflight(read_text(os.path.join(self.sysfs, "block", path, "inflight")))
+                    p_lun = parse_inflight(read_attr(os.path.join(blk, path, "inflight")))
                     if p_lun is None:
                         continue
                     lun = (lun or 0) + p_lun
@@ -642,28 +716,33 @@ class LunCollector:
                     if p_host is not None:
                         host = (host or 0) + p_host
             if lun is None:
-                if ident.scsi_dir is not None:
-                    lun = read_int(os.path.join(ident.scsi_dir, "device_busy"))
+                if p_busy is not None:
+                    lun = parse_int(read_attr(p_busy))
                 if lun is None:
-                    lun = parse_inflight(read_text(os.path.join(base, "inflight")))
+                    lun = parse_inflight(read_attr(p_inflight))
                 host = host_queue(diskstats.get(name), lun)
             if lun is not None:
-                inflight.add_metric([label, "lun"], lun)
+                infl_s.append(S(n_infl, lbl_lun, lun))
             if host is not None:
-                inflight.add_metric([label, "host"], host)
-            if ident.scsi_dir is not None:
-                for fam, attr in ((ioreq, "iorequest_cnt"), (iodone, "iodone_cnt"), (ioerr, "ioerr_cnt")):
-                    value = read_int(os.path.join(ident.scsi_dir, attr))
-                    if value is not None:
-                        fam.add_metric([label], value)
-            limit = ident.queue_depth if ident.kind != "nvme" else ident.queue_tags
+                infl_s.append(S(n_infl, lbl_host, host))
+            if p_counts is not None:
+                value = parse_int(read_attr(p_counts[0]))
+                if value is not None:
+                    req_s.append(S(n_req, lbl, value))
+                value = parse_int(read_attr(p_counts[1]))
+                if value is not None:
+                    done_s.append(S(n_done, lbl, value))
+                value = parse_int(read_attr(p_counts[2]))
+                if value is not None:
+                    err_s.append(S(n_err, lbl, value))
+            limit = ident.queue_depth if ident.kind != "nvme" else tags_now.get(name)
             if limit and lun is not None:
-                self._samples[name] = self._samples.get(name, 0) + 1
+                counts[name] = counts.get(name, 0) + 1
                 if lun >= limit:
-                    self._full[name] = self._full.get(name, 0) + 1
-            if name in self._samples:
-                samples.add_metric([label], self._samples[name])
-                full.add_metric([label], self._full.get(name, 0))
+                    fulls[name] = fulls.get(name, 0) + 1
+            if name in counts:
+                smp_s.append(S(n_smp, lbl, counts[name]))
+                full_s.append(S(n_full, lbl, fulls.get(name, 0)))
 
         can_queue = SPEC.family("dbhost_scsi_host_can_queue")
         host_busy = SPEC.family("dbhost_scsi_host_busy")
@@ -685,30 +764,28 @@ class LunCollector:
             kernel.add_metric([self._release, visible], {})
 
         for fam in (info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full, can_queue,
-                    cmd_per_lun, host_busy, kernel, *self._health_families()):
+                    cmd_per_lun, host_busy, kernel, *self._health_families(c_state, ana, tags_now)):
             if fam.samples:
                 yield fam
 
     # ---- path health: SCSI device state, dm-multipath maps, NVMe controllers and paths ----
 
     def _slaves(self, path: str, name: str) -> list[str] | None:
-        """The paths of a dm-multipath map (its slaves/), or None when they cannot be known: the
-        directory cannot be listed (EACCES, EIO: one warning per map until it can again) or the
-        map went away during the scrape. An empty, readable slaves/ is a map without paths."""
+        """The paths of a dm-multipath map (its slaves/), or None when the map went away during the
+        scrape. An empty, readable slaves/ is a map without paths (0: LunAllPathsDown). A slaves/
+        that exists but cannot be listed (EACCES under a hardened sysfs, EIO) fails the collector
+        (OSError naming the map and directory): its paths are unknown, and neither a false 0 (which
+        pages LunAllPathsDown) nor a quietly missing series (a map no longer watched) may stand in."""
         try:
-            slaves = sorted(os.listdir(path))
+            return os.listdir(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            if name not in self._unreadable_slaves:
-                self._unreadable_slaves.add(name)
-                log.warning("multipath map %s: cannot list %s (%s): its paths are not exported until it can be "
-                            "read (no series rather than a false 0 paths)", name, path, exc.strerror or exc)
-            return None
-        self._unreadable_slaves.discard(name)
-        return slaves
+            raise OSError(f"multipath map {name}: cannot list {path} ({exc.strerror or exc}): "
+                          "its paths are unknown") from None
 
-    def _health_families(self) -> list[Metric]:
+    def _health_families(self, c_state: dict[str, str | None], ana: dict[str, str | None],
+                         tags_now: dict[str, int | None]) -> list[Metric]:
         """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
         and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``."""
@@ -724,11 +801,9 @@ class LunCollector:
         ana_f = SPEC.family("dbhost_nvme_path_ana_state")
         tags_f = SPEC.family("dbhost_lun_queue_tags")
 
-        c_state: dict[str, str | None] = {}
         for name in sorted(self._nvme):
             c = self._nvme[name]
-            st = state_label(read_text(os.path.join(c.path, "state")))
-            c_state[name] = st
+            st = c_state.get(name)
             if st is not None:
                 ctrl_state.add_metric([name, st], 1)
             ctrl_info.add_metric([name, c.subsystem, c.transport, c.model], {})
@@ -742,39 +817,44 @@ class LunCollector:
         def path_state(dev: str) -> str | None:
             """device/state of a path: the SCSI device's, or for an NVMe namespace its controller's."""
             if dev not in states:
-                states[dev] = state_label(read_text(os.path.join(blk, dev, "device", "state")))
+                states[dev] = state_label(read_attr(os.path.join(blk, dev, "device", "state")))
             return states[dev]
 
         for name in sorted(self._identities):
             ident = self._identities[name]
             label = device_label(name)
             if ident.scsi_dir is not None:
-                st = state_label(read_text(os.path.join(ident.scsi_dir, "state")))
+                st = state_label(read_attr(ident.scsi_dir + "/state"))
                 states[name] = st
                 if st is not None:
                     scsi_state.add_metric([label, st], 1)
+        n_paths, n_active, n_susp = paths_f.name, active_f.name, suspended_f.name
+        cache = self._device_cache
+        up_states = PATH_UP_STATES
         for name in sorted(self._identities):
             ident = self._identities[name]
             label = device_label(name)
             if ident.kind == "multipath":
-                slaves = self._slaves(os.path.join(blk, name, "slaves"), name)
+                lbl = cache[name][0] if name in cache else {"device": label}
+                slaves = self._slaves(f"{blk}/{name}/slaves", name)
                 if slaves is not None:      # not knowing the paths is not "no path": no series then
-                    paths_f.add_metric([label], len(slaves))
-                    active_f.add_metric([label], sum(1 for sl in slaves if path_state(sl) in PATH_UP_STATES))
-                susp = read_int(os.path.join(blk, name, "dm", "suspended"))
+                    paths_f.samples.append(Sample(n_paths, lbl, len(slaves)))
+                    active_f.samples.append(Sample(n_active, lbl, sum(
+                        1 for sl in slaves if (states[sl] if sl in states else path_state(sl)) in up_states)))
+                susp = read_int(f"{blk}/{name}/dm/suspended")
                 if susp is not None:
-                    suspended_f.add_metric([label], 1 if susp else 0)
+                    suspended_f.samples.append(Sample(n_susp, lbl, 1 if susp else 0))
             elif ident.kind == "nvme":
-                if ident.queue_tags:
-                    tags_f.add_metric([label], ident.queue_tags)
+                if tags_now.get(name):
+                    tags_f.add_metric([label], tags_now[name])
                 if ident.paths:
                     up = 0
                     for path, ctrl in zip(ident.paths, ident.controllers):
-                        ana = state_label(read_text(os.path.join(blk, path, "ana_state")))
-                        if ana is not None:
-                            ana_f.add_metric([device_label(path), label, ctrl, ana], 1)
+                        p_ana = ana.get(path)
+                        if p_ana is not None:
+                            ana_f.add_metric([device_label(path), label, ctrl, p_ana], 1)
                         cst = c_state.get(ctrl) if ctrl in c_state else path_state(path)
-                        if cst in PATH_UP_STATES and (ana is None or ana in ANA_USABLE):
+                        if cst in PATH_UP_STATES and (p_ana is None or p_ana in ANA_USABLE):
                             up += 1
                     paths_f.add_metric([label], len(ident.paths))
                     active_f.add_metric([label], up)

@@ -56,6 +56,7 @@ import logging
 import os
 import re
 import threading
+import time
 from typing import Iterable, Iterator, Sequence
 
 from prometheus_client.core import Metric
@@ -76,6 +77,9 @@ SPEC = Collector(
         Setting("extra_groups", (), "extra process groups, {name: ..., regex: ...} searched in the command "
                 "line (sid=\"\", role=name)", kind="custom",
                 parse=lambda fields, key: parse_extra_groups(fields, key)),
+        Setting("exited_group_seconds", 600.0, "how long a group whose processes all exited stays exported "
+                "(its counters frozen at what its members counted); then it leaves, and under the series cap "
+                "exited groups never take the place of live ones", kind="number", minimum=0),
     ),
     metrics=(
         Family("dbhost_process_context_switches_total", "counter",
@@ -110,7 +114,7 @@ SPEC = Collector(
                "Series the process collector did not export because of its series limit "
                "(summed over scrapes).", source='series not exported because of the series cap, summed over scrapes', measure='series'),
     ),
-    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) are served one after the other, so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
+    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) share one scan (the exporter runs a collector once at a time and serves the run in progress to every scrape that arrives during it), so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
 
 
 def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
@@ -133,7 +137,9 @@ def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
 def create(cfg, procfs: str, sysfs: str) -> "ProcessCollector":
     """The collector for a dbhost_exporter.config.DbhostConfig (its ``process`` settings, and the
     exporter's max_series)."""
-    return ProcessCollector(procfs, cfg.settings[SPEC.name]["extra_groups"], cfg.max_series)
+    settings = cfg.settings[SPEC.name]
+    return ProcessCollector(procfs, settings["extra_groups"], cfg.max_series,
+                            exited_group_seconds=settings["exited_group_seconds"])
 
 # Background process: ora_<role>_<SID>. Oracle's background names are short
 # alphanumeric words (pmon, lgwr, lg00, dbw0, arc0, j000, p00a ...). The SID
@@ -333,7 +339,8 @@ class ProcessCollector:
     name = "process"
 
     def __init__(self, procfs: str, extra_groups: Sequence[tuple[str, str]] = (),
-                 max_series: int = 10000):
+                 max_series: int = 10000, exited_group_seconds: float = 600.0,
+                 clock=time.monotonic):
         self.procfs = str(procfs).rstrip("/") or "/"
         self.extra_groups: list[tuple[str, re.Pattern[str]]] = []
         for group_name, pattern in extra_groups:
@@ -343,6 +350,11 @@ class ProcessCollector:
                 raise ValueError(f"extra group {group_name!r}: invalid regex {pattern[:80]!r}: "
                                  f"{e if isinstance(e, re.error) else 'nested too deeply'}") from None
         self.max_series = int(max_series)
+        self.exited_group_seconds = float(exited_group_seconds)
+        self.clock = clock
+        # group -> clock() of the last scrape that found a process of it; a group without one for
+        # exited_group_seconds leaves (its exited totals, series and label cache with it)
+        self._last_live: dict[Group, float] = {}
         self.clk_tck = float(os.sysconf("SC_CLK_TCK"))
         self._procs: dict[str, _Proc] = {}
         self._dead: dict[Group, list[int]] = {}
@@ -351,6 +363,10 @@ class ProcessCollector:
         self.dropped_series_total = 0
         # True once any thread's schedstat was parsed: the run-queue families are exported
         self.schedstat_seen = False
+        # True once a process whose stat reads has no schedstat (kernel without CONFIG_SCHED_INFO):
+        # schedstat is then probed once per scrape instead of opened for every process and thread
+        self.schedstat_missing = False
+        self.last_schedstat_missing_opens = 0
         # Statistics of the last scrape (for tests and the benchmark).
         self.last_files_read = 0
         self.last_cmdlines_read = 0
@@ -448,6 +464,7 @@ class ProcessCollector:
         mig_key = _MIG_KEY
         parsed = 0
         seen = False
+        failed = 0   # schedstat opens that found no file (the probe)
 
         names = listdir(root)
         dirs += 1
@@ -459,6 +476,11 @@ class ProcessCollector:
                 self._warned_empty = True
         else:
             self._warned_empty = False
+        # A kernel without schedstat (no CONFIG_SCHED_INFO) is found once: then no schedstat is
+        # opened (one probe per scrape, on the first process), not one failed open per process
+        # and thread. no_ss: schedstat known to be missing; ss_absent: this PID's open said ENOENT.
+        no_ss = self.schedstat_missing
+        probe = no_ss
         for name in names:
             if not (name.isdigit() and name.isascii()):
                 continue
@@ -466,15 +488,25 @@ class ProcessCollector:
             old = old_procs.get(name)
             try:
                 # -- the leader's schedstat: has the process run? ------------
-                try:
-                    fd = open_(pdir + "/schedstat", flags)
+                ss_absent = False
+                if no_ss and not probe:
+                    lss = None
+                else:
                     try:
-                        lss = read_(fd, 256)
-                    finally:
-                        close_(fd)
-                    files += 1
-                except OSError:
-                    lss = None   # gone (stat below says so), no CONFIG_SCHED_INFO, or unreadable
+                        fd = open_(pdir + "/schedstat", flags)
+                        try:
+                            lss = read_(fd, 256)
+                        finally:
+                            close_(fd)
+                        files += 1
+                        if probe:               # it is there after all (a tree put in place)
+                            no_ss = self.schedstat_missing = False
+                    except OSError as e:
+                        lss = None   # gone (stat below says so), no CONFIG_SCHED_INFO, or unreadable
+                        ss_absent = e.errno == errno.ENOENT
+                    if probe:
+                        failed += lss is None
+                        probe = False
                 pre = None
                 if old is not None and lss is not None and lss == old.lss:
                     group = old.group
@@ -522,6 +554,13 @@ class ProcessCollector:
                 finally:
                     close_(fd)
                 files += 1
+                if ss_absent and not no_ss:
+                    # the process is there (its stat read) but has no schedstat: this kernel has none
+                    no_ss = self.schedstat_missing = True
+                    failed += 1
+                if no_ss and old is not None and old.group is None and old.lss == data:
+                    new_procs[name] = old   # not monitored, byte-identical stat: the same process
+                    continue
                 comm, start, utime, stime, nt = parse_stat(data)
                 head = hash(comm)
                 if old is not None and old.start == start and old.head == head:
@@ -539,7 +578,8 @@ class ProcessCollector:
                         entry = _Proc(head, start, group)
                 group = entry.group
                 if group is None:
-                    entry.lss = lss if _usable_schedstat(lss) else None
+                    # without schedstat, its stat bytes say next time whether anything changed
+                    entry.lss = data if no_ss else lss if _usable_schedstat(lss) else None
                     new_procs[name] = entry
                     continue
 
@@ -571,6 +611,8 @@ class ProcessCollector:
                             ss = lss
                         elif pre is not None and tid in pre:
                             ss = pre[tid]
+                        elif no_ss:
+                            ss = None
                         else:
                             try:
                                 fd = open_(f"{tdir}{tid}/schedstat", flags)
@@ -617,6 +659,29 @@ class ProcessCollector:
                                                     seen = True
                                             else:
                                                 data = None   # longer than a read: _read_thread
+                            elif no_ss:
+                                # no schedstat on this kernel: sched alone, same inline read; the
+                                # run-queue values stay what they were (0: not exported)
+                                try:
+                                    fd = open_(f"{tdir}{tid}/sched", flags)
+                                    try:
+                                        data = read_(fd, _CHUNK)
+                                    finally:
+                                        close_(fd)
+                                except OSError:
+                                    data = None   # _read_thread reads it again and decides
+                                else:
+                                    if len(data) < _CHUNK:
+                                        i = data.rfind(mig_key)
+                                        m = fast_sched(data, i) if i >= 0 else None
+                                        if m is not None:
+                                            mg, v, iv = m.groups()
+                                            t = (int(v), int(iv), int(mg), 0, 0, 0, b"") if o is None else \
+                                                (int(v), int(iv), int(mg), o[RUN], o[DELAY], o[SLICES], b"")
+                                            files += 1
+                                            parsed += 1
+                                    else:
+                                        data = None
                             if t is None:
                                 t = read_thread(tdir + tid, ss, o, data)
                             if t is _GONE_T:
@@ -737,6 +802,7 @@ class ProcessCollector:
         self.last_cmdlines_read = cmdlines
         self.last_dirs_listed = dirs
         self.last_sched_parsed = self._parsed + parsed
+        self.last_schedstat_missing_opens = failed
         if seen:
             self.schedstat_seen = True
         return totals, counts
@@ -752,12 +818,34 @@ class ProcessCollector:
             families = list(self._collect())
         yield from families
 
+    def _expire(self, live: set[Group], totals: dict[Group, list[int]]) -> None:
+        """Groups none of whose processes is left leave after exited_group_seconds: their exited
+        totals, exported mark and label dicts are dropped, so the table of exited groups is bounded
+        by what exited within that time (logon storms of short-lived extra groups, instances
+        shut down for good)."""
+        now = self.clock()
+        for g in live:
+            self._last_live[g] = now
+        limit = self.exited_group_seconds
+        for g in [g for g, t in self._last_live.items() if g not in live and now - t >= limit]:
+            del self._last_live[g]
+            self._dead.pop(g, None)
+            self._exported.discard(g)
+            self._label_dicts.pop(g, None)
+            totals.pop(g, None)
+
     def _collect(self) -> Iterator[Metric]:
         totals, counts = self.scan()
+        live = {p.group for p in self._procs.values() if p.group is not None}
+        self._expire(live, totals)
         groups = set(totals) | set(counts)
-        # Keep the groups already exported first (stable series), then new
-        # ones in label order, as long as they fit in max_series.
-        ordered = sorted(groups & self._exported) + sorted(groups - self._exported)
+        # Live groups first: those already exported (stable series), then new ones in label
+        # order; then groups with no process left, while they fit in max_series. An exited group
+        # never takes the place of a live one.
+        exited = groups - live
+        live_groups = groups - exited
+        ordered = (sorted(live_groups & self._exported) + sorted(live_groups - self._exported)
+                   + sorted(exited & self._exported) + sorted(exited - self._exported))
         budget = self.max_series
         kept: list[Group] = []
         dropped = 0
@@ -768,7 +856,7 @@ class ProcessCollector:
             else:
                 dropped += SERIES_PER_GROUP
         self.dropped_series_total += dropped
-        self._exported |= set(kept)
+        self._exported = set(kept)
         kept.sort()
 
         cs = SPEC.family("dbhost_process_context_switches_total")

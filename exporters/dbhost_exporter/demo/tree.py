@@ -339,6 +339,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
         _write(blk / "inflight", f"{0:8d} {lun.in_progress:8d}\n")
         _write(blk / "mq/0/cpu_list", "0, 1\n")          # blk-mq hardware queue (every SCSI disk since 5.0)
         _write(blk / "mq/0/nr_tags", f"{HOSTS[int(h)][0]}\n")
+        _write(blk / "mq/0/nr_reserved_tags", "0\n")
         _link(blk / "device", f"../../../{lun.hctl}")
         _link(sysfs / "block" / lun.name, f"../{sdev}/block/{lun.name}")
         diskstats.append(_diskstat(8, lun.minor, lun.name, lun.in_progress, i + 1))
@@ -375,6 +376,7 @@ def build_tree(root: Path, kernel: str = GOLDEN_KERNEL, arcstats: str | None = "
     for q in range(NVME["queue_count"] - 1):            # one blk-mq hardware queue per I/O queue
         _write(ns / f"mq/{q}/cpu_list", f"{q}\n")
         _write(ns / f"mq/{q}/nr_tags", f"{NVME['sqsize']}\n")   # PCIe: q_depth - 1 = sqsize
+        _write(ns / f"mq/{q}/nr_reserved_tags", "0\n")         # PCIe I/O queues reserve none
     _link(ns / "device", "../../nvme0")
     _link(sysfs / "block" / NVME["name"], f"../{ctrl}/{NVME['name']}")
     diskstats.append(_diskstat(NVME["major"], NVME["minor"], NVME["name"], NVME["in_progress"], 30))
@@ -622,6 +624,7 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
         _write(pdir / "wwid", f"{nv['wwid']}\n")
         for q in range(8):
             _write(pdir / f"mq/{q}/nr_tags", "1023\n")
+            _write(pdir / f"mq/{q}/nr_reserved_tags", "0\n")
         _link(pdir / "device", f"../../{ctrl}")
         _link(sysfs / "block" / path, f"../{cdir}/{path}")
         diskstats.append(_diskstat(0, 0, path, prog, 7 + i, nfields))
@@ -743,7 +746,10 @@ def build_paths_tree(root: Path) -> Fixture:
         _write(pdir / "ana_grpid", "1\n" if i == 0 else "2\n")
         _write(pdir / "ana_state", f"{ana}\n")
         for q in range(nv["queue_count"] - 1):
+            # Fabrics: the tag set is sqsize + 1 deep, one tag reserved for the Connect command
+            # (NVMF_RESERVED_TAGS); nr_tags counts the reserved tag too
             _write(pdir / f"mq/{q}/nr_tags", f"{nv['sqsize'] + 1}\n")
+            _write(pdir / f"mq/{q}/nr_reserved_tags", "1\n")
         _link(pdir / "device", f"../../{ctrl}")
         _link(sysfs / "block" / path, f"../{cdir}/{path}")
         diskstats.append(_diskstat(0, 0, path, 3 + i, 9 + i))
