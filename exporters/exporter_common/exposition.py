@@ -250,9 +250,18 @@ def negotiate(accept: str):
     if func is _generate_latest:
         return Format(TEXT, escaping, content_type), None
     if func is _om.generate_latest and keywords.get("version", "1.0.0") == "1.0.0" and escaping in (
-            UNDERSCORES, ALLOWUTF8, _om.VALUES):
+            UNDERSCORES, ALLOWUTF8):     # (prometheus_client writes values/dots sample names its own way)
         return Format(OPENMETRICS, escaping, content_type), None
     return None, (encoder, content_type)
+
+
+def _local_template(keys: tuple, base: dict, base_keys: tuple, templates: dict, escaping: str):
+    """The template of base's labels followed by ``keys``; a tuple (not a template) when a name
+    of ``keys`` is one of base's (the sample's value wins: merged per sample)."""
+    if base_keys and not base.keys().isdisjoint(keys):
+        return ("merge",)
+    full = base_keys + keys
+    return templates.get(full) or _template(full, escaping)
 
 
 class Part:
@@ -281,6 +290,9 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
     base = base or {}
     base_keys = tuple(base)
     base_vals = [_escape_value(v) if ("\\" in v or '"' in v or "\n" in v) else v for v in base.values()]
+    base_escaped = dict(zip(base_keys, base_vals))
+    base_tmpl = (templates.get(base_keys) or _template(base_keys, escaping)) if base_keys else ""
+    local: dict[tuple, object] = {}     # the sample's label names -> template (base's names first)
     parts: list[Part] = []
     for metric in families:
         name = metric.name
@@ -292,10 +304,12 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         append = out.append
         trailing: dict[str, list[str]] | None = None
         try:
-            for sname, labels, value, ts, *_rest in metric.samples:
-                head = heads.get(sname) or _sample_head(sname, escaping)
-                if om and not _legacy(sname):
-                    raise ValueError(f"OpenMetrics fast path: sample name {sname!r}")
+            for sname, labels, value, ts, _exemplar, _native in metric.samples:
+                head = heads.get(sname)
+                if head is None:
+                    if om and not _legacy(sname):
+                        raise ValueError(f"OpenMetrics fast path: sample name {sname!r}")
+                    head = _sample_head(sname, escaping)
                 vtype = type(value)
                 if vtype is int and -1000000 < value < 1000000:
                     val = f"{value}.0"
@@ -305,20 +319,23 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
                     val = go_float(value)
                 if ts is not None and not base_keys:
                     val = f"{val} {ts}" if om else f"{val} {int(float(ts) * 1000):d}"
-                if base_keys and (not labels or base.keys().isdisjoint(labels)):
-                    keys = (*base_keys, *labels) if labels else base_keys
-                    vals = base_vals + [_escape_value(v) if ("\\" in v or '"' in v or "\n" in v) else v
-                                        for v in labels.values()] if labels else base_vals
-                elif labels or base_keys:
-                    merged = {**base, **labels}
-                    keys = tuple(merged)
-                    vals = [_escape_value(v) if ("\\" in v or '"' in v or "\n" in v) else v
-                            for v in merged.values()]
-                else:
-                    keys = ()
-                if keys:
-                    tmpl = templates.get(keys) or _template(keys, escaping)
-                    line = f"{head[0]}{tmpl.format(*vals)}{head[1]}{val}\n"
+                if labels:
+                    lk = tuple(labels)
+                    tmpl = local.get(lk)
+                    if tmpl is None:
+                        tmpl = local[lk] = _local_template(lk, base, base_keys, templates, escaping)
+                    raw = labels.values()
+                    joined = "".join(raw)
+                    if "\\" in joined or '"' in joined or "\n" in joined:
+                        raw = [_escape_value(v) for v in raw]
+                    if tmpl.__class__ is str:
+                        line = f"{head[0]}{tmpl.format(*base_vals, *raw)}{head[1]}{val}\n"
+                    else:           # a label of the sample's own replaces one of base's
+                        merged = {**base_escaped, **dict(zip(lk, raw))}
+                        t2 = templates.get(tuple(merged)) or _template(tuple(merged), escaping)
+                        line = f"{head[0]}{t2.format(*merged.values())}{head[1]}{val}\n"
+                elif base_keys:
+                    line = f"{head[0]}{base_tmpl.format(*base_vals)}{head[1]}{val}\n"
                 else:
                     line = f"{head[2]}{val}\n"
                 if special and sname in special:

@@ -138,3 +138,53 @@ class Listed:
 
     def collect(self):
         return iter(self.families)
+
+
+def _hostile_families():
+    from prometheus_client.metrics_core import (CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+                                                InfoMetricFamily, SummaryMetricFamily)
+    c = CounterMetricFamily("ora_things", 'Help with "quotes" and \\ and\nnewline', labels=["event", "inst_id"],
+                            created=1700000000.5)
+    c.add_metric(['a "quoted"\\ event\nline', "1"], 12345678901234, created=1700000000.25)
+    c.add_metric(["plain", "2"], 0.1)
+    g = GaugeMetricFamily("ora_gauge", "g", labels=["database", "x"])     # a label of base's own
+    g.add_metric(["mine", "1"], float("inf"))
+    g.add_metric(["mine", "2"], float("nan"))
+    g2 = GaugeMetricFamily("ora_plain", "no labels", value=-3)
+    h = HistogramMetricFamily("ora_hist", "h", labels=["ev"])
+    h.add_metric(["e"], [("0.001", 1), ("+Inf", 4)], 2.5)
+    i = InfoMetricFamily("ora_build", "i", labels=["v"])
+    i.add_metric(["1"], {"edition": "EE"})
+    s = SummaryMetricFamily("ora_sum", "s", labels=["k"])
+    s.add_metric(["1"], 3, 4.5)
+    return [c, g, g2, h, i, s]
+
+
+@pytest.mark.parametrize("kind", ["text", "openmetrics"])
+@pytest.mark.parametrize("escaping", [om.UNDERSCORES, om.ALLOWUTF8, om.VALUES, om.DOTS])
+def test_rendered_parts_are_prometheus_clients_bytes_on_hostile_input(kind, escaping):
+    """Two sources' families with their base labels put in while rendering, merged: the bytes
+    prometheus_client writes for the relabelled, merged families (quotes, backslashes and
+    newlines in values and help, +Inf/NaN, large integers, _created, info, histogram, summary,
+    a sample label that overrides a base label)."""
+    from prometheus_client.exposition import generate_latest
+    from exporter_common.exposition import OPENMETRICS, TEXT, Format, assemble, render_parts
+    from oracle_exporter.exporter import merge
+    if kind == "openmetrics" and escaping in (om.DOTS, om.VALUES):
+        assert negotiate_format({"Accept": f"application/openmetrics-text;version=1.0.0;escaping={escaping}"},
+                                openmetrics=True)[0] is None
+        return      # prometheus_client's own encoder answers those
+    fmt = Format(TEXT if kind == "text" else OPENMETRICS, escaping, "")
+    bases = [{"database": 'DB"1\\', "site": "dc\n1"}, {"database": "DB2"}]
+    groups, relabelled = [], []
+    for base in bases:
+        fams = _hostile_families()
+        groups.append(render_parts(fams, fmt, base))
+        for fam in _hostile_families():
+            fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+            relabelled.append(fam)
+    got = assemble(groups, fmt)
+    merged = merge(relabelled)
+    want = (generate_latest(Listed(merged), escaping=escaping) if kind == "text"
+            else om.generate_latest(Listed(merged), escaping=escaping))
+    assert got == want
