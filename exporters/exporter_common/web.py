@@ -322,15 +322,37 @@ class _Request:
             method, target, version, headers, keep_alive)
 
 
-def _response_bytes(resp: Response, extra_headers: dict[str, str], head_only: bool, close: bool) -> bytes:
+def _send_response(sock, head: bytes, body: bytes) -> None:
+    """Headers and body in one gathered write (no Nagle/delayed-ACK stall between them, and no
+    copy of a body of tens of megabytes); TLS sockets have no sendmsg: two writes (TCP_NODELAY)."""
+    if isinstance(sock, ssl.SSLSocket) or not hasattr(sock, "sendmsg"):
+        sock.sendall(head)
+        if body:
+            sock.sendall(body)
+        return
+    bufs = [memoryview(head), memoryview(body)] if body else [memoryview(head)]
+    while bufs:
+        sent = sock.sendmsg(bufs)
+        while bufs and sent >= len(bufs[0]):
+            sent -= len(bufs[0])
+            bufs.pop(0)
+        if bufs and sent:
+            bufs[0] = bufs[0][sent:]
+
+
+def _head(resp: Response, close: bool) -> bytes:
     lines = [f"HTTP/1.1 {resp.status} {_REASONS.get(resp.status, '')}",
              "Server: exporter", f"Date: {formatdate(usegmt=True)}",
              f"Content-Type: {resp.content_type}", f"Content-Length: {len(resp.body)}"]
-    lines += [f"{k}: {v}" for k, v in {**extra_headers, **resp.headers}.items()]
+    lines += [f"{k}: {v}" for k, v in resp.headers.items()]
     if close:
         lines.append("Connection: close")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
-    # headers and body in one write (one segment train, no Nagle/delayed-ACK stall)
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _response_bytes(resp: Response, head_only: bool, close: bool) -> bytes:
+    """A short answer, headers and body in one piece."""
+    head = _head(resp, close)
     return head if head_only else head + resp.body
 
 
@@ -582,9 +604,9 @@ class Server:
         try:
             resp, head_only = self._serve_request(request)
             keep = request.keep_alive and not self._stop.is_set()
-            data = _response_bytes(resp, {}, head_only, close=not keep)
+            head = _head(resp, close=not keep)
             conn.sock.settimeout(WRITE_TIMEOUT)
-            conn.sock.sendall(data)
+            _send_response(conn.sock, head, b"" if head_only else resp.body)
             conn.sock.setblocking(False)
         except (ConnectionError, TimeoutError, socket.timeout, ssl.SSLError, OSError) as exc:
             log.debug("client %s: connection ended early: %s", conn.addr[0], exc.__class__.__name__)
@@ -636,14 +658,14 @@ class Server:
             return False
 
     def _answer_and_close(self, conn: _Conn, resp: Response, head_only: bool) -> None:
-        self._send_now(conn, _response_bytes(resp, {}, head_only, close=True))
+        self._send_now(conn, _response_bytes(resp, head_only, close=True))
         self._close(conn)
 
     def _answer_and_linger(self, conn: _Conn, resp: Response) -> None:
         """Answer, half-close, then read and drop what the client still sends for a moment, so
         that closing with unread data (a TCP reset) does not destroy the answer before the client
         reads it (Go's closeWriteAndWait does the same). Bounded in time and bytes."""
-        if not self._send_now(conn, _response_bytes(resp, {}, False, close=True)):
+        if not self._send_now(conn, _response_bytes(resp, False, close=True)):
             self._close(conn)
             return
         try:
