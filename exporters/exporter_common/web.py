@@ -304,7 +304,7 @@ _HANDSHAKE, _IDLE, _HEADERS, _BUSY, _LINGER = range(5)
 
 
 class _Conn:
-    __slots__ = ("sock", "addr", "state", "buf", "deadline", "scan", "drained", "want_write")
+    __slots__ = ("sock", "addr", "state", "buf", "deadline", "scan", "drained", "want_write", "eof")
 
     def __init__(self, sock, addr, state: int, deadline: float):
         self.sock, self.addr, self.state, self.deadline = sock, addr, state, deadline
@@ -312,6 +312,7 @@ class _Conn:
         self.scan = 0           # where to look for the end of the headers next
         self.drained = 0
         self.want_write = False
+        self.eof = False            # the client half-closed: answer what it sent, then close
 
 
 class _Request:
@@ -546,9 +547,9 @@ class Server:
                 break
             except ssl.SSLWantWriteError:
                 break
-            if not chunk:
-                self._close(conn)
-                return
+            if not chunk:                         # the client is done sending: answer what it sent
+                conn.eof = True
+                break
             if not conn.buf and not chunk.strip(b"\r\n"):
                 continue                          # blank lines between requests are ignored (RFC 9112)
             if conn.state == _IDLE:
@@ -558,6 +559,8 @@ class Server:
             if len(conn.buf) > limit:
                 break
         self._parse(conn)
+        if conn.eof and conn.state in (_IDLE, _HEADERS):
+            self._close(conn)
 
     def _parse(self, conn: _Conn) -> None:
         if conn.state not in (_IDLE, _HEADERS) or not conn.buf:
@@ -593,6 +596,8 @@ class Server:
             body = b"too many concurrent requests (--web.max-requests)\n"
             self._answer_and_close(conn, Response(503, body), request.method == "HEAD")
             return
+        if conn.eof:
+            request.keep_alive = False
         conn.state = _BUSY
         self._sel.unregister(conn.sock)
         conn.want_write = False

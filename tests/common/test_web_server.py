@@ -563,3 +563,22 @@ def test_bcrypt_checks_run_one_at_a_time_and_good_ones_are_cached(tmp_path, serv
     calls = state["calls"]
     assert [get("prometheus", "right") for _ in range(3)] == [200] * 3
     assert state["calls"] == calls        # cached
+
+
+def test_request_followed_by_half_close_is_answered(serve):
+    """`printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | nc host port` sends its request and closes its side:
+    the answer still comes (the old per-connection thread gave one)."""
+    port = serve()
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.shutdown(socket.SHUT_WR)
+    answer = read_response(s, 10)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(BODY)
+
+
+def test_pipelined_requests_are_answered_in_order(serve):
+    port = serve({"/a": lambda q, h: Response(200, b"A\n"), "/b": lambda q, h: Response(200, b"B\n")})
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = read_response(s, 10)
+    assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.index(b"\r\n\r\nA\n") < answer.index(b"\r\n\r\nB\n")
