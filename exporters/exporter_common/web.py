@@ -291,9 +291,10 @@ IDLE_TIMEOUT = 120.0            # a connection with no new request is closed
 WRITE_TIMEOUT = 60.0            # sending a response (a client that stops reading)
 LISTEN_BACKLOG = 4096           # accept queue (the kernel caps it at net.core.somaxconn)
 LINGER_SECONDS = 0.5            # after a 431/408: drain the client's excess before closing
-LINGER_BYTES = 4 << 20
+LINGER_BYTES = 256 << 10          # (Go drains nothing: it half-closes and waits 0.5 s)
 DEFAULT_MAX_REQUESTS = 40       # concurrent requests served; beyond: 503 (node_exporter's default)
 MAX_WORKERS_UNLIMITED = 64      # worker threads with --web.max-requests=0 (requests then queue)
+READS_PER_EVENT = 2             # socket reads of 64 KiB per connection per loop turn (fairness)
 _SWEEP = 0.1                    # seconds between two looks for connections past their deadline
 
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
@@ -539,8 +540,12 @@ class Server:
             self._close(conn)
 
     def _read(self, conn: _Conn) -> None:
+        """At most READS_PER_EVENT reads per readiness event (and what TLS already decrypted), so
+        that clients sending at full speed (a header flood) share the loop fairly with the rest."""
         limit = MAX_HEADER_BYTES + 4
-        while True:
+        reads = 0
+        while reads < READS_PER_EVENT or (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
+            reads += 1
             try:
                 chunk = conn.sock.recv(65536)
             except (BlockingIOError, ssl.SSLWantReadError):
@@ -684,7 +689,11 @@ class Server:
         self._drain(conn)
 
     def _drain(self, conn: _Conn) -> None:
+        reads = 0
         while conn.drained < LINGER_BYTES:
+            reads += 1
+            if reads > READS_PER_EVENT:
+                return
             try:
                 n = len(conn.sock.recv(65536))
             except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
