@@ -14,7 +14,7 @@ from typing import Callable
 from prometheus_client.registry import CollectorRegistry
 
 from .config import ConfigError
-from .exposition import choose_text_encoder
+from .exposition import choose_text_encoder, negotiate
 from .web import DEFAULT_MAX_REQUESTS, Handler, Response, load_web_config, make_server
 
 log = logging.getLogger(__name__)
@@ -88,11 +88,21 @@ def exposition(registry: CollectorRegistry, headers: dict[str, str] | None = Non
     the Accept header asks for it: Prometheus prefers OpenMetrics, but these exporters use
     nothing only OpenMetrics carries, so by default they answer in the cheaper text format,
     as node_exporter does."""
+    encoder, content_type = choose_text_encoder(_accept(headers, openmetrics))
+    return Response(200, encoder(registry), content_type)
+
+
+def _accept(headers: dict[str, str] | None, openmetrics: bool) -> str:
     accept = (headers or {}).get("Accept", "") or (headers or {}).get("accept", "")
     if not openmetrics:
         accept = ",".join(part for part in accept.split(",") if "openmetrics" not in part.lower())
-    encoder, content_type = choose_text_encoder(accept)
-    return Response(200, encoder(registry), content_type)
+    return accept
+
+
+def negotiate_format(headers: dict[str, str] | None, openmetrics: bool = False):
+    """The format a scrape asks for, as ``exposition`` would answer it: (Format, None) when
+    exporter_common.exposition renders it, else (None, (prometheus_client encoder, content type))."""
+    return negotiate(_accept(headers, openmetrics))
 
 
 def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], name: str,

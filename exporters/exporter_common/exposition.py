@@ -33,7 +33,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as _om
 from prometheus_client.validation import _is_valid_legacy_metric_name
 
-__all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4"]
+__all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
+           "assemble", "Format", "Part", "TEXT", "OPENMETRICS"]
 
 UNDERSCORES = _om.UNDERSCORES
 ALLOWUTF8 = _om.ALLOWUTF8
@@ -208,3 +209,210 @@ def choose_text_encoder(accept: str):
         escaping = encoder.keywords.get("escaping", UNDERSCORES)
         return (lambda registry: encode_text(registry.collect(), escaping)), content_type
     return encoder, content_type
+
+
+# --------------------------------------------------------------------------- rendered once, served often
+#
+# oracle-exporter renders each database's families once per fetch into ``Part``s (one family's sample
+# lines of one database, already bytes) and assembles a scrape's answer from them: a family's header,
+# then its part of every database, in the order ``merge`` would give. The database's labels are put
+# in while the lines are written (``base``), never by rebuilding samples. The bytes are those that
+# generate_latest (text) or prometheus_client's OpenMetrics generate_latest would give for the
+# merged families.
+
+TEXT = "text"
+OPENMETRICS = "openmetrics"
+
+
+class Format(tuple):
+    """(kind: TEXT or OPENMETRICS, name escaping, content type)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, escaping: str, content_type: str):
+        return tuple.__new__(cls, (kind, escaping, content_type))
+
+    kind = property(lambda self: self[0])
+    escaping = property(lambda self: self[1])
+    content_type = property(lambda self: self[2])
+
+
+def negotiate(accept: str):
+    """prometheus_client's content negotiation: (Format, None) for the formats rendered here,
+    (None, (encoder, content type)) for anything else (OpenMetrics 2.0 with native histograms:
+    prometheus_client's own encoder on the families)."""
+    encoder, content_type = choose_encoder(accept)
+    if encoder is _generate_latest:
+        return Format(TEXT, UNDERSCORES, content_type), None
+    func = getattr(encoder, "func", None)
+    keywords = getattr(encoder, "keywords", None) or {}
+    escaping = keywords.get("escaping", UNDERSCORES)
+    if func is _generate_latest:
+        return Format(TEXT, escaping, content_type), None
+    if func is _om.generate_latest and keywords.get("version", "1.0.0") == "1.0.0" and escaping in (
+            UNDERSCORES, ALLOWUTF8):     # (prometheus_client writes values/dots sample names its own way)
+        return Format(OPENMETRICS, escaping, content_type), None
+    return None, (encoder, content_type)
+
+
+def _local_template(keys: tuple, base: dict, base_keys: tuple, templates: dict, escaping: str):
+    """The template of base's labels followed by ``keys``; a tuple (not a template) when a name
+    of ``keys`` is one of base's (the sample's value wins: merged per sample)."""
+    if base_keys and not base.keys().isdisjoint(keys):
+        return ("merge",)
+    full = base_keys + keys
+    return templates.get(full) or _template(full, escaping)
+
+
+class Part:
+    """One family's samples of one source (a database), rendered: ``lines`` (bytes), and in the text
+    format the ``_created``/``_gsum``/``_gcount`` lines that go into trailing families."""
+
+    __slots__ = ("key", "meta", "lines", "trailing")
+
+    def __init__(self, key, meta, lines: bytes, trailing):
+        self.key, self.meta, self.lines, self.trailing = key, meta, lines, trailing
+
+
+def _legacy(name: str) -> bool:
+    return _is_valid_legacy_metric_name(name)
+
+
+def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] | None = None) -> list[Part]:
+    """Each family's sample lines. With ``base`` (the database's labels) every sample is written as
+    if its labels were ``{**base, **labels}`` and without its timestamp: what oracle-exporter's
+    relabelling gave, without building a sample. Raises ValueError for a name the OpenMetrics fast
+    path does not cover (callers then use prometheus_client)."""
+    escaping = fmt.escaping
+    om = fmt.kind == OPENMETRICS
+    _, heads, templates, _prefixes = _names_for(escaping)
+    go_float = _go_float
+    base = base or {}
+    base_keys = tuple(base)
+    base_vals = [_escape_value(v) if ("\\" in v or '"' in v or "\n" in v) else v for v in base.values()]
+    base_escaped = dict(zip(base_keys, base_vals))
+    base_tmpl = (templates.get(base_keys) or _template(base_keys, escaping)) if base_keys else ""
+    local: dict[tuple, object] = {}     # the sample's label names -> template (base's names first)
+    parts: list[Part] = []
+    for metric in families:
+        name = metric.name
+        if om and not _legacy(name):
+            raise ValueError(f"OpenMetrics fast path: metric name {name!r}")
+        special = () if om else {name + "_created": "_created", name + "_gsum": "_gsum",
+                                 name + "_gcount": "_gcount"}
+        out: list[str] = []
+        append = out.append
+        trailing: dict[str, list[str]] | None = None
+        try:
+            for sname, labels, value, ts, _exemplar, _native in metric.samples:
+                head = heads.get(sname)
+                if head is None:
+                    if om and not _legacy(sname):
+                        raise ValueError(f"OpenMetrics fast path: sample name {sname!r}")
+                    head = _sample_head(sname, escaping)
+                vtype = type(value)
+                if vtype is int and -1000000 < value < 1000000:
+                    val = f"{value}.0"
+                elif vtype is float and value < 1e6 and value - value == 0.0:
+                    val = repr(value)
+                else:
+                    val = go_float(value)
+                if ts is not None and not base_keys:
+                    val = f"{val} {ts}" if om else f"{val} {int(float(ts) * 1000):d}"
+                if labels:
+                    lk = tuple(labels)
+                    tmpl = local.get(lk)
+                    if tmpl is None:
+                        tmpl = local[lk] = _local_template(lk, base, base_keys, templates, escaping)
+                    raw = labels.values()
+                    joined = "".join(raw)
+                    if "\\" in joined or '"' in joined or "\n" in joined:
+                        raw = [_escape_value(v) for v in raw]
+                    if tmpl.__class__ is str:
+                        line = f"{head[0]}{tmpl.format(*base_vals, *raw)}{head[1]}{val}\n"
+                    else:           # a label of the sample's own replaces one of base's
+                        merged = {**base_escaped, **dict(zip(lk, raw))}
+                        t2 = templates.get(tuple(merged)) or _template(tuple(merged), escaping)
+                        line = f"{head[0]}{t2.format(*merged.values())}{head[1]}{val}\n"
+                elif base_keys:
+                    line = f"{head[0]}{base_tmpl.format(*base_vals)}{head[1]}{val}\n"
+                else:
+                    line = f"{head[2]}{val}\n"
+                if special and sname in special:
+                    if trailing is None:
+                        trailing = {}
+                    trailing.setdefault(special[sname], []).append(line)
+                else:
+                    append(line)
+        except Exception as exception:
+            exception.args = (exception.args or ("",)) + (metric,)
+            raise
+        meta = (name, metric.documentation, metric.type, metric.unit)
+        parts.append(Part((name, metric.type), meta, "".join(out).encode("utf-8"),
+                          {k: "".join(v).encode("utf-8") for k, v in trailing.items()} if trailing else None))
+    return parts
+
+
+_HEADERS: dict[tuple, bytes] = {}
+
+
+def _header(meta: tuple, fmt: Format, suffix: str | None = None) -> bytes:
+    key = (meta, fmt.kind, fmt.escaping, suffix)
+    got = _HEADERS.get(key)
+    if got is not None:
+        return got
+    name, doc, mtype, unit = meta
+    if fmt.kind == OPENMETRICS:
+        empty = Metric(name, doc, mtype, unit)
+        got = _om.generate_latest(_Listed([empty]), escaping=fmt.escaping)[:-len(b"# EOF\n")]
+    elif suffix is None:
+        sfx, ttype = _TYPES.get(mtype, ("", mtype))
+        shown = _metric_name(name + sfx, fmt.escaping)
+        got = f"# HELP {shown} {_help(doc)}\n# TYPE {shown} {ttype}\n".encode("utf-8")
+    else:
+        extra = _metric_name(name + suffix, fmt.escaping)
+        got = f"# HELP {extra} {_help(doc)}\n# TYPE {extra} gauge\n".encode("utf-8")
+    if len(_HEADERS) >= _CACHE_CAP:
+        _HEADERS.clear()
+    _HEADERS[key] = got
+    return got
+
+
+class _Listed:
+    def __init__(self, families):
+        self.families = families
+
+    def collect(self):
+        return iter(self.families)
+
+
+def assemble(groups: Iterable[list[Part]], fmt: Format, tail: Iterable[Metric] = ()) -> bytes:
+    """One exposition of several sources' parts: families merged by (name, type) in the order they
+    first appear (oracle_exporter.exporter.merge), then ``tail`` (families of no source: build info,
+    process metrics) as they are; OpenMetrics ends with ``# EOF``."""
+    order: dict[tuple, list[Part]] = {}
+    for parts in groups:
+        for part in parts:
+            have = order.get(part.key)
+            if have is None:
+                order[part.key] = [part]
+            else:
+                have.append(part)
+    out: list[bytes] = []
+    text = fmt.kind == TEXT
+    for parts in order.values():
+        meta = parts[0].meta
+        out.append(_header(meta, fmt))
+        out.extend(p.lines for p in parts)
+        if text:
+            suffixes = sorted({s for p in parts if p.trailing for s in p.trailing})
+            for suf in suffixes:
+                out.append(_header(meta, fmt, suf))
+                out.extend(p.trailing[suf] for p in parts if p.trailing and suf in p.trailing)
+    tail = list(tail)
+    if text:
+        if tail:
+            out.append(encode_text(tail, fmt.escaping))
+    else:
+        out.append(_om.generate_latest(_Listed(tail), escaping=fmt.escaping))
+    return b"".join(out)

@@ -5,8 +5,11 @@
 * ``--web.config.file`` uses the Prometheus exporter-toolkit format:
   ``tls_server_config`` (cert_file, key_file, client_auth_type, client_ca_file,
   min_version, max_version) and ``basic_auth_users`` (user: bcrypt hash).
-* TLS handshakes happen in the worker thread, so one slow client cannot stall
-  the listener.
+* One event-loop thread (selectors) accepts, runs TLS handshakes and reads request
+  headers of every connection without blocking; a bounded pool of workers
+  (--web.max-requests) runs the routes and writes the answers. An idle or slow
+  connection costs a socket, never a thread, and every phase has a deadline.
+* bcrypt checks run one at a time, successful ones are cached (exporter-toolkit).
 """
 from __future__ import annotations
 
@@ -16,11 +19,15 @@ import html
 import logging
 import socket
 import ssl
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import re
+import selectors
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from email.utils import formatdate
+from http import HTTPStatus
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
@@ -240,6 +247,7 @@ class _AuthCache:
         self.users = users
         self.ok: set[bytes] = set()
         self.lock = threading.Lock()
+        self.bcrypt_lock = threading.Lock()
         cost = max((_bcrypt_cost(h) for h in users.values()), default=4)
         self.dummy = bcrypt.hashpw(b"dummy password", bcrypt.gensalt(rounds=min(max(cost, 4), 31)))
 
@@ -258,10 +266,16 @@ class _AuthCache:
         with self.lock:
             if key in self.ok:
                 return True
-        try:
-            good = bcrypt.checkpw(password.encode(), hashed or self.dummy) and hashed is not None
-        except ValueError:  # a hash bcrypt cannot use: a failed login, never a dropped connection
-            return False
+        # one bcrypt check at a time (exporter-toolkit's bcryptMtx): password guessing costs at most
+        # one core, and the scrapes whose credentials are cached go on meanwhile
+        with self.bcrypt_lock:
+            with self.lock:
+                if key in self.ok:          # checked by another request while this one waited
+                    return True
+            try:
+                good = bcrypt.checkpw(password.encode(), hashed or self.dummy) and hashed is not None
+            except ValueError:  # a hash bcrypt cannot use: a failed login, never a dropped connection
+                return False
         if good:
             with self.lock:
                 self.ok.add(key)
@@ -270,94 +284,447 @@ class _AuthCache:
 
 # Limits of the HTTP server (exporter-toolkit / Go net/http parity, issue 15):
 MAX_HEADER_BYTES = 1 << 20      # request line + headers; beyond: 431 (Go: DefaultMaxHeaderBytes, 1 MB)
-HEADER_TIMEOUT = 10.0           # from the first byte of a request to the end of its headers
-IDLE_TIMEOUT = 120.0            # a kept-alive connection with no new request is closed
+MAX_HEADERS = 100               # header lines; beyond: 431 (as http.client)
+MAX_REQUEST_LINE = 65536        # beyond: 414
+HEADER_TIMEOUT = 10.0           # from the first byte of a request (or the TLS handshake's start) to the end of its headers
+IDLE_TIMEOUT = 120.0            # a connection with no new request is closed
 WRITE_TIMEOUT = 60.0            # sending a response (a client that stops reading)
 LISTEN_BACKLOG = 4096           # accept queue (the kernel caps it at net.core.somaxconn)
 LINGER_SECONDS = 0.5            # after a 431/408: drain the client's excess before closing
-LINGER_BYTES = 4 << 20
+LINGER_BYTES = 256 << 10          # (Go drains nothing: it half-closes and waits 0.5 s)
 DEFAULT_MAX_REQUESTS = 40       # concurrent requests served; beyond: 503 (node_exporter's default)
+MAX_WORKERS_UNLIMITED = 64      # worker threads with --web.max-requests=0 (requests then queue)
+READS_PER_EVENT = 2             # socket reads of 64 KiB per connection per loop turn (fairness)
+_SWEEP = 0.1                    # seconds between two looks for connections past their deadline
+
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_REASONS = {code.value: code.phrase for code in HTTPStatus}
+
+# connection states (in the event loop unless BUSY)
+_HANDSHAKE, _IDLE, _HEADERS, _BUSY, _LINGER = range(5)
 
 
-class _HeaderLimit(Exception):
-    """The request's headers are too large (431) or took too long (408)."""
+class _Conn:
+    __slots__ = ("sock", "addr", "state", "buf", "deadline", "scan", "drained", "want_write", "eof")
 
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-class _BoundedReader:
-    """Stands in for the handler's rfile while the request line and headers are read: at
-    most MAX_HEADER_BYTES in all, within HEADER_TIMEOUT of the first byte, whatever the
-    client's pace (each socket read gets only the time left). A slow or endless client
-    costs one thread for HEADER_TIMEOUT and at most MAX_HEADER_BYTES of memory."""
-
-    def __init__(self, rfile, sock: socket.socket, deadline: float, budget: int):
-        self.rfile, self.sock, self.deadline, self.budget = rfile, sock, deadline, budget
-
-    def readline(self, limit: int = -1) -> bytes:
-        out = bytearray()
-        if limit < 0:
-            limit = self.budget + 1
-        while len(out) < limit:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise _HeaderLimit(408, "request headers not received in time")
-            self.sock.settimeout(left)
-            try:
-                chunk = self.rfile.peek(1)
-            except (socket.timeout, TimeoutError):
-                raise _HeaderLimit(408, "request headers not received in time") from None
-            if not chunk:
-                break
-            nl = chunk.find(b"\n", 0, limit - len(out))
-            take = nl + 1 if nl >= 0 else min(len(chunk), limit - len(out))
-            if take > self.budget:
-                raise _HeaderLimit(431, "request header fields too large")
-            out += self.rfile.read(take)
-            self.budget -= take
-            if nl >= 0:
-                break
-        return bytes(out)
-
-    def __getattr__(self, name):          # anything else (read for a body) goes to the real file
-        return getattr(self.rfile, name)
+    def __init__(self, sock, addr, state: int, deadline: float):
+        self.sock, self.addr, self.state, self.deadline = sock, addr, state, deadline
+        self.buf = bytearray()
+        self.scan = 0           # where to look for the end of the headers next
+        self.drained = 0
+        self.want_write = False
+        self.eof = False            # the client half-closed: answer what it sent, then close
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Request:
+    __slots__ = ("method", "target", "version", "headers", "keep_alive")
+
+    def __init__(self, method: str, target: str, version: str, headers: dict[str, str], keep_alive: bool):
+        self.method, self.target, self.version, self.headers, self.keep_alive = (
+            method, target, version, headers, keep_alive)
+
+
+def _send_response(sock, head: bytes, body: bytes) -> None:
+    """Headers and body in one gathered write (no Nagle/delayed-ACK stall between them, and no
+    copy of a body of tens of megabytes); TLS sockets have no sendmsg: two writes (TCP_NODELAY)."""
+    if isinstance(sock, ssl.SSLSocket) or not hasattr(sock, "sendmsg"):
+        sock.sendall(head)
+        if body:
+            sock.sendall(body)
+        return
+    bufs = [memoryview(head), memoryview(body)] if body else [memoryview(head)]
+    while bufs:
+        sent = sock.sendmsg(bufs)
+        while bufs and sent >= len(bufs[0]):
+            sent -= len(bufs[0])
+            bufs.pop(0)
+        if bufs and sent:
+            bufs[0] = bufs[0][sent:]
+
+
+def _head(resp: Response, close: bool) -> bytes:
+    lines = [f"HTTP/1.1 {resp.status} {_REASONS.get(resp.status, '')}",
+             "Server: exporter", f"Date: {formatdate(usegmt=True)}",
+             f"Content-Type: {resp.content_type}", f"Content-Length: {len(resp.body)}"]
+    lines += [f"{k}: {v}" for k, v in resp.headers.items()]
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _response_bytes(resp: Response, head_only: bool, close: bool) -> bytes:
+    """A short answer, headers and body in one piece."""
+    head = _head(resp, close)
+    return head if head_only else head + resp.body
+
+
+def _parse_head(data: bytes) -> _Request | tuple[int, str]:
+    """The request line and headers (without the blank line), or (status, reason) to refuse it."""
+    text = data.decode("latin-1")
+    lines = re.split(r"\r?\n", text)
+    words = lines[0].split()
+    if len(words) != 3 or not words[2].startswith("HTTP/"):
+        return 400, f"bad request line {lines[0][:100]!r}"
+    method, target, version = words
+    try:
+        major, minor = (int(x) for x in version[5:].split(".", 1))
+    except ValueError:
+        return 400, f"bad HTTP version {version[:20]!r}"
+    if major != 1:
+        return 505, f"HTTP version {version[:20]} not supported"
+    if len(lines) - 1 > MAX_HEADERS:
+        return 431, "too many headers"
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            return 400, "bad header line"
+        headers[name] = value.strip()
+    conn = next((v for k, v in headers.items() if k.lower() == "connection"), "").lower()
+    keep = "close" not in conn if minor >= 1 else "keep-alive" in conn
+    if any(k.lower() in ("content-length", "transfer-encoding") for k in headers) and \
+            next((v for k, v in headers.items() if k.lower() == "content-length"), "0").strip() != "0":
+        keep = False            # a body is never read: the connection cannot carry another request
+    return _Request(method, target, version, headers, keep)
+
+
+class Server:
+    """An HTTP/1.1 server for scrapes: one event-loop thread (selectors) accepts connections, runs
+    TLS handshakes and reads request headers for every connection without blocking; complete
+    requests go to a bounded pool of worker threads (--web.max-requests), which run the route and
+    write the answer. An idle or slow connection costs a socket and a buffer, never a thread;
+    every phase has a deadline (handshake and headers HEADER_TIMEOUT, idle IDLE_TIMEOUT, writing
+    WRITE_TIMEOUT). The interface is socketserver's where the exporters use it: serve_forever,
+    shutdown, server_close, server_address, request_queue_size."""
+
     request_queue_size = LISTEN_BACKLOG
-    ssl_context: ssl.SSLContext | None = None
 
-    def process_request(self, request, client_address):
-        # Nagle off: a response is one write, but a kept-alive client must not wait for a
-        # delayed ACK before the next (Go sets TCP_NODELAY on every connection too)
+    def __init__(self, sock: socket.socket, serve_request: Callable[[_Request], tuple[Response, bool]],
+                 ssl_context: ssl.SSLContext | None, max_requests: int):
+        self.socket = sock
+        self.server_address = sock.getsockname()
+        self.ssl_context = ssl_context
+        self._serve_request = serve_request
+        self.max_requests = max_requests
+        self._pool = ThreadPoolExecutor(max_workers=max_requests if max_requests > 0 else MAX_WORKERS_UNLIMITED,
+                                        thread_name_prefix="http")
+        self._sel = selectors.DefaultSelector()
+        self._conns: dict[socket.socket, _Conn] = {}
+        self._returned: deque[_Conn] = deque()     # connections a worker hands back (kept alive)
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._inflight = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._stopped = threading.Event()
+        self._stopped.set()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._stopped.clear()
+        self.socket.setblocking(False)
+        self._sel.register(self.socket, selectors.EVENT_READ, None)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        next_sweep = time.monotonic() + _SWEEP
         try:
-            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            while not self._stop.is_set():
+                timeout = min(poll_interval, max(0.0, next_sweep - time.monotonic()))
+                for key, events in self._sel.select(timeout):
+                    if key.fileobj is self.socket:
+                        self._accept()
+                    elif key.fileobj is self._wake_r:
+                        try:
+                            while self._wake_r.recv(4096):
+                                pass
+                        except OSError:
+                            pass
+                    else:
+                        conn = key.data
+                        if conn.state == _BUSY:
+                            continue
+                        self._step(conn)
+                while self._returned:
+                    self._resume(self._returned.popleft())
+                now = time.monotonic()
+                if now >= next_sweep:
+                    next_sweep = now + _SWEEP
+                    for conn in [c for c in self._conns.values() if c.state != _BUSY and c.deadline <= now]:
+                        self._expire(conn)
+        finally:
+            for fileobj in (self.socket, self._wake_r):
+                try:
+                    self._sel.unregister(fileobj)
+                except (KeyError, ValueError):
+                    pass
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        self._wake()
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        self._stop.set()
+        self._wake()
+        self.socket.close()
+        for conn in list(self._conns.values()):
+            if conn.state != _BUSY:
+                self._close(conn)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
         except OSError:
             pass
-        super().process_request(request, client_address)
 
-    def finish_request(self, request, client_address):
-        if self.ssl_context is not None:
-            request.settimeout(HEADER_TIMEOUT)
+    def _accept(self) -> None:
+        for _ in range(64):
             try:
-                request = self.ssl_context.wrap_socket(request, server_side=True)
-            except (ssl.SSLError, OSError) as exc:
-                log.debug("TLS handshake with %s failed: %s", client_address, exc)
+                sock, addr = self.socket.accept()
+            except (BlockingIOError, InterruptedError):
                 return
-        super().finish_request(request, client_address)
+            except OSError as exc:       # EMFILE and the like: keep serving the connections we have
+                log.warning("accept failed: %s", exc)
+                return
+            try:
+                # Nagle off: a response is one write, but a kept-alive client must not wait for a
+                # delayed ACK before the next (Go sets TCP_NODELAY on every connection too)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+            sock.setblocking(False)
+            now = time.monotonic()
+            if self.ssl_context is not None:
+                try:
+                    sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+                except (ssl.SSLError, OSError) as exc:
+                    log.debug("TLS with %s failed: %s", addr, exc)
+                    sock.close()
+                    continue
+                conn = _Conn(sock, addr, _HANDSHAKE, now + HEADER_TIMEOUT)
+            else:
+                conn = _Conn(sock, addr, _IDLE, now + IDLE_TIMEOUT)
+            self._conns[sock] = conn
+            self._sel.register(sock, selectors.EVENT_READ, conn)
+            if conn.state == _HANDSHAKE:
+                self._step(conn)
 
-    def handle_error(self, request, client_address):
-        """One log line, never a traceback on stderr: a client that goes away mid-response
-        (Prometheus does on its scrape timeout) is routine."""
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (ConnectionError, TimeoutError, socket.timeout, ssl.SSLError)):
-            log.debug("client %s: connection ended early: %s", client_address[0], exc.__class__.__name__)
+    def _watch(self, conn: _Conn, write: bool) -> None:
+        if conn.want_write != write:
+            conn.want_write = write
+            self._sel.modify(conn.sock, selectors.EVENT_WRITE if write else selectors.EVENT_READ, conn)
+
+    def _step(self, conn: _Conn) -> None:
+        """The connection is readable (or writable during a handshake): move it on."""
+        try:
+            if conn.state == _HANDSHAKE:
+                try:
+                    conn.sock.do_handshake()
+                except ssl.SSLWantReadError:
+                    self._watch(conn, False)
+                    return
+                except ssl.SSLWantWriteError:
+                    self._watch(conn, True)
+                    return
+                self._watch(conn, False)
+                conn.state = _IDLE
+                conn.deadline = time.monotonic() + IDLE_TIMEOUT
+            if conn.state == _LINGER:
+                self._drain(conn)
+                return
+            self._read(conn)
+        except (ssl.SSLError, OSError) as exc:
+            log.debug("client %s: connection ended early: %s", conn.addr[0], exc.__class__.__name__)
+            self._close(conn)
+
+    def _read(self, conn: _Conn) -> None:
+        """At most READS_PER_EVENT reads per readiness event (and what TLS already decrypted), so
+        that clients sending at full speed (a header flood) share the loop fairly with the rest."""
+        limit = MAX_HEADER_BYTES + 4
+        reads = 0
+        while reads < READS_PER_EVENT or (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
+            reads += 1
+            try:
+                chunk = conn.sock.recv(65536)
+            except (BlockingIOError, ssl.SSLWantReadError):
+                break
+            except ssl.SSLWantWriteError:
+                break
+            if not chunk:                         # the client is done sending: answer what it sent
+                conn.eof = True
+                break
+            if not conn.buf and not chunk.strip(b"\r\n"):
+                continue                          # blank lines between requests are ignored (RFC 9112)
+            if conn.state == _IDLE:
+                conn.state = _HEADERS
+                conn.deadline = time.monotonic() + HEADER_TIMEOUT
+            conn.buf += chunk
+            if len(conn.buf) > limit:
+                break
+        self._parse(conn)
+        if conn.eof and conn.state in (_IDLE, _HEADERS):
+            self._close(conn)
+
+    def _parse(self, conn: _Conn) -> None:
+        if conn.state not in (_IDLE, _HEADERS) or not conn.buf:
+            return
+        while conn.buf[:1] in (b"\r", b"\n"):
+            del conn.buf[:1]
+        if not conn.buf:
+            return
+        end = _HEAD_END.search(conn.buf, max(0, conn.scan - 3))
+        if end is None or end.start() > MAX_HEADER_BYTES:
+            first_line = conn.buf.find(b"\n")
+            if (first_line < 0 and len(conn.buf) > MAX_REQUEST_LINE) or first_line > MAX_REQUEST_LINE:
+                self._refuse(conn, 414, "request line too long")
+            elif len(conn.buf) > MAX_HEADER_BYTES:
+                self._refuse(conn, 431, "request header fields too large")
+            conn.scan = len(conn.buf)
+            return
+        head = bytes(conn.buf[:end.start()])
+        del conn.buf[:end.end()]
+        conn.scan = 0
+        if head.find(b"\n") > MAX_REQUEST_LINE or (b"\n" not in head and len(head) > MAX_REQUEST_LINE):
+            self._refuse(conn, 414, "request line too long")
+            return
+        request = _parse_head(head)
+        if isinstance(request, tuple):
+            self._refuse(conn, *request)
+            return
+        with self._lock:
+            full = self.max_requests > 0 and self._inflight >= self.max_requests
+            if not full:
+                self._inflight += 1
+        if full:
+            body = b"too many concurrent requests (--web.max-requests)\n"
+            self._answer_and_close(conn, Response(503, body), request.method == "HEAD")
+            return
+        if conn.eof:
+            request.keep_alive = False
+        conn.state = _BUSY
+        self._sel.unregister(conn.sock)
+        conn.want_write = False
+        self._pool.submit(self._work, conn, request)
+
+    # -- workers -----------------------------------------------------------------------------
+    def _work(self, conn: _Conn, request: _Request) -> None:
+        keep = False
+        try:
+            resp, head_only = self._serve_request(request)
+            keep = request.keep_alive and not self._stop.is_set()
+            head = _head(resp, close=not keep)
+            conn.sock.settimeout(WRITE_TIMEOUT)
+            _send_response(conn.sock, head, b"" if head_only else resp.body)
+            conn.sock.setblocking(False)
+        except (ConnectionError, TimeoutError, socket.timeout, ssl.SSLError, OSError) as exc:
+            log.debug("client %s: connection ended early: %s", conn.addr[0], exc.__class__.__name__)
+            keep = False
+        except Exception as exc:     # never a traceback on stderr for one request
+            log.error("client %s: request failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
+            keep = False
+        finally:
+            with self._lock:
+                self._inflight -= 1
+        if keep:
+            self._returned.append(conn)
         else:
-            log.error("client %s: request failed: %s: %s", client_address[0], type(exc).__name__, exc)
+            self._close_sock(conn.sock)
+            self._returned.append(conn)     # the loop forgets it
+        self._wake()
+
+    def _resume(self, conn: _Conn) -> None:
+        if conn.sock.fileno() < 0:
+            self._conns.pop(conn.sock, None)
+            return
+        conn.state = _IDLE if not conn.buf.strip(b"\r\n") else _HEADERS
+        conn.deadline = time.monotonic() + (IDLE_TIMEOUT if conn.state == _IDLE else HEADER_TIMEOUT)
+        try:
+            self._sel.register(conn.sock, selectors.EVENT_READ, conn)
+        except (ValueError, KeyError, OSError):
+            self._close(conn)
+            return
+        self._parse(conn)           # a pipelined request already read
+        if conn.state in (_IDLE, _HEADERS) and isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending():
+            self._step(conn)
+
+    # -- refusals and closing ----------------------------------------------------------------
+    def _refuse(self, conn: _Conn, status: int, reason: str) -> None:
+        log.debug("client %s: %d %s", conn.addr[0], status, reason)
+        resp = Response(status, (reason + "\n").encode())
+        if status in (408, 431):
+            self._answer_and_linger(conn, resp)
+        else:
+            self._answer_and_close(conn, resp, False)
+
+    def _send_now(self, conn: _Conn, data: bytes) -> bool:
+        """A short answer written from the loop: what the socket takes at once (a client that does
+        not read a few hundred bytes loses them)."""
+        try:
+            conn.sock.send(data)
+            return True
+        except (ssl.SSLError, OSError):
+            return False
+
+    def _answer_and_close(self, conn: _Conn, resp: Response, head_only: bool) -> None:
+        self._send_now(conn, _response_bytes(resp, head_only, close=True))
+        self._close(conn)
+
+    def _answer_and_linger(self, conn: _Conn, resp: Response) -> None:
+        """Answer, half-close, then read and drop what the client still sends for a moment, so
+        that closing with unread data (a TCP reset) does not destroy the answer before the client
+        reads it (Go's closeWriteAndWait does the same). Bounded in time and bytes."""
+        if not self._send_now(conn, _response_bytes(resp, False, close=True)):
+            self._close(conn)
+            return
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)    # (TLS: what follows is read as raw bytes, and dropped)
+        except OSError:
+            self._close(conn)
+            return
+        conn.buf = bytearray()
+        conn.state = _LINGER
+        conn.deadline = time.monotonic() + LINGER_SECONDS
+        self._drain(conn)
+
+    def _drain(self, conn: _Conn) -> None:
+        reads = 0
+        while conn.drained < LINGER_BYTES:
+            reads += 1
+            if reads > READS_PER_EVENT:
+                return
+            try:
+                n = len(conn.sock.recv(65536))
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return
+            except (ssl.SSLError, OSError):
+                break
+            if not n:
+                break
+            conn.drained += n
+        self._close(conn)
+
+    def _expire(self, conn: _Conn) -> None:
+        if conn.state == _HEADERS:
+            self._answer_and_linger(conn, Response(408, b"request headers not received in time\n"))
+        else:                            # idle, handshake never finished, linger over
+            self._close(conn)
+
+    def _close(self, conn: _Conn) -> None:
+        self._conns.pop(conn.sock, None)
+        try:
+            self._sel.unregister(conn.sock)
+        except (KeyError, ValueError):
+            pass
+        self._close_sock(conn.sock)
+
+    @staticmethod
+    def _close_sock(sock) -> None:
+        try:
+            sock.close()
+        except OSError:
+            pass
 
 
 def landing_page(title: str, links: list[tuple[str, str]], extra_html: str = "") -> Response:
@@ -377,151 +744,43 @@ def parse_listen_address(addr: str) -> tuple[str, int]:
 
 
 def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
-                max_requests: int = DEFAULT_MAX_REQUESTS) -> ThreadingHTTPServer:
+                max_requests: int = DEFAULT_MAX_REQUESTS) -> Server:
     """max_requests: requests served at once (0: no limit); more get 503 at once, as with
     node_exporter's --web.max-requests, so a burst cannot pile up threads and memory."""
     auth = _AuthCache(web.users)
     extra_headers = dict(web.headers)
-    slots = threading.BoundedSemaphore(max_requests) if max_requests > 0 else None
 
-    class RequestHandler(BaseHTTPRequestHandler):
-        server_version = "exporter"
-        protocol_version = "HTTP/1.1"
-        timeout = WRITE_TIMEOUT
-
-        def log_message(self, fmt, *args):  # route access logs to debug
-            log.debug("%s %s", self.address_string(), fmt % args)
-
-        def handle_one_request(self):
-            """The stdlib's, with bounded request headers and an idle timeout between requests."""
-            real = self.rfile
-            try:
-                self.connection.settimeout(IDLE_TIMEOUT)
-                try:
-                    first = real.peek(1)          # idle: waiting for the next request
-                except (socket.timeout, TimeoutError):
-                    self.close_connection = True
-                    return
-                if not first:
-                    self.close_connection = True
-                    return
-                self.rfile = _BoundedReader(real, self.connection, time.monotonic() + HEADER_TIMEOUT,
-                                            MAX_HEADER_BYTES)
-                try:
-                    self.raw_requestline = self.rfile.readline(65537)
-                    if len(self.raw_requestline) > 65536:
-                        self.requestline = self.request_version = self.command = ""
-                        self.send_error(414)
-                        return
-                    if not self.raw_requestline:
-                        self.close_connection = True
-                        return
-                    ok = self.parse_request()
-                except _HeaderLimit as exc:
-                    self.requestline = self.request_version = self.command = ""
-                    self.close_connection = True
-                    self._send(Response(exc.status, (str(exc) + "\n").encode(), headers={"Connection": "close"}))
-                    self.wfile.flush()
-                    self._linger()
-                    return
-                finally:
-                    self.rfile = real
-                    self.connection.settimeout(WRITE_TIMEOUT)
-                if not ok:
-                    return
-                method = getattr(self, "do_" + self.command, None)
-                if method is None:
-                    self.send_error(501, f"Unsupported method ({self.command!r})")
-                    return
-                method()
-                self.wfile.flush()
-            except (socket.timeout, TimeoutError) as exc:
-                self.log_error("Request timed out: %r", exc)
-                self.close_connection = True
-
-        def _linger(self):
-            """Half-close, then read and drop what the client still sends for a moment, so
-            that closing with unread data (a TCP reset) does not destroy the answer before
-            the client reads it (Go's closeWriteAndWait does the same). Bounded in time and
-            bytes; nothing is kept."""
-            sock = self.connection
-            try:
-                sock.shutdown(socket.SHUT_WR)
-                deadline = time.monotonic() + LINGER_SECONDS
-                buf = bytearray(65536)
-                drained = 0
-                while drained < LINGER_BYTES:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    sock.settimeout(left)
-                    n = sock.recv_into(buf)
-                    if not n:
-                        break
-                    drained += n
-            except (OSError, ValueError):
-                pass
-
-        def _send(self, resp: Response, head_only: bool = False):
-            self.send_response(resp.status)
-            self.send_header("Content-Type", resp.content_type)
-            self.send_header("Content-Length", str(len(resp.body)))
-            for k, v in {**extra_headers, **resp.headers}.items():
-                self.send_header(k, v)
-            # headers and body in one write (one segment train, no Nagle/delayed-ACK stall)
-            self._headers_buffer.append(b"\r\n")
-            data = b"".join(self._headers_buffer)
-            self._headers_buffer = []
-            self.wfile.write(data if head_only else data + resp.body)
-
-        def _handle(self, head_only: bool):
-            if slots is not None and not slots.acquire(blocking=False):
-                self._send(Response(503, b"too many concurrent requests (--web.max-requests)\n"), head_only)
-                return
-            try:
-                self._serve(head_only)
-            finally:
-                if slots is not None:
-                    slots.release()
-
-        def _serve(self, head_only: bool):
-            if not auth.check(self.headers.get("Authorization")):
-                self._send(Response(401, b"Unauthorized\n",
-                                    headers={"WWW-Authenticate": 'Basic realm="exporter"'}), head_only)
-                return
-            url = urlsplit(self.path)
-            handler = routes.get(url.path)
-            if handler is None:
-                self._send(Response(404, b"Not Found\n"), head_only)
-                return
-            try:
-                resp = handler(parse_qs(url.query), dict(self.headers.items()))
-            except Exception:  # never let a handler kill the connection silently
-                log.exception("handler for %s failed", url.path)
-                resp = Response(500, b"internal error, see exporter log\n")
-            self._send(resp, head_only)
-
-        def do_GET(self):
-            self._handle(False)
-
-        def do_HEAD(self):
-            self._handle(True)
+    def serve_request(request: _Request) -> tuple[Response, bool]:
+        head_only = request.method == "HEAD"
+        if request.method not in ("GET", "HEAD"):
+            return Response(501, f"Unsupported method ({request.method!r})\n".encode(),
+                            headers=extra_headers), False
+        if not auth.check(next((v for k, v in request.headers.items() if k.lower() == "authorization"), None)):
+            return Response(401, b"Unauthorized\n", headers={**extra_headers,
+                                                             "WWW-Authenticate": 'Basic realm="exporter"'}), head_only
+        url = urlsplit(request.target)
+        handler = routes.get(url.path)
+        if handler is None:
+            return Response(404, b"Not Found\n", headers=extra_headers), head_only
+        try:
+            resp = handler(parse_qs(url.query), dict(request.headers))
+        except Exception:  # never let a handler kill the connection silently
+            log.exception("handler for %s failed", url.path)
+            resp = Response(500, b"internal error, see exporter log\n")
+        return Response(resp.status, resp.body, resp.content_type, {**extra_headers, **resp.headers}), head_only
 
     host, port = parse_listen_address(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     if host == "":
         family = socket.AF_INET6 if socket.has_ipv6 else socket.AF_INET
-
-    server_cls = type("Server", (_Server,), {"address_family": family})
-    if family == socket.AF_INET6 and host == "":
-        class DualStack(server_cls):  # type: ignore[misc, valid-type]
-            def server_bind(self):
-                self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-                super().server_bind()
-        server_cls = DualStack
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        server = server_cls((host, port), RequestHandler)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6 and host == "":
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
+        sock.close()
         raise ConfigError("--web.listen-address", None, f"cannot listen on {listen}: {exc.strerror}") from None
-    server.ssl_context = web.ssl_context
-    return server
+    return Server(sock, serve_request, web.ssl_context, max_requests)

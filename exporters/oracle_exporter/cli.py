@@ -17,7 +17,7 @@ import logging
 import sys
 from urllib.parse import quote
 
-from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
+from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, negotiate_format, run_main, serve,
                                  setup_logging)
 from exporter_common.config import ConfigError
 from exporter_common.exposition import choose_text_encoder, encode_text
@@ -133,9 +133,21 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
                 openmetrics: bool = False, process: ProcessMetrics | None = None) -> dict:
     """The HTTP routes; ``process`` adds the exporter's own process metrics to ``/metrics``
     (after every database's families), never to ``/probe``."""
+    def render(names, headers):
+        """Each database rendered once per fetch (OracleExporter.exposition); a format rendered
+        elsewhere (OpenMetrics 2.0) through prometheus_client on freshly built families."""
+        fmt, other = negotiate_format(headers, openmetrics)
+        timeout = _scrape_timeout(headers)
+        tail = process.collect() if process is not None and names is None else ()
+        if fmt is None:
+            registry = _for_format(exporter.registry(names, timeout), headers, openmetrics)
+            encoder, content_type = other
+            return Response(200, encoder(with_process(registry, process) if names is None else registry),
+                            content_type)
+        return Response(200, exporter.exposition(fmt, names, timeout, tail), fmt.content_type)
+
     def metrics(query, headers):
-        registry = exporter.registry(None, _scrape_timeout(headers))
-        return exposition(_for_format(with_process(registry, process), headers, openmetrics), headers, openmetrics)
+        return render(None, headers)
 
     def probe(query, headers):
         target = (query.get("target") or [""])[0]
@@ -144,8 +156,7 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
         if target not in exporter.targets:
             known = ", ".join(sorted(exporter.targets))
             return Response(404, f"unknown target {target!r}; configured databases: {known}\n".encode())
-        return exposition(_for_format(exporter.registry([target], _scrape_timeout(headers)), headers, openmetrics),
-                          headers, openmetrics)
+        return render([target], headers)
 
     def index(query, headers):
         links = [(telemetry_path, f"Metrics of all databases ({telemetry_path})")]

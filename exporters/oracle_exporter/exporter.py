@@ -32,9 +32,11 @@ from typing import Any, Iterable
 
 from prometheus_client.metrics_core import Metric
 
+from exporter_common.exposition import OPENMETRICS, Format, Part, assemble, render_parts
 from exporter_common.runner import CollectorRunner
 
 from . import __version__
+from .collectors.custom_sql import openmetrics_families
 from .config import Settings
 from .core import SPEC as CORE
 from .intervals import collector_age, collector_interval
@@ -127,6 +129,10 @@ class Target:
     last: "Fetched | None" = field(default=None, repr=False)   # the last completed fetch
     noted: "Fetched | None" = field(default=None, repr=False)  # the last fetch counted in the self metrics
     last_reason: str = ""           # failure_reason of the most recent failed fetch ("" : none yet)
+    render_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    rendered: "Rendered | None" = field(default=None, repr=False)   # the last fetch's exposition
+    skipped: bool = False           # the last build left collectors out (scrape time limit)
+    renders: int = 0                # times the collectors ran for the rendering path
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,22 @@ class Fetched:
     """A completed fetch: its snapshot and when (time.monotonic) it started."""
     snapshot: Snapshot
     started: float
+
+
+# Self metrics whose value moves between two scrapes of the same fetch: written at every scrape.
+_PER_SCRAPE = ("oracle_scrape_duration_seconds", "oracle_snapshot_age_seconds")
+
+
+class Rendered:
+    """One fetch of a database rendered: per format requested, its families' sample lines
+    (exporter_common.exposition.Part), the per-scrape self metrics left out."""
+
+    __slots__ = ("fetched", "parts", "requested")
+
+    def __init__(self, fetched: Fetched):
+        self.fetched = fetched
+        self.parts: dict[Format, list[Part]] = {}
+        self.requested: set[Format] = set()
 
 
 class _Families:
@@ -245,7 +267,7 @@ class OracleExporter:
 
     # -- collecting ----------------------------------------------------------
     def _run_collectors(self, target: Target, snap: Snapshot, base: dict[str, str],
-                        deadline: float | None = None) -> tuple[list, list]:
+                        deadline: float | None = None, relabel: bool = True) -> tuple[list, list]:
         """[(name, Outcome)] of every enabled collector on the snapshot, and their families
         labelled with ``base``. A collector also fails when a view it reads failed. Past
         ``deadline`` (the scraper's time limit) the remaining collectors are not run: they
@@ -257,18 +279,29 @@ class OracleExporter:
                 return "; ".join(failed) or None
             if deadline is not None and time.monotonic() >= deadline:
                 collect = _out_of_time
+                target.skipped = True
             else:
                 collect = lambda mod=mod: isolated(mod, snap, mod.collect(snap, self.settings))  # noqa: E731
             outcome = self.runner.run(name, collect, target.name, check=view_errors, keep=True)
             outcomes.append(outcome)
             for fam in outcome.families:
-                # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow
-                fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+                if relabel:
+                    # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow
+                    fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
                 out.append(fam)
         return outcomes, out
 
     def _collect(self, target: Target, fetched: Fetched, started: float,
                  deadline: float | None = None) -> list[Metric]:
+        own, out = self._build(target, fetched, started, deadline)
+        return [*own, *out]
+
+    def _build(self, target: Target, fetched: Fetched, started: float, deadline: float | None = None,
+               relabel: bool = True) -> tuple[list[Metric], list[Metric]]:
+        """(the database's self metric families, its collectors' families); the collectors'
+        samples carry the database's labels only with ``relabel`` (the rendering path writes
+        them in as it renders)."""
+        target.skipped = False
         snap = fetched.snapshot
         base = {"database": target.name, **target.labels}
         up = _family("oracle_up")
@@ -298,7 +331,7 @@ class OracleExporter:
             code = error_code(text)
             error_info.add_sample("oracle_view_error_info",
                                   {**base, "view": view, "code": code, "grant": missing_grant(view, code)}, 1.0)
-        outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base, deadline)
+        outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base, deadline, relabel)
         age = _family("oracle_collector_cache_age_seconds")
         for outcome in outcomes:
             labels = {**base, "collector": outcome.name}
@@ -314,7 +347,7 @@ class OracleExporter:
         scrape = _family("oracle_scrape_duration_seconds")
         scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
         extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
-        return [up, scrape, duration, success, errors, *extra, *state, *out]
+        return [up, scrape, duration, success, errors, *extra, *state], out
 
     def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str,
                      expiring: bool | None = None) -> list[Metric]:
@@ -357,6 +390,70 @@ class OracleExporter:
         info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return merge([*families, info])
+
+    # -- rendering (the HTTP path) -------------------------------------------
+    def exposition(self, fmt: Format, names: Iterable[str] | None = None, timeout: float | None = None,
+                   tail: Iterable[Metric] = ()) -> bytes:
+        """The bytes ``scrape`` + the encoder would give, each database's collectors run and
+        rendered once per fetch: a scrape that reuses a fetch (``min_interval_seconds``, a fetch in
+        flight, a deadline that serves the last snapshot) reuses its bytes, in every format
+        asked for since. Only the scrape duration and snapshot age are written per scrape.
+        ``tail``: families after the databases' (process metrics)."""
+        targets = [self.targets[n] for n in (names if names is not None else self.targets)]
+        started = time.monotonic()
+        futures = []
+        for t in targets:
+            limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
+            futures.append((t, self._fetch_future(t), started + limit))
+        collect_deadline = None if timeout is None else started + timeout
+        groups = []
+        for t, fut, deadline in futures:
+            fetched = self._wait(t, fut, deadline, started)
+            groups.append(self._parts(t, fetched, fmt, started, collect_deadline))
+        info = _family("oracle_exporter_build_info")
+        info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
+        return assemble(groups, fmt, [info, *tail])
+
+    def _parts(self, target: Target, fetched: Fetched, fmt: Format, started: float,
+               deadline: float | None) -> list[Part]:
+        with target.render_lock:    # concurrent scrapes of one database: one renders, the others reuse
+            entry = target.rendered
+            if entry is None or entry.fetched is not fetched:
+                formats = {fmt, *(entry.requested if entry is not None else ())}
+                entry = Rendered(fetched)
+                entry.parts = self._render(target, fetched, formats, started, deadline)
+            elif fmt not in entry.parts:     # a format first asked for since this fetch was rendered
+                entry.parts.update(self._render(target, fetched, {fmt}, started, deadline))
+            entry.requested.add(fmt)
+            if not target.skipped:          # a render cut short by a time limit is not kept
+                target.rendered = entry
+            parts = entry.parts[fmt]
+        return self._per_scrape(target, fetched, parts, fmt, started)
+
+    def _render(self, target: Target, fetched: Fetched, formats: set[Format], started: float,
+                deadline: float | None) -> dict[Format, list[Part]]:
+        target.renders += 1
+        own, out = self._build(target, fetched, started, deadline, relabel=False)
+        base = {"database": target.name, **target.labels}
+        # OpenMetrics: the counters of Oracle's metric files (bare names, no _total) as unknown
+        return {fmt: render_parts(own, fmt) + render_parts(
+                    openmetrics_families(out) if fmt.kind == OPENMETRICS else out, fmt, base)
+                for fmt in formats}
+
+    def _per_scrape(self, target: Target, fetched: Fetched, parts: list[Part], fmt: Format,
+                    started: float) -> list[Part]:
+        """``parts`` with the scrape duration and snapshot age of this scrape."""
+        base = {"database": target.name, **target.labels}
+        now = time.monotonic()
+        out = list(parts)
+        for i, part in enumerate(out):
+            name = part.key[0]
+            if name in _PER_SCRAPE and part.lines:
+                fam = _family(name)
+                value = now - started if name == _PER_SCRAPE[0] else max(0.0, now - fetched.started)
+                fam.add_sample(name, dict(base), value)
+                out[i] = render_parts([fam], fmt)[0]
+        return out
 
     def registry(self, names: Iterable[str] | None = None, timeout: float | None = None) -> _Families:
         return _Families(self.scrape(names, timeout))

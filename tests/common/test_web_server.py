@@ -468,3 +468,117 @@ def test_max_requests_flag(tmp_path):
         res = subprocess.run([str(BIN / exe), "--web.max-requests", "-1"], capture_output=True, text=True,
                              timeout=60)
         assert res.returncode == 2 and "--web.max-requests: must be 0 (no limit) or more, got -1" in res.stderr
+
+
+# 9. idle connections, password guessing (issue 26.5) --------------------------------------
+
+def _threads() -> int:
+    return threading.active_count()
+
+
+@pytest.mark.kernel
+def test_idle_connections_hold_no_thread(serve):
+    """Issue 26.5: one OS thread per connection: 1,000 idle connections held 1,003 threads for up
+    to 120 s. Now an idle connection is a socket in the event loop; scrapes go on meanwhile."""
+    port = serve()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    assert c.getresponse().read() == BODY
+    before = _threads()
+    idle = []
+    try:
+        for i in range(300):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            if i % 2:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")   # half a request: a slowloris
+            idle.append(s)
+        time.sleep(0.3)
+        assert _threads() - before <= 2, f"{_threads() - before} threads for 300 idle connections"
+        for _ in range(5):   # the server still answers at once
+            t0 = time.monotonic()
+            c.request("GET", "/metrics")
+            assert c.getresponse().read() == BODY and time.monotonic() - t0 < 1
+    finally:
+        for s in idle:
+            s.close()
+        c.close()
+
+
+def test_slowloris_connections_are_cut_while_others_are_served(serve, short_timeouts):
+    port = serve()
+    slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+    for s in slow:
+        s.sendall(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    assert c.getresponse().read() == BODY
+    t0 = time.monotonic()
+    answers = [read_response(s, 5) for s in slow]
+    assert time.monotonic() - t0 < 4
+    assert all(a.startswith(b"HTTP/1.1 408 ") or a == b"" for a in answers)
+
+
+def test_bcrypt_checks_run_one_at_a_time_and_good_ones_are_cached(tmp_path, serve, monkeypatch):
+    """exporter-toolkit runs one bcrypt check at a time: password guessing from many connections
+    costs one core, not all of them; a scrape whose credentials were checked once is not
+    checked again."""
+    hashed = bcrypt.hashpw(b"right", bcrypt.gensalt(rounds=4)).decode()
+    port = serve(cfg=web_cfg(tmp_path, f"basic_auth_users:\n  prometheus: '{hashed}'\n"))
+    real = bcrypt.checkpw
+    state = {"now": 0, "most": 0, "calls": 0}
+    lock = threading.Lock()
+
+    def spy(password, hashed_pw):
+        with lock:
+            state["now"] += 1
+            state["calls"] += 1
+            state["most"] = max(state["most"], state["now"])
+        try:
+            time.sleep(0.05)          # a slower hash: overlapping checks would show
+            return real(password, hashed_pw)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    monkeypatch.setattr(web.bcrypt, "checkpw", spy)
+
+    def get(user: str, pw: str) -> int:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        token = base64.b64encode(f"{user}:{pw}".encode()).decode()
+        c.request("GET", "/metrics", headers={"Authorization": f"Basic {token}"})
+        status = c.getresponse().status
+        c.close()
+        return status
+
+    statuses: list[int] = []
+    guessers = [threading.Thread(target=lambda i=i: statuses.append(get("prometheus", f"guess{i}")))
+                for i in range(8)]
+    for t in guessers:
+        t.start()
+    for t in guessers:
+        t.join(20)
+    assert statuses == [401] * 8
+    assert state["most"] == 1 and state["calls"] == 8
+    assert get("prometheus", "right") == 200
+    calls = state["calls"]
+    assert [get("prometheus", "right") for _ in range(3)] == [200] * 3
+    assert state["calls"] == calls        # cached
+
+
+def test_request_followed_by_half_close_is_answered(serve):
+    """`printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | nc host port` sends its request and closes its side:
+    the answer still comes (the old per-connection thread gave one)."""
+    port = serve()
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.shutdown(socket.SHUT_WR)
+    answer = read_response(s, 10)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(BODY)
+
+
+def test_pipelined_requests_are_answered_in_order(serve):
+    port = serve({"/a": lambda q, h: Response(200, b"A\n"), "/b": lambda q, h: Response(200, b"B\n")})
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = read_response(s, 10)
+    assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.index(b"\r\n\r\nA\n") < answer.index(b"\r\n\r\nB\n")
