@@ -100,5 +100,9 @@ GRANT SELECT ON SYS.GV_$CON_SYSTEM_EVENT TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_EVENT_HISTOGRAM_MICRO TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_SYSMETRIC TO oramon;   -- since 12.2
 
+-- collector backups: Age of the newest RMAN backup of each kind, failed backup jobs of the last day, the declared policy.
+GRANT SELECT ON SYS.V_$BACKUP_SET TO oramon;   -- since 8.0
+GRANT SELECT ON SYS.V_$RMAN_BACKUP_JOB_DETAILS TO oramon;   -- since 10.2
+
 -- collector pdb_state (opt-in): Open mode and restricted state of every PDB (GV$PDBS).
 GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1

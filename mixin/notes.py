@@ -263,4 +263,18 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
      ]),
 ]
 
+# Issue 24: the questions asked in the first five minutes of a call (backups, undo and temp, the alert
+# log, the RAC interconnect, long calls, PDB state, scheduler jobs); Oracle facts, cited in the runbooks.
+SECTIONS.append((
+    "On-call signals",
+    "Not from the case studies: what experienced DBAs check first on a call, with the Oracle facts "
+    "behind each threshold (the runbooks cite the Oracle documentation).",
+    [
+        ("O21", "backups: can we restore it",
+         "The age of the newest full (or level 0), incremental and archived-log backup against the policy "
+         "the site declares per database (backup_policy), and any RMAN job of the last day that failed. A "
+         "database without a declared policy (a standby backed up elsewhere, a test database) is not "
+         "judged: a fleet-wide default would page for every database that is backed up another way."),
+    ]))
+
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

@@ -709,3 +709,37 @@ def _zfs(cfg: Config) -> list[dict]:
 
 
 SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs)
+
+
+# ---------------------------------------------------------------- on-call signals (issue 24)
+def _signals(cfg: Config) -> list[dict]:
+    """On-call signals (O21...): backups, undo and temp, alert log, RAC global cache, long calls,
+    PDB state, scheduler jobs."""
+    per_kind = cfg.by("database", "kind")
+    return [
+        dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
+             expr="oracle_backup_age_seconds\n  / on (" + per_kind + ")\noracle_backup_policy_max_age_seconds"
+                  " > ${O21_backup_age}",
+             summary="The newest {{ $labels.kind }} backup of {{ $labels.database }} is older than its policy",
+             description="The newest {{ $labels.kind }} backup of {{ $labels.database }} is "
+                         "{{ $value | printf \"%.2f\" }} times the maximum age its backup_policy allows (O21): a "
+                         "restore would need older backups and more redo, or fail; check the backup jobs "
+                         "(oracle_backup_jobs_failed, the RMAN logs)."),
+        dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "none"},
+             doc="The backup_policy of the database declares a kind of which the control file records no backup.",
+             expr="oracle_backup_policy_max_age_seconds\nunless on (" + per_kind + ")\noracle_backup_age_seconds",
+             summary="{{ $labels.database }} has no {{ $labels.kind }} backup at all",
+             description="The backup_policy of {{ $labels.database }} requires a {{ $labels.kind }} backup every "
+                         "{{ $value | humanizeDuration }}, and its control file records none (O21): the database "
+                         "cannot be restored from a {{ $labels.kind }} backup."),
+        dict(alert="OracleBackupFailed", ids=["O21_backup_failed"], layer="oracle", dashboard="oracle-signals",
+             expr="oracle_backup_jobs_failed > ${O21_backup_failed}",
+             summary="An RMAN {{ $labels.input_type }} backup of {{ $labels.database }} failed",
+             description="{{ $value }} RMAN {{ $labels.input_type }} backup job(s) of {{ $labels.database }} that "
+                         "started in the last 24 hours ended FAILED or COMPLETED WITH ERRORS (O21, "
+                         "V$RMAN_BACKUP_JOB_DETAILS): read the job's RMAN output and re-run it."),
+    ]
+
+
+SECTIONS = SECTIONS + (_signals,)

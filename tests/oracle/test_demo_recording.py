@@ -203,6 +203,7 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                     "VALID_NOW", "ERROR",
                     "STAT_NAME",
                     "SYSTIMESTAMP"}                     # TO_CHAR(SYSTIMESTAMP, ...): text with the UTC offset
+    text_columns |= {"BACKUP_TYPE", "COMPLETION_TIME", "INPUT_TYPE", "START_TIME", "END_TIME"}   # issue 24 signals
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
             for view, rows in snap.views.items():
@@ -212,7 +213,7 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                             assert isinstance(value, str) and value.isdigit()      # VARCHAR2
                         elif col == "VALUE" and view != "V$DATAGUARD_STATS":
                             assert isinstance(value, (int, float)) and not isinstance(value, bool), (view, value)
-                        elif col in ("BLOCKING_INSTANCE", "BLOCKING_SESSION"):     # NULL unless blocked
+                        elif col in ("BLOCKING_INSTANCE", "BLOCKING_SESSION", "INCREMENTAL_LEVEL"):  # NULL unless blocked / for a log backup
                             assert value is None or isinstance(value, int), (view, col, value)
                         elif col in text_columns:
                             assert value is None or isinstance(value, str), (view, col, value)

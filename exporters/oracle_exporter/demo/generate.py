@@ -53,6 +53,7 @@ from .. import views as registry
 from .. import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from ..snapshot import Snapshot
 from . import tail19c
+from . import signals  # issue 24: demo rows of the on-call signals collectors
 from .health import CONTAINERS, HealthModel
 
 # The names the live statements ask for: the union of what the collectors read.
@@ -771,6 +772,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         # last archived sequence per thread: the CURRENT group's sequence - 1
         archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
         views.update(health.views(i, archived))
+        views.update(signals.views(db, i, dt, START, zone))       # issue 24: backups, undo, ... (demo/signals.py)
         for cm in containers:
             for name, rows in cm.views(i).items():
                 views.setdefault(name, []).extend(rows)

@@ -1,0 +1,59 @@
+"""Demo rows of the views the on-call signals collectors read (issue 24): backups, ...
+
+``views(db, i, dt, start, zone)`` returns the rows of snapshot ``i`` of database ``db`` (DATEs
+on the host's wall clock ``zone``); demo.generate adds them to every snapshot. What the demo
+shows: DEMO's level 1 backup of last night FAILED (and was re-run), so OracleBackupFailed fires;
+RACDB and the standby DEMOSB (backups offloaded to the standby) are backed up on schedule."""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from .. import views as registry
+
+FAILED_LEVEL1 = ("DEMO",)
+
+
+def _date(moment: _dt.datetime, zone: _dt.tzinfo) -> str:
+    return moment.astimezone(zone).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def backups(db: Any, start: _dt.datetime, zone: _dt.tzinfo) -> dict[str, list[dict]]:
+    """A level 0 on Sunday night, a level 1 every other night, archivelogs every 2 hours."""
+    day = start.astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    sets, jobs = [], []
+    n, key = 0, 9000
+
+    def add_set(kind: str, level: int | None, done: _dt.datetime) -> None:
+        nonlocal n
+        n += 1
+        sets.append(registry.row("V$BACKUP_SET", SET_STAMP=1162000000 + 3600 * n, SET_COUNT=4100 + n,
+                                 BACKUP_TYPE=kind, INCREMENTAL_LEVEL=level, COMPLETION_TIME=_date(done, zone)))
+
+    def add_job(input_type: str, status: str, begin: _dt.datetime, end: _dt.datetime) -> None:
+        nonlocal key
+        key += 3
+        jobs.append(registry.row("V$RMAN_BACKUP_JOB_DETAILS", SESSION_KEY=key, INPUT_TYPE=input_type, STATUS=status,
+                                 START_TIME=_date(begin, zone), END_TIME=_date(end, zone)))
+
+    for back in (3, 2, 1):                                   # Saturday, Sunday, Monday nights
+        night = day - _dt.timedelta(days=back) + _dt.timedelta(hours=23)
+        level = 0 if back == 2 else 1
+        if db.name in FAILED_LEVEL1 and back == 1:           # RMAN-03009 / ORA-19502: the job fails ...
+            add_job("DB INCR", "FAILED", night, night + _dt.timedelta(minutes=4, seconds=12))
+            night += _dt.timedelta(hours=1, minutes=30)       # ... and the re-run succeeds
+        add_set("I", level, night + _dt.timedelta(minutes=11 if level else 47))
+        add_job("DB INCR", "COMPLETED", night, night + _dt.timedelta(minutes=12 if level else 49))
+    archived = day - _dt.timedelta(days=1)
+    while archived < start.astimezone(zone) - _dt.timedelta(minutes=20):
+        add_set("L", None, archived + _dt.timedelta(minutes=1, seconds=27))
+        add_job("ARCHIVELOG", "COMPLETED", archived, archived + _dt.timedelta(minutes=1, seconds=31))
+        archived += _dt.timedelta(hours=2)
+    return {"V$BACKUP_SET": sets, "V$RMAN_BACKUP_JOB_DETAILS": jobs}
+
+
+def views(db: Any, i: int, dt: int, start: _dt.datetime, zone: _dt.tzinfo) -> dict[str, list[dict]]:
+    """Every signals view of snapshot i (dt seconds apart from start)."""
+    out: dict[str, list[dict]] = {}
+    out.update(backups(db, start, zone))
+    return out

@@ -1,0 +1,51 @@
+"""signals.test.yml: the on-call signals of issue 24 (O21...): backups, ..."""
+from mixin.scenarios.common import H, ORA, quiet, scenario, Timeline
+
+DB = {"database": "ODS"}
+
+
+def signal_tests(pack) -> list:
+    tests = []
+    n = 40
+    tl = Timeline(n)
+
+    # ---------------------------------------------------------------- backups (O21)
+    alert = "OracleBackupTooOld"
+    day = 86400
+
+    def age(kind, start, db=None):
+        """oracle_backup_age_seconds growing by 60 s a minute from `start` seconds."""
+        return tl.gauge("oracle_backup_age_seconds", {**ORA, **(db or DB), "kind": kind},
+                        [(0, lambda t: start + 60 * t)])
+
+    def policy(kind, seconds, db=None):
+        return tl.gauge("oracle_backup_policy_max_age_seconds", {**ORA, **(db or DB), "kind": kind}, [(0, seconds)])
+
+    # the level 0 of last Sunday did not run: 8 days minus H minutes old at H, past the 8 day policy after it
+    start = 8 * day - H * 60
+    tests.append(scenario(pack, "OracleBackupTooOld: the weekly level 0 did not run: past its 8 day policy fires", alert,
+                          0, [age("full", start), policy("full", 8 * day)], {**DB, "kind": "full"},
+                          (start + 60 * (H + pack.for_min(alert) + 1)) / (8 * day), window=0))
+    tests.append(quiet("OracleBackupTooOld: a full backup 7 days old under an 8 day policy is quiet", alert,
+                       [age("full", 7 * day), policy("full", 8 * day)], n))
+    tests.append(quiet("OracleBackupTooOld: a database without a backup_policy (a standby backed up elsewhere) "
+                       "is never judged, however old its backups", alert,
+                       [age("full", 30 * day, {"database": "ODS_STBY"})], n))
+    # the site declares an archivelog policy from minute H on (config reload); no archivelog backup exists
+    declared = {"series": policy("archivelog", 7200)["series"],
+                "values": " ".join(["_"] * (H + 1) + ["7200"] * (n - H))}
+    tests.append(scenario(pack, "OracleBackupTooOld: a policy for archivelog backups and none recorded fires", alert, 1,
+                          [declared, age("full", day)], {**DB, "kind": "archivelog"}, 7200,
+                          window=0))
+    tests.append(quiet("OracleBackupTooOld: every kind the policy declares has a backup within it: quiet", alert,
+                       [policy("archivelog", 7200), age("archivelog", 600), age("full", day),
+                        policy("full", 8 * day)], n))
+
+    alert = "OracleBackupFailed"
+    failed = {**ORA, **DB, "input_type": "DB INCR"}
+    tests.append(scenario(pack, "OracleBackupFailed: last night's level 1 job FAILED fires", alert, 0,
+                          [tl.gauge("oracle_backup_jobs_failed", failed, [(0, 0), (H, 1)])],
+                          {**DB, "input_type": "DB INCR"}, 1, window=0))
+    tests.append(quiet("OracleBackupFailed: jobs that ran and did not fail are quiet", alert,
+                       [tl.gauge("oracle_backup_jobs_failed", failed, [(0, 0)])], n))
+    return tests
