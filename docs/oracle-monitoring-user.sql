@@ -106,3 +106,9 @@ GRANT SELECT ON SYS.V_$RMAN_BACKUP_JOB_DETAILS TO oramon;   -- since 10.2
 
 -- collector pdb_state (opt-in): Open mode and restricted state of every PDB (GV$PDBS).
 GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1
+
+-- collector temp: Temp space per temporary tablespace and consumer type, and the top consumer (GV$TEMPSEG_USAGE).
+GRANT SELECT ON SYS.GV_$TEMPSEG_USAGE TO oramon;   -- since 9.2
+
+-- collector undo: ORA-01555 and undo space errors of the last hour, the longest query against the tuned undo retention.
+GRANT SELECT ON SYS.GV_$UNDOSTAT TO oramon;   -- since 9.0

@@ -275,6 +275,12 @@ SECTIONS.append((
          "the site declares per database (backup_policy), and any RMAN job of the last day that failed. A "
          "database without a declared policy (a standby backed up elsewhere, a test database) is not "
          "judged: a fleet-wide default would page for every database that is backed up another way."),
+        ("O22", "undo and temp: the errors the application saw",
+         "ORA-01555 (snapshot too old: a query needed undo that was overwritten; V$UNDOSTAT.SSOLDERRCNT) and "
+         "undo out-of-space (V$UNDOSTAT.NOSPACEERRCNT, ORA-30036) are failures, not trends: one in the last "
+         "hour is a finding. A query longer than the tuned undo retention (MAXQUERYLEN against "
+         "TUNED_UNDORETENTION) is the 01555 to come. A temporary tablespace over 90% of the size it can "
+         "reach is one large sort away from ORA-01652; the top consumer (user, SQL_ID) says whose."),
     ]))
 
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

@@ -739,6 +739,25 @@ def _signals(cfg: Config) -> list[dict]:
              description="{{ $value }} RMAN {{ $labels.input_type }} backup job(s) of {{ $labels.database }} that "
                          "started in the last 24 hours ended FAILED or COMPLETED WITH ERRORS (O21, "
                          "V$RMAN_BACKUP_JOB_DETAILS): read the job's RMAN output and re-run it."),
+        dict(alert="OracleSnapshotTooOld", ids=["O22_snapshot_too_old"], layer="oracle", dashboard="oracle-signals",
+             expr="oracle_undo_snapshot_too_old_errors > ${O22_snapshot_too_old}",
+             summary="ORA-01555 (snapshot too old) on " + _DB,
+             description="{{ $value }} queries failed with ORA-01555 in the last hour on " + _DB + " (O22, "
+                         "GV$UNDOSTAT.SSOLDERRCNT): the undo they needed was overwritten. Compare the longest query "
+                         "with the tuned undo retention (oracle_undo_max_query_length_seconds, "
+                         "oracle_undo_tuned_retention_seconds)."),
+        dict(alert="OracleUndoSpaceErrors", ids=["O22_undo_space"], layer="oracle", dashboard="oracle-signals",
+             expr="oracle_undo_space_errors > ${O22_undo_space}",
+             summary="Transactions ran out of undo space on " + _DB,
+             description="{{ $value }} requests for undo space failed in the last hour on " + _DB + " (O22, "
+                         "GV$UNDOSTAT.NOSPACEERRCNT, ORA-30036): their DML failed; the undo tablespace is full."),
+        dict(alert="OracleTempSpaceFull", ids=["O22_temp"], layer="oracle", dashboard="oracle-signals",
+             expr=R.TABLESPACE_USED + "{contents=\"TEMPORARY\"} > ${O22_temp}",
+             summary="Temporary tablespace {{ $labels.tablespace }} of {{ $labels.database }} is nearly full",
+             description="Temporary tablespace {{ $labels.tablespace }} of {{ $labels.database }} has "
+                         "{{ $value | humanizePercentage }} of the size it can reach in use (threshold ${O22_temp|pct}, "
+                         "O22): the next large sort or hash join fails with ORA-01652; "
+                         "oracle_temp_top_consumer_bytes names the session holding the most."),
     ]
 
 

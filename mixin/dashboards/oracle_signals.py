@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as db
 
+from mixin import records as R
 from mixin.config import Config
 from mixin.dashboards.common import DB, add_panels, new_dashboard, q, timeseries_panel, v_database, v_datasource, v_host
 
@@ -30,7 +31,38 @@ def backups(cfg: Config) -> list:
     ]
 
 
+def undo_temp(cfg: Config) -> list:
+    return [
+        db.Row("Undo and temp"),
+        timeseries_panel("ORA-01555 and undo space errors (last hour)", "[O22] GV$UNDOSTAT: queries that failed "
+                         "with ORA-01555 (OracleSnapshotTooOld) and requests for undo space that failed "
+                         "(OracleUndoSpaceErrors), summed over the 10-minute intervals of the last hour.", "short",
+                         [q(f"oracle_undo_snapshot_too_old_errors{{{DB}}}", "{{database}} {{inst_id}} ORA-01555", "A"),
+                          q(f"oracle_undo_space_errors{{{DB}}}", "{{database}} {{inst_id}} out of undo space", "B")],
+                         w=8, th=cfg.th("O22_snapshot_too_old")),
+        timeseries_panel("Longest query against the tuned undo retention", "[O22] GV$UNDOSTAT: the longest query "
+                         "of the last hour (MAXQUERYLEN) and the retention Oracle achieves (TUNED_UNDORETENTION): a "
+                         "query longer than the retention may fail with ORA-01555.", "s",
+                         [q(f"oracle_undo_max_query_length_seconds{{{DB}}}", "{{database}} {{inst_id}} longest query", "A"),
+                          q(f"oracle_undo_tuned_retention_seconds{{{DB}}}", "{{database}} {{inst_id}} tuned retention",
+                            "B")], w=8),
+        timeseries_panel("Temporary tablespaces in use", "[O22] Sort space in use / the size the temporary "
+                         "tablespace can reach (tablespaces collector): above the threshold OracleTempSpaceFull, at "
+                         "100% ORA-01652.", "percentunit",
+                         [q(f"{R.TABLESPACE_USED}{{{DB}, contents=\"TEMPORARY\"}}",
+                            "{{database}} {{container}} {{tablespace}}")], w=8, th=cfg.th("O22_temp")),
+        timeseries_panel("Temp in use per consumer type", "[O22] GV$TEMPSEG_USAGE: temp space held per segment "
+                         "type (HASH joins, SORTs, DATA/INDEX of temporary tables, LOBs).", "bytes",
+                         [q(f"sum by (database, segtype) (oracle_temp_used_bytes{{{DB}}})", "{{database}} {{segtype}}")],
+                         w=12, stack=True),
+        timeseries_panel("Top temp consumer per instance", "[O22] The session holding the most temp space on each "
+                         "instance, with its user and SQL_ID (no SQL text).", "bytes",
+                         [q(f"oracle_temp_top_consumer_bytes{{{DB}}}",
+                            "{{database}} {{inst_id}} {{username}} {{sql_id}}")], w=12),
+    ]
+
+
 def build(cfg: Config):
-    panels = backups(cfg)
+    panels = backups(cfg) + undo_temp(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)

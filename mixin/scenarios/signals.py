@@ -48,4 +48,28 @@ def signal_tests(pack) -> list:
                           {**DB, "input_type": "DB INCR"}, 1, window=0))
     tests.append(quiet("OracleBackupFailed: jobs that ran and did not fail are quiet", alert,
                        [tl.gauge("oracle_backup_jobs_failed", failed, [(0, 0)])], n))
+
+    # ---------------------------------------------------------------- undo and temp (O22)
+    inst1 = {**DB, "inst_id": "1"}
+    for alert, metric, what in (("OracleSnapshotTooOld", "oracle_undo_snapshot_too_old_errors", "a report failed with ORA-01555"),
+                                ("OracleUndoSpaceErrors", "oracle_undo_space_errors", "a batch ran out of undo space")):
+        # the count of the last hour: 0, then 2 errors from H on, back to 0 an hour later (not in this window)
+        tests.append(scenario(pack, f"{alert}: {what} in the last hour fires", alert, 0,
+                              [tl.gauge(metric, {**ORA, **inst1}, [(0, 0), (H, 2)])], inst1, 2, window=0))
+        tests.append(quiet(f"{alert}: an hour without the error is quiet", alert,
+                           [tl.gauge(metric, {**ORA, **inst1}, [(0, 0)])], n))
+
+    alert = "OracleTempSpaceFull"
+    gb = 1e9
+
+    def tablespace(used, contents="TEMPORARY", name="TEMP", size=64 * gb):
+        lab = {**ORA, **DB, "container": "CDB$ROOT", "tablespace": name, "contents": contents}
+        return [tl.gauge("oracle_tablespace_used_bytes", lab, [(0, 0.2 * size), (H, used)]),
+                tl.gauge("oracle_tablespace_max_bytes", lab, [(0, size)])]
+    ts = {**DB, "container": "CDB$ROOT", "tablespace": "TEMP", "contents": "TEMPORARY"}
+    tests.append(scenario(pack, "OracleTempSpaceFull: a hash join holds 60 of the 64 GB of TEMP fires", alert, 0,
+                          tablespace(60 * gb), ts, 60 / 64, window=1))
+    tests.append(quiet("OracleTempSpaceFull: TEMP 85% in use is quiet", alert, tablespace(0.85 * 64 * gb), n))
+    tests.append(quiet("OracleTempSpaceFull: a full permanent tablespace is OracleTablespaceFull, not this", alert,
+                       tablespace(63 * gb, contents="PERMANENT", name="USERS"), n))
     return tests
