@@ -281,6 +281,13 @@ SECTIONS.append((
          "hour is a finding. A query longer than the tuned undo retention (MAXQUERYLEN against "
          "TUNED_UNDORETENTION) is the 01555 to come. A temporary tablespace over 90% of the size it can "
          "reach is one large sort away from ORA-01652; the top consumer (user, SQL_ID) says whose."),
+        ("O23", "RAC interconnect: global cache receive time and lost blocks",
+         "The average time to receive a CR or current block from another instance (V$SYSSTAT 'gc cr block "
+         "receive time' / 'gc cr blocks received', and the current pair; centiseconds) measures the "
+         "interconnect and the remote LMS together. Oracle Enterprise Manager's metric 'Global Cache Average "
+         "Current Block Request Time' warns above 1 cs (10 ms) and is critical above 2 cs; a healthy private "
+         "interconnect answers in well under a millisecond. Lost or corrupt blocks ('gc blocks lost', 'gc "
+         "blocks corrupt') are network faults: each one costs a retransmit after a timeout."),
     ]))
 
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

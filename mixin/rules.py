@@ -758,6 +758,27 @@ def _signals(cfg: Config) -> list[dict]:
                          "{{ $value | humanizePercentage }} of the size it can reach in use (threshold ${O22_temp|pct}, "
                          "O22): the next large sort or hash join fails with ORA-01652; "
                          "oracle_temp_top_consumer_bytes names the session holding the most."),
+        dict(alert="OracleGlobalCacheSlow", ids=["O23_gc"], layer="oracle", dashboard="oracle-signals",
+             doc="The average receive time of CR or current blocks from other instances is above ${O23_gc|dur} "
+                 "over 5 minutes, with at least ${O23_gc.floor.blocks} blocks/s of that kind.",
+             expr="rate(oracle_gc_block_receive_time_seconds_total[5m])\n"
+                  "  / on (" + cfg.by("database", "inst_id", "kind") + ")\n"
+                  "rate(oracle_gc_blocks_received_total[5m]) > ${O23_gc}\n"
+                  "and on (" + cfg.by("database", "inst_id", "kind") + ")\n"
+                  "rate(oracle_gc_blocks_received_total[5m]) >= ${O23_gc.floor.blocks}",
+             summary="Global cache {{ $labels.kind }} blocks are slow to arrive on " + _DB,
+             description="Instance {{ $labels.inst_id }} of {{ $labels.database }} waits on average "
+                         "{{ $value | humanizeDuration }} per {{ $labels.kind }} block received from another instance "
+                         "(threshold ${O23_gc|dur}, Oracle Enterprise Manager's default warning; O23): the interconnect "
+                         "or the remote LMS processes are slow; check lost blocks and the LMS CPU."),
+        dict(alert="OracleGlobalCacheBlocksLost", ids=["O23_gc_lost"], layer="oracle", dashboard="oracle-signals",
+             expr="increase(oracle_gc_blocks_lost_total[15m])\n"
+                  "  + on (" + cfg.by("database", "inst_id") + ")\n"
+                  "increase(oracle_gc_blocks_corrupt_total[15m]) > ${O23_gc_lost}",
+             summary="Global cache blocks are lost on the interconnect of " + _DB,
+             description="{{ $value | printf \"%.0f\" }} global cache blocks were lost or received corrupt in the "
+                         "last 15 minutes on " + _DB + " (O23): a network fault on the private interconnect (NIC, "
+                         "switch, UDP socket buffers, MTU); every lost block costs a retransmit after a timeout."),
     ]
 
 

@@ -62,7 +62,29 @@ def undo_temp(cfg: Config) -> list:
     ]
 
 
+def rac_gc(cfg: Config) -> list:
+    by = "database, inst_id, kind"
+    return [
+        db.Row("RAC global cache"),
+        timeseries_panel("Global cache block receive time", "[O23] Average time to receive a CR or current block "
+                         "from another instance (GV$SYSSTAT receive time / blocks received): above the threshold "
+                         "(Oracle Enterprise Manager's default warning) OracleGlobalCacheSlow.", "s",
+                         [q(f"sum by ({by}) (rate(oracle_gc_block_receive_time_seconds_total{{{DB}}}[$__rate_interval]))"
+                            f" / sum by ({by}) (rate(oracle_gc_blocks_received_total{{{DB}}}[$__rate_interval]))",
+                            "{{database}} {{inst_id}} {{kind}}")], w=8, th=cfg.th("O23_gc")),
+        timeseries_panel("Global cache blocks received per second", "[O23] CR and current blocks received from "
+                         "other instances (Cache Fusion traffic).", "ops",
+                         [q(f"sum by ({by}) (rate(oracle_gc_blocks_received_total{{{DB}}}[$__rate_interval]))",
+                            "{{database}} {{inst_id}} {{kind}}")], w=8),
+        timeseries_panel("Global cache blocks lost or corrupt (15 min)", "[O23] 'gc blocks lost' + 'gc blocks "
+                         "corrupt' per 15 minutes: interconnect faults (OracleGlobalCacheBlocksLost).", "short",
+                         [q(f"increase(oracle_gc_blocks_lost_total{{{DB}}}[15m])", "{{database}} {{inst_id}} lost", "A"),
+                          q(f"increase(oracle_gc_blocks_corrupt_total{{{DB}}}[15m])", "{{database}} {{inst_id}} corrupt",
+                            "B")], w=8, th=cfg.th("O23_gc_lost")),
+    ]
+
+
 def build(cfg: Config):
-    panels = backups(cfg) + undo_temp(cfg)
+    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)

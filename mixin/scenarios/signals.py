@@ -72,4 +72,33 @@ def signal_tests(pack) -> list:
     tests.append(quiet("OracleTempSpaceFull: TEMP 85% in use is quiet", alert, tablespace(0.85 * 64 * gb), n))
     tests.append(quiet("OracleTempSpaceFull: a full permanent tablespace is OracleTablespaceFull, not this", alert,
                        tablespace(63 * gb, contents="PERMANENT", name="USERS"), n))
+
+    # ---------------------------------------------------------------- RAC global cache (O23)
+    alert = "OracleGlobalCacheSlow"
+    tl2 = Timeline(n)
+
+    def gc(kind, per_s, avg_before, avg_after, inst="2"):
+        lab = {**ORA, **DB, "inst_id": inst, "kind": kind}
+        return [tl2.counter("oracle_gc_blocks_received_total", lab, [(0, per_s * 60)]),
+                tl2.counter("oracle_gc_block_receive_time_seconds_total", lab,
+                            [(0, per_s * 60 * avg_before), (H, per_s * 60 * avg_after)])]
+    g2 = {**DB, "inst_id": "2", "kind": "cr"}
+    tests.append(scenario(pack, "OracleGlobalCacheSlow: CR blocks at 25 ms on instance 2 (a saturated interconnect) "
+                                "fires", alert, 0, gc("cr", 1500, 0.0004, 0.025), g2, 0.025, window=5))
+    tests.append(quiet("OracleGlobalCacheSlow: 0.4 ms per block is a healthy interconnect", alert,
+                       gc("cr", 1500, 0.0004, 0.0004), n))
+    tests.append(quiet("OracleGlobalCacheSlow: 8 ms (under 10 ms) is quiet", alert, gc("cr", 1500, 0.0004, 0.008), n))
+    tests.append(quiet("OracleGlobalCacheSlow: 3 slow blocks a second on an idle cluster are under the floor", alert,
+                       gc("current", 3, 0.0004, 0.05), n))
+
+    alert = "OracleGlobalCacheBlocksLost"
+
+    def lost(per_min, corrupt_per_min=0):
+        lab = {**ORA, **DB, "inst_id": "2"}
+        return [tl2.counter("oracle_gc_blocks_lost_total", lab, [(0, 0), (H, per_min)], start=17),
+                tl2.counter("oracle_gc_blocks_corrupt_total", lab, [(0, 0), (H, corrupt_per_min)], start=0)]
+    tests.append(scenario(pack, "OracleGlobalCacheBlocksLost: 4 blocks lost a minute (UDP buffer overflows) fires",
+                          alert, 0, lost(4), {**DB, "inst_id": "2"}, 60, window=15))
+    tests.append(quiet("OracleGlobalCacheBlocksLost: 17 blocks lost since startup and none now is quiet", alert,
+                       lost(0), n))
     return tests

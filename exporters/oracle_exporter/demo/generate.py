@@ -459,6 +459,7 @@ class InstanceModel:
         self.aas = (p.db_cpu + fg_wait) * k
         stats["DB time"] = s.counter(self.aas * 100)
         stats["CPU used by this session"] = s.counter(p.db_cpu * k * 100)
+        stats.update(signals.gc_stats(db, s, k))      # issue 24: RAC global cache (demo/signals.py)
         self.stats = stats
         # time model (microseconds): the same DB time as GV$SYSSTAT's (centiseconds x 10,000 plus the
         # sub-centisecond rest); DB CPU is current, 'CPU used by this session' lags behind it
