@@ -25,7 +25,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import PARAMETER, View, register
-from ._common import by_inst_name, emit, inst, num, sorted_inst
+from ._common import emit, inst, num, parameters, sorted_inst
 from ._health import clean
 
 TEMPSEG = register(View(
@@ -61,7 +61,7 @@ NAME, VIEWS = SPEC.name, SPEC.reads
 
 def usage(snapshot: Any) -> tuple[dict[tuple[str, str, str], float], dict[str, tuple[float, str, str]]]:
     """({(inst, tablespace, segtype): bytes}, {inst: (bytes, username, sql_id) of the top session})."""
-    block = by_inst_name(snapshot.rows(PARAMETER.name))
+    block = parameters(snapshot)          # GV$SYSTEM_PARAMETER (GV$PARAMETER in old recordings)
     per: dict[tuple[str, str, str], float] = {}
     sessions: dict[tuple[str, str, str], list] = {}
     for row in snapshot.rows(TEMPSEG.name):

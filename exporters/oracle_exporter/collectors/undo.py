@@ -72,9 +72,11 @@ def summary(snapshot: Any) -> dict[str, dict[str, float]]:
         i = inst(row)
         if i is None:
             continue
-        acc = out.setdefault(i, {"ssold": 0.0, "nospace": 0.0})
-        acc["ssold"] += num(row.get("SSOLDERRCNT")) or 0.0
-        acc["nospace"] += num(row.get("NOSPACEERRCNT")) or 0.0
+        acc = out.setdefault(i, {})
+        for key, column in (("ssold", "SSOLDERRCNT"), ("nospace", "NOSPACEERRCNT")):
+            count = num(row.get(column))            # NULL: no value, not a zero
+            if count is not None:
+                acc[key] = acc.get(key, 0.0) + count
         longest = num(row.get("MAXQUERYLEN"))
         if longest is not None:
             acc["maxquery"] = max(longest, acc.get("maxquery", longest))
