@@ -288,6 +288,15 @@ SECTIONS.append((
          "Current Block Request Time' warns above 1 cs (10 ms) and is critical above 2 cs; a healthy private "
          "interconnect answers in well under a millisecond. Lost or corrupt blocks ('gc blocks lost', 'gc "
          "blocks corrupt') are network faults: each one costs a retransmit after a timeout."),
+        ("O24", "PDB open mode",
+         "A PDB left MOUNTED after an instance restart (no ALTER PLUGGABLE DATABASE ... SAVE STATE) or opened "
+         "RESTRICTED is the commonest multitenant outage: the CDB answers, oracle_up is 1, the application "
+         "cannot connect. 'Should be open' is read from the last day: a PDB open READ WRITE then and not now; "
+         "only on a primary (a standby's PDBs are MOUNTED or READ ONLY by design)."),
+        ("O25", "scheduler jobs that failed",
+         "A DBMS_SCHEDULER job whose run FAILED in the last day (DBA_SCHEDULER_JOB_RUN_DETAILS): the job "
+         "log has the row and the error code, nobody reads it. The code is exported as a value, the text "
+         "stays in the log."),
     ]))
 
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

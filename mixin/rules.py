@@ -779,6 +779,32 @@ def _signals(cfg: Config) -> list[dict]:
              description="{{ $value | printf \"%.0f\" }} global cache blocks were lost or received corrupt in the "
                          "last 15 minutes on " + _DB + " (O23): a network fault on the private interconnect (NIC, "
                          "switch, UDP socket buffers, MTU); every lost block costs a retransmit after a timeout."),
+        dict(alert="OraclePdbNotOpen", ids=["O24_pdb_closed"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "not_open"},
+             expr="oracle_pdb_open_mode{open_mode=\"READ WRITE\"} == ${O24_pdb_closed}\n"
+                  "and on (" + cfg.by("database", "inst_id", "pdb") + ")\n"
+                  "max_over_time(oracle_pdb_open_mode{open_mode=\"READ WRITE\"}[1d]) == 1\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  "oracle_database_info{database_role=\"PRIMARY\"}",
+             summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is not open on instance {{ $labels.inst_id }}",
+             description="PDB {{ $labels.pdb }} of {{ $labels.database }} was open READ WRITE on instance "
+                         "{{ $labels.inst_id }} in the last day and is not now (O24): the application cannot use "
+                         "it there. ALTER PLUGGABLE DATABASE {{ $labels.pdb }} OPEN, then SAVE STATE."),
+        dict(alert="OraclePdbNotOpen", ids=["O24_pdb_restricted"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "restricted"},
+             expr="oracle_pdb_restricted == ${O24_pdb_restricted}\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  "oracle_database_info{database_role=\"PRIMARY\"}",
+             summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance {{ $labels.inst_id }}",
+             description="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance "
+                         "{{ $labels.inst_id }} (O24): only users with RESTRICTED SESSION can connect; see "
+                         "PDB_PLUG_IN_VIOLATIONS."),
+        dict(alert="OracleSchedulerJobFailed", ids=["O25_scheduler"], layer="oracle", dashboard="oracle-signals",
+             expr="oracle_scheduler_job_failures > ${O25_scheduler}",
+             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job }} of {{ $labels.database }} failed",
+             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
+                         "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
+                         "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
     ]
 
 

@@ -84,7 +84,38 @@ def rac_gc(cfg: Config) -> list:
     ]
 
 
+def pdb_state(cfg: Config) -> list:
+    return [
+        db.Row("PDB open mode"),
+        timeseries_panel("PDBs not open READ WRITE", "[O24] oracle_pdb_open_mode{open_mode=\"READ WRITE\"} == 0 per "
+                         "PDB and instance (opt-in pdb_state collector): a PDB left MOUNTED after a restart "
+                         "(OraclePdbNotOpen). 1 = not open for writing.", "short",
+                         [q(f"1 - oracle_pdb_open_mode{{{DB}, open_mode=\"READ WRITE\"}}",
+                            "{{database}} {{inst_id}} {{pdb}}", "A")], w=12),
+        timeseries_panel("PDBs open RESTRICTED", "[O24] oracle_pdb_restricted: 1 = only users with RESTRICTED "
+                         "SESSION may connect (OraclePdbNotOpen, cause restricted).", "short",
+                         [q(f"oracle_pdb_restricted{{{DB}}}", "{{database}} {{inst_id}} {{pdb}}")], w=12,
+                         th=cfg.th("O24_pdb_restricted")),
+    ]
+
+
+def scheduler(cfg: Config) -> list:
+    return [
+        db.Row("Scheduler jobs"),
+        timeseries_panel("Failed scheduler job runs (last 24 h)", "[O25] Runs that FAILED per job (opt-in "
+                         "scheduler_jobs collector; OracleSchedulerJobFailed), and the failures of the jobs beyond "
+                         "scheduler_jobs_max.", "short",
+                         [q(f"oracle_scheduler_job_failures{{{DB}}}", "{{database}} {{owner}}.{{job}}", "A"),
+                          q(f"oracle_scheduler_job_failures_omitted{{{DB}}}", "{{database}} other jobs", "B")],
+                         w=12, th=cfg.th("O25_scheduler")),
+        timeseries_panel("Newest error code per failing job", "[O25] ERROR# of the newest failed run (the ORA- "
+                         "code as a number; the text is in DBA_SCHEDULER_JOB_RUN_DETAILS).", "none",
+                         [q(f"oracle_scheduler_job_last_error_code{{{DB}}}", "{{database}} {{owner}}.{{job}}")],
+                         w=12, minimum=None),
+    ]
+
+
 def build(cfg: Config):
-    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg)
+    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)

@@ -101,4 +101,41 @@ def signal_tests(pack) -> list:
                           alert, 0, lost(4), {**DB, "inst_id": "2"}, 60, window=15))
     tests.append(quiet("OracleGlobalCacheBlocksLost: 17 blocks lost since startup and none now is quiet", alert,
                        lost(0), n))
+
+    # ---------------------------------------------------------------- PDB open mode (O24)
+    alert = "OraclePdbNotOpen"
+    primary = tl2.gauge("oracle_database_info", {**ORA, **DB, "dbid": "1", "db_name": "ODS", "db_unique_name": "ODS",
+                                                 "database_role": "PRIMARY", "log_mode": "ARCHIVELOG",
+                                                 "open_mode": "READ WRITE"}, [(0, 1)])
+    standby = tl2.gauge("oracle_database_info", {**ORA, **DB, "dbid": "1", "db_name": "ODS", "db_unique_name": "ODS",
+                                                 "database_role": "PHYSICAL STANDBY", "log_mode": "ARCHIVELOG",
+                                                 "open_mode": "MOUNTED"}, [(0, 1)])
+
+    def mode(pdb, rw_before, rw_after):
+        lab = {**ORA, **DB, "inst_id": "1", "pdb": pdb}
+        return [tl2.gauge("oracle_pdb_open_mode", {**lab, "open_mode": "READ WRITE"}, [(0, rw_before), (H, rw_after)]),
+                tl2.gauge("oracle_pdb_open_mode", {**lab, "open_mode": "MOUNTED"},
+                          [(0, 1 - rw_before), (H, 1 - rw_after)])]
+    sales = {**DB, "inst_id": "1", "pdb": "SALES", "open_mode": "READ WRITE"}
+    tests.append(scenario(pack, "OraclePdbNotOpen: SALES left MOUNTED after a restart fires", alert, 0,
+                          mode("SALES", 1, 0) + [primary], sales, 0, window=0))
+    tests.append(quiet("OraclePdbNotOpen: a PDB kept MOUNTED on purpose (never open in the window) is quiet", alert,
+                       mode("ARCHIVE", 0, 0) + [primary], n))
+    tests.append(quiet("OraclePdbNotOpen: a standby's PDBs are not open READ WRITE by design", alert,
+                       mode("SALES", 1, 0) + [standby], n))
+    restricted = {**ORA, **DB, "inst_id": "1", "pdb": "HR"}
+    tests.append(scenario(pack, "OraclePdbNotOpen: HR opened RESTRICTED (plug-in violations) fires", alert, 1,
+                          [tl2.gauge("oracle_pdb_restricted", restricted, [(0, 0), (H, 1)]), primary],
+                          {**DB, "inst_id": "1", "pdb": "HR"}, 1, window=0))
+    tests.append(quiet("OraclePdbNotOpen: HR open unrestricted is quiet", alert,
+                       [tl2.gauge("oracle_pdb_restricted", restricted, [(0, 0)]), primary], n))
+
+    # ---------------------------------------------------------------- scheduler jobs (O25)
+    alert = "OracleSchedulerJobFailed"
+    job = {**ORA, **DB, "owner": "APP", "job": "PURGE_AUDIT"}
+    tests.append(scenario(pack, "OracleSchedulerJobFailed: the nightly purge failed fires", alert, 0,
+                          [tl2.gauge("oracle_scheduler_job_failures", job, [(0, 0), (H, 1)])],
+                          {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
+    tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
+                       [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
     return tests
