@@ -148,6 +148,6 @@ def test_files(cfg, alerts_doc: dict) -> dict:
         "zfs.test.yml": consolidate(zfs_tests(pack)),
         "casestudy.test.yml": _rounded(casestudy_tests(pack)),
         "recording.test.yml": _rounded(recording_tests(pack)),
-        "signals.test.yml": signal_tests(pack),
+        "signals.test.yml": consolidate(signal_tests(pack)),
     }
     return {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}
