@@ -105,5 +105,19 @@ GRANT SELECT ON SYS.GV_$CON_SYSTEM_EVENT TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_EVENT_HISTOGRAM_MICRO TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_SYSMETRIC TO oramon;   -- since 12.2
 
+-- collector backups: Age of the newest RMAN backup of each kind, failed backup jobs of the last day, the declared policy.
+GRANT SELECT ON SYS.V_$BACKUP_SET TO oramon;   -- since 8.0
+GRANT SELECT ON SYS.V_$RMAN_BACKUP_JOB_DETAILS TO oramon;   -- since 10.2
+
 -- collector pdb_state (opt-in): Open mode and restricted state of every PDB (GV$PDBS).
 GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1
+
+-- collector scheduler_jobs (opt-in): DBMS_SCHEDULER job runs that failed in the last 24 hours, per job.
+GRANT SELECT ON SYS.CDB_SCHEDULER_JOB_RUN_DETAILS TO oramon;   -- since 12.1; on ORA-00942, ORA-04043 reads DBA_SCHEDULER_JOB_RUN_DETAILS (CDB_ views need 12.1); needs an open database
+GRANT SELECT ON SYS.DBA_SCHEDULER_JOB_RUN_DETAILS TO oramon;   -- since 10.1; needs an open database
+
+-- collector temp: Temp space per temporary tablespace and consumer type, and the top consumer (GV$TEMPSEG_USAGE).
+GRANT SELECT ON SYS.GV_$TEMPSEG_USAGE TO oramon;   -- since 9.2
+
+-- collector undo: ORA-01555 and undo space errors of the last hour, the longest query against the tuned undo retention.
+GRANT SELECT ON SYS.GV_$UNDOSTAT TO oramon;   -- since 9.0

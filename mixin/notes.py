@@ -263,4 +263,40 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
      ]),
 ]
 
+# Issue 24: the questions asked in the first five minutes of a call (backups, undo and temp, the alert
+# log, the RAC interconnect, long calls, PDB state, scheduler jobs); Oracle facts, cited in the runbooks.
+SECTIONS.append((
+    "On-call signals",
+    "Not from the case studies: what experienced DBAs check first on a call, with the Oracle facts "
+    "behind each threshold (the runbooks cite the Oracle documentation).",
+    [
+        ("O21", "backups: can we restore it",
+         "The age of the newest full (or level 0), incremental and archived-log backup against the policy "
+         "the site declares per database (backup_policy), and any RMAN job of the last day that failed. A "
+         "database without a declared policy (a standby backed up elsewhere, a test database) is not "
+         "judged: a fleet-wide default would page for every database that is backed up another way."),
+        ("O22", "undo and temp: the errors the application saw",
+         "ORA-01555 (snapshot too old: a query needed undo that was overwritten; V$UNDOSTAT.SSOLDERRCNT) and "
+         "undo out-of-space (V$UNDOSTAT.NOSPACEERRCNT, ORA-30036) are failures, not trends: one in the last "
+         "hour is a finding. A query longer than the tuned undo retention (MAXQUERYLEN against "
+         "TUNED_UNDORETENTION) is the 01555 to come. A temporary tablespace over 90% of the size it can "
+         "reach is one large sort away from ORA-01652; the top consumer (user, SQL_ID) says whose."),
+        ("O23", "RAC interconnect: global cache receive time and lost blocks",
+         "The average time to receive a CR or current block from another instance (V$SYSSTAT 'gc cr block "
+         "receive time' / 'gc cr blocks received', and the current pair; centiseconds) measures the "
+         "interconnect and the remote LMS together. Oracle Enterprise Manager's metric 'Global Cache Average "
+         "Current Block Request Time' warns above 1 cs (10 ms) and is critical above 2 cs; a healthy private "
+         "interconnect answers in well under a millisecond. Lost or corrupt blocks ('gc blocks lost', 'gc "
+         "blocks corrupt') are network faults: each one costs a retransmit after a timeout."),
+        ("O24", "PDB open mode",
+         "A PDB left MOUNTED after an instance restart (no ALTER PLUGGABLE DATABASE ... SAVE STATE) or opened "
+         "RESTRICTED is the commonest multitenant outage: the CDB answers, oracle_up is 1, the application "
+         "cannot connect. 'Should be open' is read from the last day: a PDB open READ WRITE then and not now; "
+         "only on a primary (a standby's PDBs are MOUNTED or READ ONLY by design)."),
+        ("O25", "scheduler jobs that failed",
+         "A DBMS_SCHEDULER job whose run FAILED in the last day (DBA_SCHEDULER_JOB_RUN_DETAILS): the job "
+         "log has the row and the error code, nobody reads it. The code is exported as a value, the text "
+         "stays in the log."),
+    ]))
+
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

@@ -65,6 +65,10 @@ RECOVERY_AREA_USED = "database:oracle_recovery_area_used:ratio"
 INSTANCES = "database:oracle_instances:count"
 INSTANCES_EXPECTED = "database:oracle_instances:expected"
 INSTANCES_STABLE_WINDOW = "1h"
+# issue 24: a PDB seen open READ WRITE is expected open for as long as it exists (appears in
+# oracle_pdb_open_mode in any mode): a PDB left MOUNTED after a restart alerts until it is opened
+# or dropped, never resolved by a look-back that forgets it was open.
+PDB_OPEN_EXPECTED = "pdb:oracle_pdb_open:expected"
 
 # ---------------------------------------------------------------- Oracle processes on the host
 PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
@@ -208,6 +212,12 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
              f"{INSTANCES_EXPECTED} and on ({cfg.by('database')}) last_over_time(oracle_up[1d])\n"
              f"or\n"
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))"),
+            (PDB_OPEN_EXPECTED,
+             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) "
+             "(last_over_time(oracle_pdb_open_mode{open_mode=\"READ WRITE\"}[3m])) == 1\n"
+             f"or\n"
+             f"{PDB_OPEN_EXPECTED} and on ({cfg.by('database', 'inst_id', 'pdb')}) "
+             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) (last_over_time(oracle_pdb_open_mode[3m]))"),
         ]),
         ("dbhost_process.rules", [
             (PROC_SWITCHES, f"sum by ({cfg.by('instance', 'sid', 'role')}) "

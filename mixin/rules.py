@@ -967,3 +967,105 @@ def _filesystems(cfg: Config) -> list[dict]:
 
 
 SECTIONS = (_monitoring, _hangs, _redo, _space, _efficiency, _host, _shm, _luns, _paths, _zfs, _filesystems)
+
+
+# ---------------------------------------------------------------- on-call signals (issue 24)
+def _signals(cfg: Config) -> list[dict]:
+    """On-call signals (O21...): backups, undo and temp, alert log, RAC global cache, long calls,
+    PDB state, scheduler jobs."""
+    per_kind = cfg.by("database", "kind")
+    return [
+        dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_backup_age_seconds") + "\n  / on (" + per_kind + ")\n"
+                  + _gauge("oracle_backup_policy_max_age_seconds") + " > ${O21_backup_age}",
+             summary="The newest {{ $labels.kind }} backup of {{ $labels.database }} is older than its policy",
+             description="The newest {{ $labels.kind }} backup of {{ $labels.database }} is "
+                         "{{ $value | printf \"%.2f\" }} times the maximum age its backup_policy allows (O21): a "
+                         "restore would need older backups and more redo, or fail; check the backup jobs "
+                         "(oracle_backup_jobs_failed, the RMAN logs)."),
+        dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "none"},
+             doc="The backup_policy of the database declares a kind of which the control file records no backup.",
+             expr=_gauge("oracle_backup_policy_max_age_seconds") + "\nunless on (" + per_kind + ")\n"
+                  + _gauge("oracle_backup_age_seconds"),
+             summary="{{ $labels.database }} has no {{ $labels.kind }} backup at all",
+             description="The backup_policy of {{ $labels.database }} requires a {{ $labels.kind }} backup every "
+                         "{{ $value | humanizeDuration }}, and its control file records none (O21): the database "
+                         "cannot be restored from a {{ $labels.kind }} backup."),
+        dict(alert="OracleBackupFailed", ids=["O21_backup_failed"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_backup_jobs_failed") + " > ${O21_backup_failed}",
+             summary="An RMAN {{ $labels.input_type }} backup of {{ $labels.database }} failed",
+             description="{{ $value }} RMAN {{ $labels.input_type }} backup job(s) of {{ $labels.database }} that "
+                         "started in the last 24 hours ended FAILED or COMPLETED WITH ERRORS (O21, "
+                         "V$RMAN_BACKUP_JOB_DETAILS): read the job's RMAN output and re-run it."),
+        dict(alert="OracleSnapshotTooOld", ids=["O22_snapshot_too_old"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_undo_snapshot_too_old_errors") + " > ${O22_snapshot_too_old}",
+             summary="ORA-01555 (snapshot too old) on " + _DB,
+             description="{{ $value }} queries failed with ORA-01555 in the last hour on " + _DB + " (O22, "
+                         "GV$UNDOSTAT.SSOLDERRCNT): the undo they needed was overwritten. Compare the longest query "
+                         "with the tuned undo retention (oracle_undo_max_query_length_seconds, "
+                         "oracle_undo_tuned_retention_seconds)."),
+        dict(alert="OracleUndoSpaceErrors", ids=["O22_undo_space"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_undo_space_errors") + " > ${O22_undo_space}",
+             summary="Transactions ran out of undo space on " + _DB,
+             description="{{ $value }} requests for undo space failed in the last hour on " + _DB + " (O22, "
+                         "GV$UNDOSTAT.NOSPACEERRCNT, ORA-30036): their DML failed; the undo tablespace is full."),
+        dict(alert="OracleTempSpaceFull", ids=["O22_temp"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge(R.TABLESPACE_USED + "{contents=\"TEMPORARY\"}") + " > ${O22_temp}",
+             summary="Temporary tablespace {{ $labels.tablespace }} of {{ $labels.database }} is nearly full",
+             description="Temporary tablespace {{ $labels.tablespace }} of {{ $labels.database }} has "
+                         "{{ $value | humanizePercentage }} of the size it can reach in use (threshold ${O22_temp|pct}, "
+                         "O22): the next large sort or hash join fails with ORA-01652; "
+                         "oracle_temp_top_consumer_bytes names the session holding the most."),
+        dict(alert="OracleGlobalCacheSlow", ids=["O23_gc"], layer="oracle", dashboard="oracle-signals",
+             doc="The average receive time of CR or current blocks from other instances is above ${O23_gc|dur} "
+                 "over 5 minutes, with at least ${O23_gc.floor.blocks} blocks/s of that kind.",
+             expr="rate(oracle_gc_block_receive_time_seconds_total[5m])\n"
+                  "  / on (" + cfg.by("database", "inst_id", "kind") + ")\n"
+                  "rate(oracle_gc_blocks_received_total[5m]) > ${O23_gc}\n"
+                  "and on (" + cfg.by("database", "inst_id", "kind") + ")\n"
+                  "rate(oracle_gc_blocks_received_total[5m]) >= ${O23_gc.floor.blocks}",
+             summary="Global cache {{ $labels.kind }} blocks are slow to arrive on " + _DB,
+             description="Instance {{ $labels.inst_id }} of {{ $labels.database }} waits on average "
+                         "{{ $value | humanizeDuration }} per {{ $labels.kind }} block received from another instance "
+                         "(threshold ${O23_gc|dur}, Oracle Enterprise Manager's default warning; O23): the interconnect "
+                         "or the remote LMS processes are slow; check lost blocks and the LMS CPU."),
+        dict(alert="OracleGlobalCacheBlocksLost", ids=["O23_gc_lost"], layer="oracle", dashboard="oracle-signals",
+             expr="increase(oracle_gc_blocks_lost_total[15m])\n"
+                  "  + on (" + cfg.by("database", "inst_id") + ")\n"
+                  "increase(oracle_gc_blocks_corrupt_total[15m]) > ${O23_gc_lost}",
+             summary="Global cache blocks are lost on the interconnect of " + _DB,
+             description="{{ $value | printf \"%.0f\" }} global cache blocks were lost or received corrupt in the "
+                         "last 15 minutes on " + _DB + " (O23): a network fault on the private interconnect (NIC, "
+                         "switch, UDP socket buffers, MTU); every lost block costs a retransmit after a timeout."),
+        dict(alert="OraclePdbNotOpen", ids=["O24_pdb_closed"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "not_open"},
+             expr="max by (" + cfg.by("database", "inst_id", "pdb") + ") ("
+                  + _gauge("oracle_pdb_open_mode{open_mode=\"READ WRITE\"}") + ") == ${O24_pdb_closed}\n"
+                  "and on (" + cfg.by("database", "inst_id", "pdb") + ")\n"
+                  + R.PDB_OPEN_EXPECTED + "\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  + _gauge("oracle_database_info{database_role=\"PRIMARY\"}"),
+             summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is not open on instance {{ $labels.inst_id }}",
+             description="PDB {{ $labels.pdb }} of {{ $labels.database }} was open READ WRITE on instance "
+                         "{{ $labels.inst_id }} in the last day and is not now (O24): the application cannot use "
+                         "it there. ALTER PLUGGABLE DATABASE {{ $labels.pdb }} OPEN, then SAVE STATE."),
+        dict(alert="OraclePdbNotOpen", ids=["O24_pdb_restricted"], layer="oracle", dashboard="oracle-signals",
+             labels={"cause": "restricted"},
+             expr=_gauge("oracle_pdb_restricted") + " == ${O24_pdb_restricted}\n"
+                  "and on (" + cfg.by("database") + ")\n"
+                  + _gauge("oracle_database_info{database_role=\"PRIMARY\"}"),
+             summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance {{ $labels.inst_id }}",
+             description="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance "
+                         "{{ $labels.inst_id }} (O24): only users with RESTRICTED SESSION can connect; see "
+                         "PDB_PLUG_IN_VIOLATIONS."),
+        dict(alert="OracleSchedulerJobFailed", ids=["O25_scheduler"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_scheduler_job_failures") + " > ${O25_scheduler}",
+             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job }} of {{ $labels.database }} failed",
+             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
+                         "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
+                         "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
+    ]
+
+
+SECTIONS = SECTIONS + (_signals,)

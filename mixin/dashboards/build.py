@@ -14,6 +14,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from mixin.config import Config
 from mixin.dashboards import capacity, host_boards, oracle_boards, wallboard
+from mixin.dashboards import oracle_signals
 
 BUILDERS = {
     "oracle-wallboard": wallboard.build,
@@ -24,6 +25,7 @@ BUILDERS = {
     "host-storage": host_boards.storage,
     "host-cpu": host_boards.cpu,
     "host-zfs": host_boards.zfs,
+    "oracle-signals": oracle_signals.build,
 }
 
 

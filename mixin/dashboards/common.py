@@ -42,6 +42,7 @@ DASHBOARDS = {
     "host-storage": "Host: storage and LUN queues",
     "host-cpu": "Host: CPU scheduling",
     "host-zfs": "Host: ZFS ARC and L2ARC",
+    "oracle-signals": "Oracle: on-call signals (backups, undo, temp, alert log, global cache)",
 }
 
 

@@ -31,6 +31,7 @@ from mixin.scenarios.host import host_tests
 from mixin.scenarios.monitoring import monitoring_tests
 from mixin.scenarios.oracle import oracle_tests
 from mixin.scenarios.recording import recording_tests
+from mixin.scenarios.signals import signal_tests
 from mixin.scenarios.storage import storage_tests
 from mixin.scenarios.zfs import zfs_tests
 
@@ -147,5 +148,6 @@ def test_files(cfg, alerts_doc: dict) -> dict:
         "zfs.test.yml": consolidate(zfs_tests(pack)),
         "casestudy.test.yml": _rounded(casestudy_tests(pack)),
         "recording.test.yml": _rounded(recording_tests(pack)),
+        "signals.test.yml": consolidate(signal_tests(pack)),
     }
     return {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}

@@ -19,11 +19,13 @@ REPO = dm.REPO
 
 UIDS = {"oracle-wallboard", "oracle-capacity", "oracle-redo", "oracle-waits", "oracle-memory",
         "host-storage", "host-cpu", "host-zfs"}
+UIDS |= {"oracle-signals"}                     # issue 24
 # Every field-notes id docs/thresholds.md explains (mixin/notes.py).
 FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5)} |
                   {f"C{i}" for i in range(1, 8)} | {f"M{i}" for i in range(1, 6)} |
                   {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
                   {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {f"O{i}" for i in range(1, 7)})
+FIELD_NOTE_IDS |= {"O21", "O22", "O23", "O24", "O25"}                      # issue 24: on-call signals
 ID_RE = re.compile(r"\b([RQCMIZFKO]\d{1,2})\b")
 EPS = 1e-9
 COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
@@ -104,6 +106,16 @@ EXPECTED = {
     ("oracle-memory", "SGAs against kernel.shmall and the huge pages", "defaults"): ["M5"],
     ("host-zfs", "L2ARC hit ratio", "defaults"): ["Z3"],
     ("host-zfs", "L2ARC errors", "defaults"): ["Z4"],
+}
+EXPECTED |= {   # issue 24: the on-call signals board
+    ("oracle-signals", "Backup age against the policy", "defaults"): ["O21_backup_age"],
+    ("oracle-signals", "Failed backup jobs (last 24 h)", "defaults"): ["O21_backup_failed"],
+    ("oracle-signals", "ORA-01555 and undo space errors (last hour)", "defaults"): ["O22_snapshot_too_old"],
+    ("oracle-signals", "Temporary tablespaces in use", "defaults"): ["O22_temp"],
+    ("oracle-signals", "Global cache block receive time", "defaults"): ["O23_gc"],
+    ("oracle-signals", "Global cache blocks lost or corrupt (15 min)", "defaults"): ["O23_gc_lost"],
+    ("oracle-signals", "PDBs open RESTRICTED", "defaults"): ["O24_pdb_restricted"],
+    ("oracle-signals", "Failed scheduler job runs (last 24 h)", "defaults"): ["O25_scheduler"],
 }
 # The brief's threshold ids: each must colour at least one panel (C2 is carried by C4's entry,
 # R17 by R17_write/R17_read, I1 also by I1_red).

@@ -38,6 +38,7 @@ from oracle_exporter.queries import declared_names
 from oracle_exporter.snapshot import Snapshot
 
 from health_sim import health_views
+from signals_sim import signal_views
 
 EPOCH = 1_700_000_000  # recording start of make_snapshot, seconds since 1970
 
@@ -242,6 +243,7 @@ class OracleSim:
         v["V$DATABASE"].append({"DBID": 1234567890, "NAME": "ODS", "DB_UNIQUE_NAME": "ODS_SITE1",
                                 "DATABASE_ROLE": self.role, "LOG_MODE": "ARCHIVELOG", "OPEN_MODE": "READ WRITE"})
         v.update(health_views(self))           # sessions and instance-health views (tests/oracle/health_sim.py)
+        v.update(signal_views(self))           # issue 24: backups, undo, temp (tests/oracle/signals_sim.py)
         views.with_con_id(v)                   # CON_ID 0, as a 12.1+ non-CDB returns it
         return {"time": self.time.isoformat(), "database": database, "views": v}
 

@@ -210,6 +210,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                     "FAILGROUP", "FAILGROUP_TYPE", "CLUSTER_NAME",           # ASM (issue 22)
                     "USERNAME", "PROGRAM", "FINAL_BLOCKING_SESSION_STATUS",  # blockers (issue 22)
                     "SYSTIMESTAMP"}                     # TO_CHAR(SYSTIMESTAMP, ...): text with the UTC offset
+    text_columns |= {"BACKUP_TYPE", "COMPLETION_TIME", "INPUT_TYPE", "START_TIME", "END_TIME",   # issue 24 signals
+                     "BEGIN_TIME", "USERNAME", "SESSION_ADDR", "SQL_ID", "TABLESPACE", "SEGTYPE"}
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
             for view, rows in snap.views.items():
@@ -220,7 +222,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                         elif col == "VALUE" and view != "V$DATAGUARD_STATS":
                             assert isinstance(value, (int, float)) and not isinstance(value, bool), (view, value)
                         elif col in ("BLOCKING_INSTANCE", "BLOCKING_SESSION",      # NULL unless blocked
-                                     "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION"):
+                                     "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION",
+                                     "INCREMENTAL_LEVEL"):                        # NULL for a log backup
                             assert value is None or isinstance(value, int), (view, col, value)
                         elif col in text_columns:
                             assert value is None or isinstance(value, str), (view, col, value)

@@ -17,6 +17,7 @@ import yaml
 from sqlglot import exp
 
 from oracle_exporter import queries, views
+from oracle_exporter.collectors import rac_gc  # issue 24
 from oracle_exporter.collectors import (COLLECTORS, DEFAULT_HISTOGRAM_EVENTS, host_load, load_profile, pga, redo,
                                          time_model)
 
@@ -120,7 +121,7 @@ def test_statistic_parameter_and_metric_names_are_real():
 def test_the_statement_asks_for_the_union_of_the_names_collectors_declare():
     names = queries.declared_names()
     assert set(names["GV$SYSSTAT"]) == set(redo.NAMES["GV$SYSSTAT"]) | set(load_profile.NAMES["GV$SYSSTAT"]) | set(
-        pga.NAMES["GV$SYSSTAT"]) | set(time_model.NAMES["GV$SYSSTAT"])
+        pga.NAMES["GV$SYSSTAT"]) | set(time_model.NAMES["GV$SYSSTAT"]) | set(rac_gc.NAMES["GV$SYSSTAT"])
     assert {"redo size", "redo write time (usec)", "redo write time", "logons current",
             "workarea executions - onepass"} <= set(names["GV$SYSSTAT"])
     assert set(names["GV$SYSTEM_PARAMETER"]) == {"log_buffer", "pga_aggregate_limit", "cpu_count", "sga_target",

@@ -53,6 +53,7 @@ from .. import views as registry
 from .. import collectors as _view_registering_collectors  # noqa: F401  (collector modules may register their own views)
 from ..snapshot import Snapshot
 from . import tail19c
+from . import signals  # issue 24: demo rows of the on-call signals collectors
 from .health import CONTAINERS, MOUNTED_SKIPPED, HealthModel, mounted_reason
 
 # The names the live statements ask for: the union of what the collectors read.
@@ -545,6 +546,7 @@ class InstanceModel:
         self.aas = (p.db_cpu + fg_wait) * k
         stats["DB time"] = s.counter(self.aas * 100)
         stats["CPU used by this session"] = s.counter(p.db_cpu * k * 100)
+        stats.update(signals.gc_stats(db, s, k))      # issue 24: RAC global cache (demo/signals.py)
         self.stats = stats
         # time model (microseconds): the same DB time as GV$SYSSTAT's (centiseconds x 10,000 plus the
         # sub-centisecond rest); DB CPU is current, 'CPU used by this session' lags behind it
@@ -871,6 +873,7 @@ def database_snapshots(db: Database, n: int, dt: int, seed: int) -> list[Snapsho
         # last archived sequence per thread: the CURRENT group's sequence - 1
         archived = {t.thread: max(r["SEQUENCE#"] for r in t.rows(i, 1)) - 1 for t in threads}
         views.update(health.views(i, archived))
+        views.update(signals.views(db, i, dt, START, zone))       # issue 24: backups, undo, ... (demo/signals.py)
         for cm in containers:
             for name, rows in cm.views(i).items():
                 views.setdefault(name, []).extend(rows)

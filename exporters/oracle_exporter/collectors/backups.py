@@ -1,0 +1,183 @@
+"""RMAN backups: the age of the newest backup of each kind, failed jobs of the last day, and
+the backup policy the site declared for the database (on by default, read every 5 minutes).
+
+The first question after "is it up" is "can we restore it". Both views come from the control
+file (no recovery catalog needed; they hold what CONTROL_FILE_RECORD_KEEP_TIME keeps, 7 days by
+default), so they answer on a mounted standby too.
+
+* ``oracle_backup_age_seconds{kind}``: seconds from the completion of the newest backup set of
+  ``kind`` to the snapshot (V$BACKUP_SET.COMPLETION_TIME): ``full`` (a full datafile backup,
+  BACKUP_TYPE D, or an incremental level 0, the base of an incremental strategy), ``incremental``
+  (INCREMENTAL_LEVEL 1 or more) and ``archivelog`` (BACKUP_TYPE L). Absent when the control file
+  records no backup of that kind. A backup set exists only once RMAN wrote it completely, but a
+  job that failed half way leaves the sets it finished: oracle_backup_jobs_failed says so.
+* ``oracle_backup_jobs_failed{input_type}``: RMAN jobs (V$RMAN_BACKUP_JOB_DETAILS) that started
+  in the 24 hours before the snapshot and ended FAILED or COMPLETED WITH ERRORS, per INPUT_TYPE
+  (DB FULL, DB INCR, ARCHIVELOG, DATAFILE FULL, DATAFILE INCR, CONTROLFILE, SPFILE, RECVR AREA,
+  BACKUPSET; anything else is "other"); 0 for the input types that ran and did not fail.
+* ``oracle_backup_policy_max_age_seconds{kind}``: the maximum age the ``backup_policy`` setting
+  declares for this database and kind. A database without a policy (a standby backed up
+  elsewhere, a test database) has none, and OracleBackupTooOld stays silent for it.
+
+Times are DATEs on the database host's clock: they are converted with the host's UTC offset
+(SYSTIMESTAMP, read with every fetch).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from prometheus_client.core import Metric
+
+from exporter_common.declare import Collector, Family, Setting
+
+from ..views import View, register
+from ._common import emit, num, parse_time
+from ._health import clean, host_utc_offset, local_to_unix
+
+BACKUP_SET = register(View(
+    "V$BACKUP_SET", ("SET_STAMP", "SET_COUNT", "BACKUP_TYPE", "INCREMENTAL_LEVEL", "COMPLETION_TIME"),
+    identity=("SET_STAMP", "SET_COUNT"), since="8.0",
+    doc="V$BACKUP_SET, the backup sets the control file records (BACKUP_TYPE D full, I incremental, "
+        "L archived log)"))
+
+JOB_DETAILS = register(View(
+    "V$RMAN_BACKUP_JOB_DETAILS", ("SESSION_KEY", "INPUT_TYPE", "STATUS", "START_TIME", "END_TIME"),
+    identity=("SESSION_KEY",), since="10.2",
+    doc="V$RMAN_BACKUP_JOB_DETAILS, one row per RMAN backup job the control file records"))
+
+KINDS = ("full", "incremental", "archivelog")
+INPUT_TYPES = ("DB FULL", "DB INCR", "ARCHIVELOG", "DATAFILE FULL", "DATAFILE INCR", "CONTROLFILE", "SPFILE",
+               "RECVR AREA", "BACKUPSET")
+FAILED = ("FAILED", "COMPLETED WITH ERRORS")
+DAY = 86400.0
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": DAY, "w": 7 * DAY}
+
+
+def _duration(text: Any) -> float:
+    """Seconds of "8d", "26h", "90m", "1d12h" or a number of seconds; ValueError otherwise."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool) and 0 < text < 1e9:
+        return float(text)
+    m = re.fullmatch(r"((?:\d+(?:\.\d+)?[smhdw])+)", text.strip()) if isinstance(text, str) else None
+    if not m:
+        raise ValueError(f"{text!r} is not a duration")
+    total = sum(float(n) * _UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smhdw])", m.group(1)))
+    if not 0 < total < 1e9:
+        raise ValueError(f"{text!r} is out of range")
+    return total
+
+
+def parse_policy(fields: Any, key: str) -> dict[str, dict[str, float]]:
+    """``backup_policy: {PROD1: {full: 8d, incremental: 26h, archivelog: 2h}}``: per database (the
+    name of its ``databases`` entry), the maximum age of each kind; a kind left out is not checked."""
+    out: dict[str, dict[str, float]] = {}
+    sub = fields.sub(key)
+    for name in list(sub.data):
+        entry = sub.sub(name)
+        if not isinstance(name, str) or not name.strip():
+            raise sub.error(str(name), "expected a database name")
+        kinds: dict[str, float] = {}
+        for kind in KINDS:
+            raw = entry.data.get(kind)
+            entry.declare(kind)
+            if raw is None:
+                continue
+            try:
+                seconds = _duration(raw)
+            except ValueError as err:
+                raise entry.error(kind, f"expected a duration like 8d, 26h or 90m: {err}") from None
+            kinds[kind] = seconds
+        entry.reject_unknown()
+        if not kinds:
+            raise sub.error(name, f"give at least one of {', '.join(KINDS)}")
+        out[name] = kinds
+    return out
+
+
+SPEC = Collector(
+    "backups", "Age of the newest RMAN backup of each kind, failed backup jobs of the last day, the declared policy.",
+    title="Backups",
+    reads=(BACKUP_SET.name, JOB_DETAILS.name),
+    interval=300.0,
+    settings=(Setting("backup_policy", {}, "per database: maximum age of the full (or level 0), incremental and "
+                      "archivelog backups, e.g. {PROD1: {full: 8d, incremental: 26h, archivelog: 2h}}; a database "
+                      "not listed is not checked", kind="custom", parse=parse_policy, doc_default="{}"),),
+    doc="Read every 5 minutes from the control file (no recovery catalog needed; a mounted standby "
+        "answers). OracleBackupTooOld compares the ages with the `backup_policy` of the database and is "
+        "silent for a database without one; OracleBackupFailed fires on a failed RMAN job of the last day.",
+    metrics=(
+        Family("oracle_backup_age_seconds", "gauge",
+               "Seconds since the newest backup set of the kind completed (V$BACKUP_SET.COMPLETION_TIME): full "
+               "(BACKUP_TYPE D or incremental level 0), incremental (level 1+), archivelog (BACKUP_TYPE L).",
+               ("kind",), source="V$BACKUP_SET.COMPLETION_TIME",
+               note="kind: full, incremental, archivelog; absent when the control file records none."),
+        Family("oracle_backup_jobs_failed", "gauge",
+               "RMAN backup jobs started in the last 24 hours that ended FAILED or COMPLETED WITH ERRORS "
+               "(V$RMAN_BACKUP_JOB_DETAILS), per INPUT_TYPE.",
+               ("input_type",), source="V$RMAN_BACKUP_JOB_DETAILS.STATUS", since="10.2",
+               note="input_type: DB FULL, DB INCR, ARCHIVELOG, DATAFILE FULL, DATAFILE INCR, CONTROLFILE, SPFILE, "
+                    "RECVR AREA, BACKUPSET, other; only the types that ran in the last 24 hours."),
+        Family("oracle_backup_policy_max_age_seconds", "gauge",
+               "The maximum backup age the backup_policy setting declares for this database and kind.",
+               ("kind",), source="config: backup_policy"),
+    ))
+NAME, VIEWS = SPEC.name, SPEC.reads
+
+
+def set_kind(row: dict[str, Any]) -> str | None:
+    """full / incremental / archivelog of a V$BACKUP_SET row (None: not a datafile or log backup)."""
+    kind, level = clean(row.get("BACKUP_TYPE")).upper(), num(row.get("INCREMENTAL_LEVEL"))
+    if kind == "L":
+        return "archivelog"
+    if kind == "D" or (kind == "I" and level == 0):
+        return "full"
+    if kind == "I":
+        return "incremental"
+    return None
+
+
+def ages(snapshot: Any) -> dict[str, float]:
+    """{kind: seconds since its newest backup set completed}."""
+    now, offset = parse_time(snapshot.time), host_utc_offset(snapshot)
+    newest: dict[str, float] = {}
+    for row in snapshot.rows(BACKUP_SET.name):
+        kind, done = set_kind(row), local_to_unix(row.get("COMPLETION_TIME"), offset)
+        if kind is not None and done is not None:
+            newest[kind] = max(done, newest.get(kind, done))
+    if now is None:
+        return {}
+    return {k: max(0.0, now - t) for k, t in newest.items()}
+
+
+def failed_jobs(snapshot: Any) -> dict[str, int]:
+    """{input_type: failed jobs} of the jobs that started in the last 24 hours (every type that ran)."""
+    now, offset = parse_time(snapshot.time), host_utc_offset(snapshot)
+    out: dict[str, int] = {}
+    if now is None:
+        return out
+    for row in snapshot.rows(JOB_DETAILS.name):
+        start = local_to_unix(row.get("START_TIME"), offset)
+        if start is None or now - start > DAY:
+            continue
+        kind = clean(row.get("INPUT_TYPE")).upper()
+        kind = kind if kind in INPUT_TYPES else "other"
+        out[kind] = out.get(kind, 0) + (1 if clean(row.get("STATUS")).upper() in FAILED else 0)
+    return out
+
+
+def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
+    age = SPEC.family("oracle_backup_age_seconds")
+    failed = SPEC.family("oracle_backup_jobs_failed")
+    policy = SPEC.family("oracle_backup_policy_max_age_seconds")
+    if snapshot.has(BACKUP_SET.name):
+        for kind, seconds in sorted(ages(snapshot).items(), key=lambda kv: KINDS.index(kv[0])):
+            age.add_metric([kind], seconds)
+        declared = (getattr(settings, "backup_policy", None) or {}).get(snapshot.database, {})
+        for kind in KINDS:
+            if kind in declared:
+                policy.add_metric([kind], float(declared[kind]))
+    for kind, count in sorted(failed_jobs(snapshot).items()):
+        failed.add_metric([kind], float(count))
+    yield from emit([age, failed, policy])

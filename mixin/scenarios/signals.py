@@ -1,0 +1,141 @@
+"""signals.test.yml: the on-call signals of issue 24 (O21...): backups, ..."""
+from mixin.scenarios.common import H, ORA, quiet, scenario, Timeline
+
+DB = {"database": "ODS"}
+
+
+def signal_tests(pack) -> list:
+    tests = []
+    n = 40
+    tl = Timeline(n)
+
+    # ---------------------------------------------------------------- backups (O21)
+    alert = "OracleBackupTooOld"
+    day = 86400
+
+    def age(kind, start, db=None):
+        """oracle_backup_age_seconds growing by 60 s a minute from `start` seconds."""
+        return tl.gauge("oracle_backup_age_seconds", {**ORA, **(db or DB), "kind": kind},
+                        [(0, lambda t: start + 60 * t)])
+
+    def policy(kind, seconds, db=None):
+        return tl.gauge("oracle_backup_policy_max_age_seconds", {**ORA, **(db or DB), "kind": kind}, [(0, seconds)])
+
+    # the level 0 of last Sunday did not run: 8 days minus H minutes old at H, past the 8 day policy after it
+    start = 8 * day - H * 60
+    tests.append(scenario(pack, "OracleBackupTooOld: the weekly level 0 did not run: past its 8 day policy fires", alert,
+                          0, [age("full", start), policy("full", 8 * day)], {**DB, "kind": "full"},
+                          (start + 60 * (H + pack.for_min(alert) + 1)) / (8 * day), window=0))
+    tests.append(quiet("OracleBackupTooOld: a full backup 7 days old under an 8 day policy is quiet", alert,
+                       [age("full", 7 * day), policy("full", 8 * day)], n))
+    tests.append(quiet("OracleBackupTooOld: a database without a backup_policy (a standby backed up elsewhere) "
+                       "is never judged, however old its backups", alert,
+                       [age("full", 30 * day, {"database": "ODS_STBY"})], n))
+    # the site declares an archivelog policy from minute H on (config reload); no archivelog backup exists
+    declared = {"series": policy("archivelog", 7200)["series"],
+                "values": " ".join(["_"] * (H + 1) + ["7200"] * (n - H))}
+    tests.append(scenario(pack, "OracleBackupTooOld: a policy for archivelog backups and none recorded fires", alert, 1,
+                          [declared, age("full", day)], {**DB, "kind": "archivelog"}, 7200,
+                          window=0))
+    tests.append(quiet("OracleBackupTooOld: every kind the policy declares has a backup within it: quiet", alert,
+                       [policy("archivelog", 7200), age("archivelog", 600), age("full", day),
+                        policy("full", 8 * day)], n))
+
+    alert = "OracleBackupFailed"
+    failed = {**ORA, **DB, "input_type": "DB INCR"}
+    tests.append(scenario(pack, "OracleBackupFailed: last night's level 1 job FAILED fires", alert, 0,
+                          [tl.gauge("oracle_backup_jobs_failed", failed, [(0, 0), (H, 1)])],
+                          {**DB, "input_type": "DB INCR"}, 1, window=0))
+    tests.append(quiet("OracleBackupFailed: jobs that ran and did not fail are quiet", alert,
+                       [tl.gauge("oracle_backup_jobs_failed", failed, [(0, 0)])], n))
+
+    # ---------------------------------------------------------------- undo and temp (O22)
+    inst1 = {**DB, "inst_id": "1"}
+    for alert, metric, what in (("OracleSnapshotTooOld", "oracle_undo_snapshot_too_old_errors", "a report failed with ORA-01555"),
+                                ("OracleUndoSpaceErrors", "oracle_undo_space_errors", "a batch ran out of undo space")):
+        # the count of the last hour: 0, then 2 errors from H on, back to 0 an hour later (not in this window)
+        tests.append(scenario(pack, f"{alert}: {what} in the last hour fires", alert, 0,
+                              [tl.gauge(metric, {**ORA, **inst1}, [(0, 0), (H, 2)])], inst1, 2, window=0))
+        tests.append(quiet(f"{alert}: an hour without the error is quiet", alert,
+                           [tl.gauge(metric, {**ORA, **inst1}, [(0, 0)])], n))
+
+    alert = "OracleTempSpaceFull"
+    gb = 1e9
+
+    def tablespace(used, contents="TEMPORARY", name="TEMP", size=64 * gb):
+        lab = {**ORA, **DB, "container": "CDB$ROOT", "tablespace": name, "contents": contents}
+        return [tl.gauge("oracle_tablespace_used_bytes", lab, [(0, 0.2 * size), (H, used)]),
+                tl.gauge("oracle_tablespace_max_bytes", lab, [(0, size)])]
+    ts = {**DB, "container": "CDB$ROOT", "tablespace": "TEMP", "contents": "TEMPORARY"}
+    tests.append(scenario(pack, "OracleTempSpaceFull: a hash join holds 60 of the 64 GB of TEMP fires", alert, 0,
+                          tablespace(60 * gb), ts, 60 / 64, window=1))
+    tests.append(quiet("OracleTempSpaceFull: TEMP 85% in use is quiet", alert, tablespace(0.85 * 64 * gb), n))
+    tests.append(quiet("OracleTempSpaceFull: a full permanent tablespace is OracleTablespaceFull, not this", alert,
+                       tablespace(63 * gb, contents="PERMANENT", name="USERS"), n))
+
+    # ---------------------------------------------------------------- RAC global cache (O23)
+    alert = "OracleGlobalCacheSlow"
+    tl2 = Timeline(n)
+
+    def gc(kind, per_s, avg_before, avg_after, inst="2"):
+        lab = {**ORA, **DB, "inst_id": inst, "kind": kind}
+        return [tl2.counter("oracle_gc_blocks_received_total", lab, [(0, per_s * 60)]),
+                tl2.counter("oracle_gc_block_receive_time_seconds_total", lab,
+                            [(0, per_s * 60 * avg_before), (H, per_s * 60 * avg_after)])]
+    g2 = {**DB, "inst_id": "2", "kind": "cr"}
+    tests.append(scenario(pack, "OracleGlobalCacheSlow: CR blocks at 25 ms on instance 2 (a saturated interconnect) "
+                                "fires", alert, 0, gc("cr", 1500, 0.0004, 0.025), g2, 0.025, window=5))
+    tests.append(quiet("OracleGlobalCacheSlow: 0.4 ms per block is a healthy interconnect", alert,
+                       gc("cr", 1500, 0.0004, 0.0004), n))
+    tests.append(quiet("OracleGlobalCacheSlow: 8 ms (under 10 ms) is quiet", alert, gc("cr", 1500, 0.0004, 0.008), n))
+    tests.append(quiet("OracleGlobalCacheSlow: 3 slow blocks a second on an idle cluster are under the floor", alert,
+                       gc("current", 3, 0.0004, 0.05), n))
+
+    alert = "OracleGlobalCacheBlocksLost"
+
+    def lost(per_min, corrupt_per_min=0):
+        lab = {**ORA, **DB, "inst_id": "2"}
+        return [tl2.counter("oracle_gc_blocks_lost_total", lab, [(0, 0), (H, per_min)], start=17),
+                tl2.counter("oracle_gc_blocks_corrupt_total", lab, [(0, 0), (H, corrupt_per_min)], start=0)]
+    tests.append(scenario(pack, "OracleGlobalCacheBlocksLost: 4 blocks lost a minute (UDP buffer overflows) fires",
+                          alert, 0, lost(4), {**DB, "inst_id": "2"}, 60, window=15))
+    tests.append(quiet("OracleGlobalCacheBlocksLost: 17 blocks lost since startup and none now is quiet", alert,
+                       lost(0), n))
+
+    # ---------------------------------------------------------------- PDB open mode (O24)
+    alert = "OraclePdbNotOpen"
+    primary = tl2.gauge("oracle_database_info", {**ORA, **DB, "dbid": "1", "db_name": "ODS", "db_unique_name": "ODS",
+                                                 "database_role": "PRIMARY", "log_mode": "ARCHIVELOG",
+                                                 "open_mode": "READ WRITE"}, [(0, 1)])
+    standby = tl2.gauge("oracle_database_info", {**ORA, **DB, "dbid": "1", "db_name": "ODS", "db_unique_name": "ODS",
+                                                 "database_role": "PHYSICAL STANDBY", "log_mode": "ARCHIVELOG",
+                                                 "open_mode": "MOUNTED"}, [(0, 1)])
+
+    def mode(pdb, rw_before, rw_after):
+        lab = {**ORA, **DB, "inst_id": "1", "pdb": pdb}
+        return [tl2.gauge("oracle_pdb_open_mode", {**lab, "open_mode": "READ WRITE"}, [(0, rw_before), (H, rw_after)]),
+                tl2.gauge("oracle_pdb_open_mode", {**lab, "open_mode": "MOUNTED"},
+                          [(0, 1 - rw_before), (H, 1 - rw_after)])]
+    sales = {**DB, "inst_id": "1", "pdb": "SALES"}     # the open mode is a state: not in the identity
+    tests.append(scenario(pack, "OraclePdbNotOpen: SALES left MOUNTED after a restart fires", alert, 0,
+                          mode("SALES", 1, 0) + [primary], sales, 0, window=0))
+    tests.append(quiet("OraclePdbNotOpen: a PDB kept MOUNTED on purpose (never open in the window) is quiet", alert,
+                       mode("ARCHIVE", 0, 0) + [primary], n))
+    tests.append(quiet("OraclePdbNotOpen: a standby's PDBs are not open READ WRITE by design", alert,
+                       mode("SALES", 1, 0) + [standby], n))
+    restricted = {**ORA, **DB, "inst_id": "1", "pdb": "HR"}
+    tests.append(scenario(pack, "OraclePdbNotOpen: HR opened RESTRICTED (plug-in violations) fires", alert, 1,
+                          [tl2.gauge("oracle_pdb_restricted", restricted, [(0, 0), (H, 1)]), primary],
+                          {**DB, "inst_id": "1", "pdb": "HR"}, 1, window=0))
+    tests.append(quiet("OraclePdbNotOpen: HR open unrestricted is quiet", alert,
+                       [tl2.gauge("oracle_pdb_restricted", restricted, [(0, 0)]), primary], n))
+
+    # ---------------------------------------------------------------- scheduler jobs (O25)
+    alert = "OracleSchedulerJobFailed"
+    job = {**ORA, **DB, "owner": "APP", "job": "PURGE_AUDIT"}
+    tests.append(scenario(pack, "OracleSchedulerJobFailed: the nightly purge failed fires", alert, 0,
+                          [tl2.gauge("oracle_scheduler_job_failures", job, [(0, 0), (H, 1)])],
+                          {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
+    tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
+                       [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
+    return tests

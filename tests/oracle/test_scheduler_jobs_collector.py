@@ -1,0 +1,62 @@
+"""The scheduler_jobs collector (CDB_/DBA_SCHEDULER_JOB_RUN_DETAILS, opt-in).
+
+What an on-call engineer fears: the nightly purge or statistics job failing every night, unseen;
+an application job failing every minute flooding the series. What must stay quiet: no failure
+(no rows: the statement asks for failed runs only), the collector off."""
+from __future__ import annotations
+
+from oracle_sim import collect, samples, value
+
+from oracle_exporter import queries
+from oracle_exporter.config import Settings
+from oracle_exporter.snapshot import Snapshot
+
+ON = Settings(collectors={"scheduler_jobs": True})
+
+
+def run_row(log_id, owner, job, when, error, con_id=3):
+    return {"CON_ID": con_id, "LOG_ID": log_id, "LOG_DATE": when, "OWNER": owner, "JOB_NAME": job,
+            "STATUS": "FAILED", "ERROR#": error}
+
+
+def run(rows, settings=ON, view="CDB_SCHEDULER_JOB_RUN_DETAILS"):
+    return collect(Snapshot("CDB1", "2025-03-11T09:00:00Z", {view: rows}), settings, names=["scheduler_jobs"])
+
+
+def test_off_by_default_and_the_statement_reads_only_failed_runs_of_the_last_day():
+    assert not Settings().enabled("scheduler_jobs")
+    assert "CDB_SCHEDULER_JOB_RUN_DETAILS" not in queries.build_queries(Settings())
+    sql = queries.build_queries(ON)["CDB_SCHEDULER_JOB_RUN_DETAILS"].sql
+    assert sql.endswith("WHERE LOG_DATE > SYSTIMESTAMP - INTERVAL '1' DAY AND STATUS = 'FAILED'")
+    before_12 = queries.build_queries(ON, fallen_back=["CDB_SCHEDULER_JOB_RUN_DETAILS"])
+    assert "FROM DBA_SCHEDULER_JOB_RUN_DETAILS WHERE" in before_12["DBA_SCHEDULER_JOB_RUN_DETAILS"].sql
+
+
+def test_no_failure_exports_zero_omitted_and_no_job_series():
+    assert samples(run([])) == {("oracle_scheduler_job_failures_omitted", ()): 0.0}
+
+
+def test_a_nightly_job_failing_and_its_newest_error_code():
+    rows = [run_row(9001, "APP", "PURGE_AUDIT", "2025-03-10T02:00:04.118000+01:00", 1652),
+            run_row(9107, "APP", "PURGE_AUDIT", "2025-03-11T02:00:03.902000+01:00", 1013),
+            run_row(9050, "SYS", "ORA$AT_OS_OPT_SY_4711", "2025-03-10T22:00:12.000000+01:00", 20000, con_id=1)]
+    fams = run(rows)
+    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="PURGE_AUDIT") == 2
+    assert value(fams, "oracle_scheduler_job_last_error_code", owner="APP", job="PURGE_AUDIT") == 1013
+    assert value(fams, "oracle_scheduler_job_failures", owner="SYS", job="ORA$AT_OS_OPT_SY_4711") == 1
+
+
+def test_a_flood_of_failing_jobs_is_bounded_most_failures_first():
+    rows = [run_row(k, "APP", f"JOB_{k % 30:02d}", f"2025-03-11T08:{k % 60:02d}:00", 942) for k in range(300)]
+    rows += [run_row(1000 + k, "APP", "EVERY_MINUTE", f"2025-03-11T07:{k:02d}:00", 1017) for k in range(60)]
+    fams = run(rows, Settings(collectors={"scheduler_jobs": True}, scheduler_jobs_max=5))
+    jobs = {dict(k[1])["job"] for k in samples(fams) if k[0] == "oracle_scheduler_job_failures"}
+    assert len(jobs) == 5 and "EVERY_MINUTE" in jobs
+    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="EVERY_MINUTE") == 60
+    assert value(fams, "oracle_scheduler_job_failures_omitted") == 300 - 4 * 10
+
+
+def test_before_12_1_the_dba_view_is_read_the_same_way():
+    rows = [{k: v for k, v in run_row(1, "APP", "NIGHTLY", "2025-03-11T02:00:00", 1652).items() if k != "CON_ID"}]
+    fams = run(rows, view="DBA_SCHEDULER_JOB_RUN_DETAILS")
+    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="NIGHTLY") == 1
