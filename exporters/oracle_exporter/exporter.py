@@ -371,9 +371,9 @@ class OracleExporter:
             views.add_sample("oracle_view_query_duration_seconds", {**base, "view": view}, seconds)
         return [*state, age, views]
 
-    def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
-        """Scrape the named databases (all when None) concurrently; merged families.
-        ``timeout`` (e.g. Prometheus' scrape timeout) shortens every database's deadline."""
+    def _start(self, names: Iterable[str] | None, timeout: float | None) -> tuple[float, list, float | None]:
+        """The fetches of a scrape of the named databases (all when None), started concurrently:
+        (start time, [(target, future, deadline)], the collectors' deadline)."""
         targets = [self.targets[n] for n in (names if names is not None else self.targets)]
         started = time.monotonic()
         futures = []
@@ -381,9 +381,14 @@ class OracleExporter:
             # a live fetch stops itself at t.timeout and says why; wait a little longer for its answer
             limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
             futures.append((t, self._fetch_future(t), started + limit))
-        families: list[Metric] = []
         # the scraper's own limit also bounds the collectors (none is started past it)
-        collect_deadline = None if timeout is None else started + timeout
+        return started, futures, None if timeout is None else started + timeout
+
+    def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
+        """Scrape the named databases (all when None) concurrently; merged families.
+        ``timeout`` (e.g. Prometheus' scrape timeout) shortens every database's deadline."""
+        started, futures, collect_deadline = self._start(names, timeout)
+        families: list[Metric] = []
         for t, fut, deadline in futures:
             fetched = self._wait(t, fut, deadline, started)
             families.extend(self._collect(t, fetched, started, collect_deadline))
@@ -399,13 +404,7 @@ class OracleExporter:
         flight, a deadline that serves the last snapshot) reuses its bytes, in every format
         asked for since. Only the scrape duration and snapshot age are written per scrape.
         ``tail``: families after the databases' (process metrics)."""
-        targets = [self.targets[n] for n in (names if names is not None else self.targets)]
-        started = time.monotonic()
-        futures = []
-        for t in targets:
-            limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
-            futures.append((t, self._fetch_future(t), started + limit))
-        collect_deadline = None if timeout is None else started + timeout
+        started, futures, collect_deadline = self._start(names, timeout)
         groups = []
         for t, fut, deadline in futures:
             fetched = self._wait(t, fut, deadline, started)
