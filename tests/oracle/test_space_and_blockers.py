@@ -277,3 +277,22 @@ def test_live_11_2_reads_the_dba_views_and_the_tablespaces_collector_is_not_fail
                contents="PERMANENT") == 1_000_000 * 8192
     assert one(found, "oracle_tablespace_info", container="", tablespace="ARCH", contents="PERMANENT",
                status="READ ONLY") == 1
+
+
+def test_file_space_is_judged_against_the_capacity_in_its_own_basis():
+    """Review finding: free per copy over the raw size called a HIGH group of 3 failure groups,
+    72 % used (28 % left), 9.3 % left: a ticket at 70 % use. The capacity is in the same basis."""
+    high3 = dg(1, "DATA", "HIGH", 30_000_000, 8_400_000, 20_000_000, -3_866_667)
+    found = samples(asm, snap({"V$ASM_DISKGROUP_STAT": [high3], "V$ASM_DISK_STAT": disks(1, ["A", "B", "C"])}))
+    share = (one(found, "oracle_asm_diskgroup_file_space_bytes", diskgroup="DATA")
+             / one(found, "oracle_asm_diskgroup_file_capacity_bytes", diskgroup="DATA"))
+    assert abs(share - 0.28) < 1e-9
+    # usable_file: (TOTAL - REQUIRED_MIRROR_FREE) / copies; NORMAL with 4 failure groups, 50 % used
+    normal4 = dg(2, "RECO", "NORMAL", 4_000_000, 2_000_000, 1_000_000, 500_000)
+    found = samples(asm, snap({"V$ASM_DISKGROUP_STAT": [normal4], "V$ASM_DISK_STAT": disks(2, list("ABCD"))}))
+    assert one(found, "oracle_asm_diskgroup_file_capacity_bytes", diskgroup="RECO") == 1_500_000 * MiB
+    assert one(found, "oracle_asm_diskgroup_file_space_bytes", diskgroup="RECO") == 500_000 * MiB
+    # raw_free: the raw size
+    flex = dg(3, "FDATA", "FLEX", 10_000_000, 6_000_000, 0, 0)
+    found = samples(asm, snap({"V$ASM_DISKGROUP_STAT": [flex]}))
+    assert one(found, "oracle_asm_diskgroup_file_capacity_bytes", diskgroup="FDATA") == 10_000_000 * MiB

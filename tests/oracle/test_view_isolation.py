@@ -86,3 +86,17 @@ def test_a_failing_view_removes_only_the_families_it_feeds(key, view):
     assert not [k for k in bad if k[0] in gone], view
     assert bad[("oracle_view_errors", (("view", view),))] == 1.0
     assert bad[("oracle_up", ())] == 1.0
+
+
+@pytest.mark.parametrize("view", ["GV$INSTANCE", "GV$SYSTEM_PARAMETER", "GV$LOG"])
+def test_a_view_redo_reads_beside_gv_sysstat_keeps_the_statistics_alerts_read(view):
+    """Review finding: a missing grant on GV$INSTANCE removed 23 redo and commit families, which
+    silenced R10, R11 and R15. The statistics come from GV$SYSSTAT alone and stay."""
+    snap = SNAPSHOTS["demo-before/DEMO"]
+    (bad,) = scrape(without(snap, view, DENIED))
+    for name in ("oracle_redo_buffer_allocation_retries_total", "oracle_redo_log_space_requests_total",
+                 "oracle_user_commits_total", "oracle_redo_synch_time_seconds_total",
+                 "oracle_db_cpu_seconds_total", "oracle_host_os_load"):
+        assert any(k[0] == name for k in bad), (view, name)
+    switches = any(k[0] == "oracle_redo_log_switches_total" for k in bad)
+    assert switches == (view == "GV$SYSTEM_PARAMETER")      # the thread -> instance map needs both GV$LOG, GV$INSTANCE

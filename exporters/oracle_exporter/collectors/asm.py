@@ -62,6 +62,7 @@ SPEC = Collector(
         Family('oracle_asm_diskgroup_mirror_copies', "gauge", 'Copies of each extent the disk group keeps: 1 EXTERN, 2 NORMAL, 3 HIGH (absent for FLEX and EXTEND: per file group).', _DG, source='TYPE: EXTERN 1, NORMAL 2, HIGH 3', measure='copies', views=(ASM_DISKGROUP_STAT.name,)),
         Family('oracle_asm_diskgroup_failure_groups', "gauge", 'REGULAR failure groups holding the disk group\'s disks (V$ASM_DISK_STAT; quorum failure groups hold no data).', _DG, source='distinct FAILGROUP of V$ASM_DISK_STAT rows of the group, FAILGROUP_TYPE REGULAR (12.1+; all before)', measure='failure groups', views=(ASM_DISKGROUP_STAT.name, ASM_DISK_STAT.name)),
         Family('oracle_asm_diskgroup_file_space_bytes', "gauge", 'Space left for files that the ASM space alerts judge, bytes; its basis is the info metric\'s space_basis (usable_file, free_per_copy, raw_free).', _DG, source='`usable_file`: USABLE_FILE_MB (EXTERN; NORMAL/HIGH with more failure groups than copies); `free_per_copy`: FREE_MB / copies (NORMAL/HIGH with no more failure groups than copies: no failure group loss can be re-mirrored, Oracle\'s reserve would call a HIGH group of 3 failure groups full at 5 % raw use); `raw_free`: FREE_MB (FLEX, EXTEND: no USABLE_FILE_MB)', views=(ASM_DISKGROUP_STAT.name, ASM_DISK_STAT.name)),
+        Family('oracle_asm_diskgroup_file_capacity_bytes', "gauge", 'The size of the disk group in the basis of oracle_asm_diskgroup_file_space_bytes, bytes: file_space / file_capacity is the share left that the ASM space alerts judge.', _DG, source='`usable_file`: (TOTAL_MB - REQUIRED_MIRROR_FREE_MB) / copies; `free_per_copy`: TOTAL_MB / copies; `raw_free`: TOTAL_MB (a HIGH group of 3 failure groups 72 % used has 28 % left, not the 9 % that free per copy over raw size would say)', views=(ASM_DISKGROUP_STAT.name, ASM_DISK_STAT.name)),
         Family('oracle_asm_diskgroup_offline_disks', "gauge", 'Disks of the disk group that are offline (OFFLINE_DISKS).', _DG, source='OFFLINE_DISKS', measure='disks', views=(ASM_DISKGROUP_STAT.name,)),
         Family("oracle_asm_diskgroup_info", "gauge", "ASM disk group state, redundancy type, ASM cluster and the basis of its file space, value 1.",
                ("diskgroup", "state", "type", "asm_cluster", "space_basis"), source='STATE (CONNECTED, MOUNTED, ...), TYPE (EXTERN, NORMAL, HIGH, FLEX, EXTEND), `asm_cluster` V$ASM_CLIENT.CLUSTER_NAME (12.1+; else the host name of the lowest instance, else empty): (asm_cluster, diskgroup) names one disk group across the databases that see it; `space_basis` as oracle_asm_diskgroup_file_space_bytes', measure='1', views=(ASM_DISKGROUP_STAT.name, ASM_CLIENT.name)),
@@ -102,16 +103,20 @@ def cluster_name(snapshot: Any) -> str:
     return next((h for _, h in hosts if h), "")
 
 
-def space(row: dict[str, Any], fgs: int | None) -> tuple[str, float | None]:
-    """(space_basis, bytes left for files) of a V$ASM_DISKGROUP_STAT row (see the module doc)."""
+def space(row: dict[str, Any], fgs: int | None) -> tuple[str, float | None, float | None]:
+    """(space_basis, bytes left for files, the group's size in that basis) of a
+    V$ASM_DISKGROUP_STAT row (see the module doc)."""
     kind = clean(row.get("TYPE")).upper()
     free, usable = num(row.get("FREE_MB")), num(row.get("USABLE_FILE_MB"))
+    total, mirror = num(row.get("TOTAL_MB")), num(row.get("REQUIRED_MIRROR_FREE_MB")) or 0.0
     copies = COPIES.get(kind)
     if copies is None:
-        return "raw_free", None if free is None else free * MiB
+        return "raw_free", None if free is None else free * MiB, None if total is None else total * MiB
     if copies > 1 and fgs is not None and fgs <= copies:
-        return "free_per_copy", None if free is None else free / copies * MiB
-    return "usable_file", None if usable is None else usable * MiB
+        return ("free_per_copy", None if free is None else free / copies * MiB,
+                None if total is None else total / copies * MiB)
+    return ("usable_file", None if usable is None else usable * MiB,
+            None if total is None else max(total - mirror, 0.0) / copies * MiB)
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
@@ -134,6 +139,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     copies = SPEC.family("oracle_asm_diskgroup_mirror_copies")
     nfg = SPEC.family("oracle_asm_diskgroup_failure_groups")
     left = SPEC.family("oracle_asm_diskgroup_file_space_bytes")
+    capacity = SPEC.family("oracle_asm_diskgroup_file_capacity_bytes")
     info = SPEC.family("oracle_asm_diskgroup_info")
     for name in sorted(groups):
         row = groups[name]
@@ -147,10 +153,12 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             copies.add_metric([name], float(COPIES[kind]))
         if count is not None:
             nfg.add_metric([name], float(count))
-        basis, room = space(row, count)
+        basis, room, size = space(row, count)
         if room is not None:
             left.add_metric([name], room)
+        if size:
+            capacity.add_metric([name], size)
         info.add_metric([name, clean(row.get("STATE")), clean(row.get("TYPE")), cluster, basis], 1.0)
     families[2:2] = [usable]
-    families += [copies, nfg, left, info]
+    families += [copies, nfg, left, capacity, info]
     yield from emit(families)

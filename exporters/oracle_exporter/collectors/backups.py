@@ -112,13 +112,13 @@ SPEC = Collector(
                "Seconds since the newest backup set of the kind completed (V$BACKUP_SET.COMPLETION_TIME): full "
                "(BACKUP_TYPE D or incremental level 0), incremental (level 1+), archivelog (BACKUP_TYPE L).",
                ("kind",), source="V$BACKUP_SET.COMPLETION_TIME",
-               note="kind: full, incremental, archivelog; absent when the control file records none."),
+               note="kind: full, incremental, archivelog; absent when the control file records none.", views=(BACKUP_SET.name,)),
         Family("oracle_backup_jobs_failed", "gauge",
                "RMAN backup jobs started in the last 24 hours that ended FAILED or COMPLETED WITH ERRORS "
                "(V$RMAN_BACKUP_JOB_DETAILS), per INPUT_TYPE.",
                ("input_type",), source="V$RMAN_BACKUP_JOB_DETAILS.STATUS", since="10.2",
                note="input_type: DB FULL, DB INCR, ARCHIVELOG, DATAFILE FULL, DATAFILE INCR, CONTROLFILE, SPFILE, "
-                    "RECVR AREA, BACKUPSET, other; only the types that ran in the last 24 hours."),
+                    "RECVR AREA, BACKUPSET, other; only the types that ran in the last 24 hours.", views=(JOB_DETAILS.name,)),
         Family("oracle_backup_policy_max_age_seconds", "gauge",
                "The maximum backup age the backup_policy setting declares for this database and kind.",
                ("kind",), source="config: backup_policy"),

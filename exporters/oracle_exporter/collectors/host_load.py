@@ -30,21 +30,21 @@ SPEC = Collector(
     metrics=(
         Family("oracle_host_os_load", "gauge",
                "Host run queue as Oracle sees it ('Current OS Load', GV$SYSMETRIC 60 s group).", _INST,
-               source="'Current OS Load' (C6)", measure='processes'),
+               source="'Current OS Load' (C6)", measure='processes', views=(SYSMETRIC.name,)),
         Family("oracle_host_cpu_utilization_ratio", "gauge",
                "Host CPU utilisation 0..1 ('Host CPU Utilization (%)'/100).", _INST,
-               source="'Host CPU Utilization (%)' / 100", measure='ratio 0..1'),
+               source="'Host CPU Utilization (%)' / 100", measure='ratio 0..1', views=(SYSMETRIC.name,)),
         Family("oracle_average_active_sessions", "gauge",
                "Average active sessions over the last 60 s ('Average Active Sessions').", _INST,
-               source="'Average Active Sessions' (11.1+)", since="11.1", measure='sessions'),
+               source="'Average Active Sessions' (11.1+)", since="11.1", measure='sessions', views=(SYSMETRIC.name,)),
         Family("oracle_database_cpu_time_ratio", "gauge",
                "Share of DB time spent on CPU 0..1 ('Database CPU Time Ratio'/100).", _INST,
-               source="'Database CPU Time Ratio' / 100", measure='ratio 0..1'),
+               source="'Database CPU Time Ratio' / 100", measure='ratio 0..1', views=(SYSMETRIC.name,)),
         Family("oracle_database_wait_time_ratio", "gauge",
                "Share of DB time spent waiting 0..1 ('Database Wait Time Ratio'/100).", _INST,
-               source="'Database Wait Time Ratio' / 100", measure='ratio 0..1'),
+               source="'Database Wait Time Ratio' / 100", measure='ratio 0..1', views=(SYSMETRIC.name,)),
         Family("oracle_cpus", "gauge", "CPUs the instance may use (GV$SYSTEM_PARAMETER cpu_count).", _INST,
-               source='GV$SYSTEM_PARAMETER cpu_count (named without `_count`, which Prometheus reserves for histograms and summaries)', measure='CPUs'),
+               source='GV$SYSTEM_PARAMETER cpu_count (named without `_count`, which Prometheus reserves for histograms and summaries)', measure='CPUs', views=(PARAMETER.name,)),
     ), doc="GV$SYSMETRIC values are Oracle's own averages over the last 60-second interval (INTSIZE_CSEC about 6000); the 15-second group (GROUP_ID 3) is ignored.", title='Host load as Oracle sees it')
 NAME, VIEWS = SPEC.name, SPEC.reads
 

@@ -48,16 +48,16 @@ SPEC = Collector(
                source="'DB time' (microseconds) / 1e6; its rate is the average active sessions"),
         Family("oracle_db_cpu_seconds_total", "counter",
                "Foreground CPU in calls, seconds (GV$SYS_TIME_MODEL 'DB CPU', updated while a call runs).", _INST,
-               source="'DB CPU': foreground CPU in calls"),
+               source="'DB CPU': foreground CPU in calls", views=(TIME_MODEL.name,)),
         Family("oracle_background_cpu_seconds_total", "counter",
                "CPU of background processes, seconds (GV$SYS_TIME_MODEL 'background cpu time').", _INST,
-               source="'background cpu time'"),
+               source="'background cpu time'", views=(TIME_MODEL.name,)),
         Family("oracle_parse_time_seconds_total", "counter",
                "Time spent parsing, seconds (GV$SYS_TIME_MODEL 'parse time elapsed').", _INST,
-               source="'parse time elapsed'"),
+               source="'parse time elapsed'", views=(TIME_MODEL.name,)),
         Family("oracle_hard_parse_time_seconds_total", "counter",
                "Time spent hard parsing, seconds (GV$SYS_TIME_MODEL 'hard parse elapsed time').", _INST,
-               source="'hard parse elapsed time'"),
+               source="'hard parse elapsed time'", views=(TIME_MODEL.name,)),
     ), doc="Updated while a call runs (at most 5 s of an operation's time is buffered), unlike GV$SYSSTAT's 'CPU used by this session'. In CDB$ROOT the view holds the whole instance (CON_ID 0); connected to a PDB it is not read (it would hold that PDB's share; see the `pdb` collector). A recording without GV$SYS_TIME_MODEL gives `oracle_db_time_seconds_total` from GV$SYSSTAT 'DB time' (centiseconds).", title='Time model')
 NAME, VIEWS = SPEC.name, SPEC.reads
 NAMES = {TIME_MODEL.name: tuple(s for _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_DB_TIME,)}

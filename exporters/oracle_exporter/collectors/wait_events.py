@@ -46,13 +46,13 @@ SPEC = Collector(
     metrics=(
         Family("oracle_wait_event_waits_total", "counter",
                "Waits per event since instance start (GV$SYSTEM_EVENT.TOTAL_WAITS).", _EVENT,
-               source='GV$SYSTEM_EVENT.TOTAL_WAITS (WAIT_CLASS 10.1+)', measure='waits'),
+               source='GV$SYSTEM_EVENT.TOTAL_WAITS (WAIT_CLASS 10.1+)', measure='waits', views=("GV$SYSTEM_EVENT",)),
         Family("oracle_wait_event_time_seconds_total", "counter",
                "Time waited per event since instance start, seconds (GV$SYSTEM_EVENT.TIME_WAITED_MICRO/1e6).",
-               _EVENT, source='GV$SYSTEM_EVENT.TIME_WAITED_MICRO / 1e6'),
+               _EVENT, source='GV$SYSTEM_EVENT.TIME_WAITED_MICRO / 1e6', views=("GV$SYSTEM_EVENT",)),
         Family("oracle_wait_event_timeouts_total", "counter",
                "Wait timeouts per event since instance start (GV$SYSTEM_EVENT.TOTAL_TIMEOUTS).", _EVENT,
-               source='GV$SYSTEM_EVENT.TOTAL_TIMEOUTS', measure='timeouts'),
+               source='GV$SYSTEM_EVENT.TOTAL_TIMEOUTS', measure='timeouts', views=("GV$SYSTEM_EVENT",)),
         Family("oracle_wait_event_latency_seconds", "histogram",
                "Wait latency histogram of key events, seconds (GV$EVENT_HISTOGRAM_MICRO, else GV$EVENT_HISTOGRAM, "
                "made cumulative); _sum from GV$SYSTEM_EVENT.TIME_WAITED_MICRO.", ("inst_id", "event"),
@@ -61,7 +61,7 @@ SPEC = Collector(
         Family("oracle_wait_events_omitted", "gauge",
                "Events of GV$SYSTEM_EVENT left out of the per-event series of an instance because it has more "
                "than wait_events_max (those with the least time waited go first); absent when none was.",
-               ("inst_id",), source='events of an instance left out of the three per-event counters because it has more than `wait_events_max` (default 400; those with the least time waited go first); absent when none was', measure='events'),
+               ("inst_id",), source='events of an instance left out of the three per-event counters because it has more than `wait_events_max` (default 400; those with the least time waited go first); absent when none was', measure='events', views=("GV$SYSTEM_EVENT",)),
     ), doc='Bounded by default: the Idle wait class (`SQL*Net message from client`, `rdbms ipc message`, timers: sessions and background processes waiting for work) is left out unless the config says `idle_wait_events: true`, and at most `wait_events_max` events per instance are exported.\n\nAverage wait of an event = `rate(..._time_seconds_total) / rate(..._waits_total)` (R1, R2, I2). Events are the instance\'s own list (a few hundred that have waited; bounded by V$EVENT_NAME, about 1,800 per release). With `idle_wait_events: true` Idle events are included (filter `wait_class!="Idle"`); without, the statement leaves them out (`WHERE WAIT_CLASS <> \'Idle\'`, Idle events named in `histogram_events` excepted), and a recording made before that still has them: the collector drops them too.\n\nHistogram construction. Oracle\'s rows are per-bucket counts: the row with bound n (WAIT_TIME_MICRO, or WAIT_TIME_MILLI) counts waits shorter than n that fall in no smaller bucket; bounds are powers of two. The exporter makes them cumulative with `le` in seconds on a fixed ladder, so the set of `le` values never changes as new buckets fill: GV$EVENT_HISTOGRAM_MICRO: `le` = 1e-06 ... 4294.967296 (2^0..2^32 us, 33 buckets); GV$EVENT_HISTOGRAM: `le` = 0.001 ... 4194.304 (2^0..2^22 ms, 23 buckets). `+Inf` = `_count` = sum of all bucket rows (a row above the ladder, Oracle\'s ">= 2^32 us" bucket, counts only in `+Inf`). Oracle\'s bound is exclusive and `le` is inclusive; a wait of exactly 2^k units cannot be placed differently from Oracle\'s data. `_count` may differ from TOTAL_WAITS by the waits that completed between the two view reads. An event whose GV$SYSTEM_EVENT row is missing or has NULL TIME_WAITED_MICRO gets no histogram (no `_sum`). The millisecond view cannot resolve sub-millisecond waits (0.55 ms log writes all land in `le="0.001"`); the microsecond view can.\n\nDefault histogram events: log file sync, log file parallel write, db file sequential read, db file scattered read, direct path read, direct path write, log buffer space, log file switch completion, log file switch (checkpoint incomplete), log file sequential read, control file parallel write (configurable, `histogram_events`).', title='Wait events')
 NAME, VIEWS = SPEC.name, SPEC.reads
 
