@@ -62,7 +62,9 @@ def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thre
             if f["status"]:
                 continue
             v = vals.get(f["key"])
-            if f["threshold"]:
+            if f.get("steps"):     # every tier of the measure: a paging level is red
+                steps = f["steps"]
+            elif f["threshold"]:
                 steps = thresholds[f["threshold"]]["steps"]
             else:
                 steps = [[None, f["neutral"]]]
