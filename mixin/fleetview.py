@@ -88,13 +88,22 @@ TABLESPACE_FULLEST = (f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="
 RECOVERY_AREA = f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})"
 
 
+def db_known_expr() -> str:
+    """The databases the wallboard keeps a tile for: seen within the hour, or remembered by the
+    pack's presence rule (records.INSTANCES_EXPECTED, which carries the exporter target's job and
+    instance) while that exporter target is still configured (its `up` series exists, 0 when the
+    exporter is down). A database whose exporter stopped answering stays UNKNOWN instead of
+    vanishing after an hour; removing the target from the scrape config removes the tile."""
+    return ('(group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
+            ' or group by (database) (' + R.INSTANCES_EXPECTED + '{' + DB + '} and on (job, instance) up))')
+
+
 def db_status_expr() -> str:
     return ('max by (database) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
             ' or 2 * (1 - oracle_up{' + DB + '})'
-            ' or 3 * (group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
-            ' unless on (database) oracle_up{' + DB + '}))')
+            ' or 3 * (' + db_known_expr() + ' unless on (database) oracle_up{' + DB + '}))')
 
 
 def host_status_expr(cfg: Config) -> str:

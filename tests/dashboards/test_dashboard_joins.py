@@ -4,6 +4,8 @@ Guard standby, or a clone, runs the primary's SID on another host, and when it i
 (no oracle_instance_info of its own) a join on the sid alone gives its LGWR to the primary."""
 import subprocess
 
+import pytest
+
 import yaml
 
 from mixin import records as R
@@ -76,3 +78,36 @@ def test_unmonitored_standby_with_the_primarys_sid_shows_nothing_under_the_prima
     for t in tests[:2]:
         t["expr"] = t["expr"].replace('database=~".+"', 'database=~"PROD"')
     _promtool(tmp_path, series, tests[:2])
+
+
+@pytest.mark.slow
+def test_a_database_whose_exporter_is_down_stays_unknown_while_its_target_is_configured(tmp_path):
+    """Its oracle-exporter stops answering at 2h (up 0, no oracle_up): the tile is UNKNOWN (3) at
+    2h30 and still at 6h, not gone after the hour; a database whose target left the configuration
+    (no `up` any more) leaves the wallboard."""
+    from mixin.fleetview import db_status_expr
+    from tests.dashboards.dash_model import REPO
+    ora = 'job="oracle",instance="oe:19161"'
+    gone = 'job="oracle",instance="old:19161"'
+    series = [
+        {"series": f'oracle_up{{{ora},database="PROD"}}', "values": "1x120"},
+        {"series": f'up{{{ora}}}', "values": "1x120 0x400"},
+        {"series": f'oracle_instance_info{{{ora},database="PROD",inst_id="1",instance_name="PROD1",host_name="h1"}}',
+         "values": "1x120"},
+        {"series": f'oracle_up{{{gone},database="OLD"}}', "values": "1x120"},
+        {"series": f'up{{{gone}}}', "values": "1x120"},
+        {"series": f'oracle_instance_info{{{gone},database="OLD",inst_id="1",instance_name="OLD1",host_name="h2"}}',
+         "values": "1x120"},
+    ]
+    expr = _sel(db_status_expr())
+    doc = {"rule_files": [str(REPO / "alerts" / "recording.rules.yml")], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": series, "promql_expr_test": [
+            {"expr": expr, "eval_time": "60m", "exp_samples": [{"labels": '{database="OLD"}', "value": 0},
+                                                              {"labels": '{database="PROD"}', "value": 0}]},
+            {"expr": expr, "eval_time": "150m", "exp_samples": [{"labels": '{database="OLD"}', "value": 3},
+                                                               {"labels": '{database="PROD"}', "value": 3}]},
+            {"expr": expr, "eval_time": "6h", "exp_samples": [{"labels": '{database="PROD"}', "value": 3}]}]}]}
+    (tmp_path / "join.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False, width=1 << 20))
+    res = subprocess.run(["promtool", "test", "rules", "join.test.yml"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -446,7 +446,9 @@ def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
                        for prop in o["properties"] if prop["id"] == "mappings")
         assert mapping[0]["options"]["3"] == {"text": "UNKNOWN", "color": "purple", "index": 3}, title
     status = next(t["expr"] for t in panels["Databases"]["targets"] if t["refId"] == "A")
-    assert "3 * (group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
+    assert "3 * ((group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
+    # kept UNKNOWN while its exporter target is configured, not only for the hour after it was seen
+    assert "database:oracle_instances:expected{" in status and "and on (job, instance) up)" in status
     for title, var, field in (("Fleet: databases by state", "database", "database"),
                               ("Fleet: hosts by state", "host", "instance")):
         p = panels[title]
