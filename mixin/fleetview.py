@@ -66,6 +66,36 @@ class Figure:
     threshold: str | None = None    # threshold id colouring it (alerts/thresholds.yaml)
     neutral: str = "blue"       # colour without a threshold
     status: bool = False        # the STATUS figure (0..3, STATES)
+    tiers: tuple[str, ...] = ()     # the further tiers of the same measure (e.g. the paging O4_fra_crit)
+
+
+def tiers(cfg: Config, tid: str | None) -> list[Threshold]:
+    """The thresholds that colour one measure: `tid` and, where alerts/thresholds.yaml has it, its
+    paging tier `<tid>_crit` (same alert, severity critical), so a value at a paging level is red,
+    not the warning's orange."""
+    if tid is None:
+        return []
+    out = [cfg.th(tid)]
+    if f"{tid}_crit" in cfg.thresholds:
+        out.append(cfg.th(f"{tid}_crit"))
+    return out
+
+
+# the worst space figures of a database (O4), shared by the tiles and the wallboard's space panels
+RESOURCE_USED = f'max by (database) ({R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}})'
+TABLESPACE_FULLEST = (f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on '
+                      f'(database, container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})')
+RECOVERY_AREA = f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})"
+
+
+def db_known_expr() -> str:
+    """The databases the wallboard keeps a tile for: seen within the hour, or remembered by the
+    pack's presence rule (records.INSTANCES_EXPECTED, which carries the exporter target's job and
+    instance) while that exporter target is still configured (its `up` series exists, 0 when the
+    exporter is down). A database whose exporter stopped answering stays UNKNOWN instead of
+    vanishing after an hour; removing the target from the scrape config removes the tile."""
+    return ('(group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
+            ' or group by (database) (' + R.INSTANCES_EXPECTED + '{' + DB + '} and on (job, instance) up))')
 
 
 def db_status_expr() -> str:
@@ -73,8 +103,7 @@ def db_status_expr() -> str:
             '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
             ' or 2 * (1 - oracle_up{' + DB + '})'
-            ' or 3 * (group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
-            ' unless on (database) oracle_up{' + DB + '}))')
+            ' or 3 * (' + db_known_expr() + ' unless on (database) oracle_up{' + DB + '}))')
 
 
 def host_status_expr(cfg: Config) -> str:
@@ -94,24 +123,23 @@ def host_status_expr(cfg: Config) -> str:
             ' or 3 * (' + seen + ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 
-# sid -> database, for joining dbhost's per-sid process metrics with Oracle's database label
-SID_TO_DB = ('label_replace(group by (instance_name, database) (oracle_instance_info{' + DB + '}), '
-             '"sid", "$1", "instance_name", "(.*)")')
-# the same with the short host name of the instance (GV$INSTANCE.HOST_NAME up to the first dot)
+# (host, sid) -> database, for joining dbhost's per-sid process metrics with Oracle's database
+# label: the sid is GV$INSTANCE.INSTANCE_NAME, the host its HOST_NAME up to the first dot
 _SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
                    + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
-_SHARED_SIDS = f"(count by (sid) ({SID_TO_DB}) > 1)"
 
 
 def sid_to_database(expr: str) -> str:
     """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
-    instance whose INSTANCE_NAME is its sid. Where one database has that SID the sid decides;
-    where several do (a Data Guard pair, cloned test databases on other hosts) the host decides
-    too: the short host name of the target's `instance` against GV$INSTANCE.HOST_NAME. A join on
-    the sid alone would fail with many-to-many there, or give one host's LGWR to another's database."""
+    instance whose INSTANCE_NAME is its sid AND whose GV$INSTANCE.HOST_NAME (up to the first dot)
+    is the host of the series (its target's `instance` up to the first dot or colon). Always on
+    both: a SID is unique only per host. An unmonitored standby (or a clone) running the primary's
+    SID on another host is not in oracle_instance_info at all, so a join on the sid alone, or one
+    that tests whether the SID is shared among the databases it can see, would give that host's
+    LGWR to the primary. The scrape config must set the host exporters' `instance` to the host
+    name (docs/dashboards.md)."""
     with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
-    return (f"(({expr}) * on (sid) group_left (database) ({SID_TO_DB} unless on (sid) {_SHARED_SIDS}))"
-            f" or ({with_host} * on (host, sid) group_left (database) ({_SID_HOST_TO_DB} and on (sid) {_SHARED_SIDS}))")
+    return f"({with_host} * on (host, sid) group_left (database) {_SID_HOST_TO_DB})"
 
 
 def lgwr_share_by_db(cfg: Config) -> str:
@@ -120,6 +148,16 @@ def lgwr_share_by_db(cfg: Config) -> str:
     share = (R.PROC_INVOLUNTARY_SHARE + '{' + LGWR_ROLES + '} and on (' + cfg.by("instance", "sid", "role") + ') '
              + R.PROC_SWITCHES + '{' + LGWR_ROLES + '} >= ' + f"{floor:g}")
     return 'max by (database) (' + sid_to_database(share) + ')'
+
+
+def lgwr_run_delay_by_db(rng: str | None = None) -> str:
+    """LGWR's run-queue wait per dispatch per database, joined on host and sid here (not the
+    recorded per-database series, whose join decides by the sid where only one monitored
+    database has it)."""
+    src = R.PROC_RUN_DELAY_PER_DISPATCH + '{' + LGWR_ROLES + '}'
+    if rng:
+        src = f"avg_over_time({src}{rng})"
+    return 'max by (database) (' + sid_to_database(src) + ')'
 
 
 def sync_avg_by_db(cfg: Config) -> str:
@@ -139,8 +177,13 @@ def db_tiles(cfg: Config) -> list[Figure]:
         Figure("commits", "commits/s", 'sum by (database) (' + R.USER_COMMITS + '{' + DB + '})', "ops"),
         Figure("redo", "redo", 'sum by (database) (' + R.REDO_SIZE + '{' + DB + '})', "Bps"),
         Figure("lgwr_involuntary", "LGWR involuntary", lgwr_share_by_db(cfg), "percentunit", "R14"),
-        Figure("lgwr_cpu_wait", "LGWR CPU wait", 'max by (database) (' + R.LGWR_RUN_DELAY + '{' + DB + '})',
-               "s", "R13_run_delay"),
+        Figure("lgwr_cpu_wait", "LGWR CPU wait", lgwr_run_delay_by_db(), "s", "R13_run_delay"),
+        Figure("resources", "processes/sessions used", RESOURCE_USED, "percentunit", "O4_resource",
+               tiers=("O4_resource_crit",)),
+        Figure("tablespace", "fullest tablespace", TABLESPACE_FULLEST, "percentunit", "O4_tablespace",
+               tiers=("O4_tablespace_crit",)),
+        Figure("recovery_area", "recovery area used", RECOVERY_AREA, "percentunit", "O4_fra",
+               tiers=("O4_fra_crit",)),
     ]
 
 
@@ -493,7 +536,7 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _scalar("LGWR involuntary switch share", cap_lgwr_share, "percentunit", "R14",
                      dashboard="oracle-capacity/LGWR involuntary switch share"),
              _scalar("LGWR run-queue wait per dispatch",
-                     lambda rng: f"max by (database) (avg_over_time({R.LGWR_RUN_DELAY}{{{DB}}}{rng}))", "s", "R13_run_delay"),
+                     lgwr_run_delay_by_db, "s", "R13_run_delay"),
              _scalar("redo LUN write latency", cap_lun_write, "s", "R17_write", dashboard="oracle-capacity/Redo LUN write latency"),
              _scalar("redo LUN read latency", cap_lun_read, "s", "R17_read", dashboard="oracle-capacity/Redo LUN read latency"),
              _scalar("worst LUN host queue", avg_host(R.LUN_HOST_QUEUE), "short", "Q2"),
@@ -512,6 +555,19 @@ def _threshold_json(t: Threshold) -> dict:
             "steps": [[v, c] for v, c in steps(t)]}
 
 
+def figure_tiers(cfg: Config, f: Figure) -> list[Threshold]:
+    """The thresholds colouring a figure: its own and its further tiers."""
+    return [] if f.threshold is None else [cfg.th(f.threshold)] + [cfg.th(t) for t in f.tiers]
+
+
+def _figure_json(cfg: Config, f: Figure) -> dict:
+    d = asdict(f)
+    d["tiers"] = list(f.tiers)
+    # the colour steps of all its tiers (warning orange, then critical red from the paging level)
+    d["steps"] = [[v, c] for v, c in steps(figure_tiers(cfg, f), f.neutral)] if f.threshold else None
+    return d
+
+
 def spec(cfg: Config) -> dict:
     """Everything the fleetview pages need, resolved against the thresholds (JSON-able)."""
     return {
@@ -519,8 +575,8 @@ def spec(cfg: Config) -> dict:
                      "alerts/thresholds.yaml -- do not edit by hand",
         "states": {str(k): {"text": t, "colour": c} for k, (t, c) in STATES.items()},
         "runbook_base_url": cfg.runbook_base_url,
-        "db_tiles": [asdict(f) for f in db_tiles(cfg)],
-        "host_tiles": [asdict(f) for f in host_tiles(cfg)],
+        "db_tiles": [_figure_json(cfg, f) for f in db_tiles(cfg)],
+        "host_tiles": [_figure_json(cfg, f) for f in host_tiles(cfg)],
         "firing_alerts": FIRING_ALERTS,
         "hosts_of_database": HOSTS_OF_DATABASE,
         "capacity": capacity_sections(cfg),

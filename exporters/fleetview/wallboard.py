@@ -62,7 +62,9 @@ def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thre
             if f["status"]:
                 continue
             v = vals.get(f["key"])
-            if f["threshold"]:
+            if f.get("steps"):     # every tier of the measure: a paging level is red
+                steps = f["steps"]
+            elif f["threshold"]:
                 steps = thresholds[f["threshold"]]["steps"]
             else:
                 steps = [[None, f["neutral"]]]
@@ -215,7 +217,7 @@ def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
 <table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th class="sum">summary</th><th>links</th></tr>{rows}</table>
 {"<p>None firing.</p>" if not board.alerts else ""}</aside></main>
 <footer>Colours: the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts, as the Grafana wallboard;
-UNKNOWN = seen within the hour, no data now. {board.queries} Prometheus queries and {board.am_requests} Alertmanager
+UNKNOWN = no data now, seen within the hour or its exporter target still configured. {board.queries} Prometheus queries and {board.am_requests} Alertmanager
 request(s) in {board.seconds * 1000:.0f} ms. Prometheus: <a href="{esc(prom_url)}">{esc(prom_url)}</a></footer>
 </body></html>
 """

@@ -181,16 +181,17 @@ def build(cfg: Config):
     ts_leg = "{{database}} {{container}} {{tablespace}}"
     space = [
         timeseries_panel("Resources used against their limit", f"[O4] processes, sessions and transactions in use "
-                         f"against their limit (GV$RESOURCE_LIMIT); a ticket above {o4r.colour_at:.0%}. UNLIMITED "
+                         f"against their limit (GV$RESOURCE_LIMIT); a ticket above {o4r.colour_at:.0%}, a page (red) above "
+                         f"{cfg.th('O4_resource_crit').colour_at:.0%}. UNLIMITED "
                          "resources have no limit and no line.", "percentunit",
                          [q(f'{R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}}',
-                            "{{database}}/{{inst_id}} {{resource}}")], w=12, th=o4r),
+                            "{{database}}/{{inst_id}} {{resource}}")], w=12, th=fleetview.tiers(cfg, "O4_resource")),
         timeseries_panel("Tablespaces: the 10 fullest", f"[O4] Permanent tablespaces against the size they can "
                          f"reach (autoextensible files at MAXSIZE; READ ONLY and OFFLINE ones left out); a ticket "
-                         f"above {o4t.colour_at:.0%}.", "percentunit",
+                         f"above {o4t.colour_at:.0%}, red from the paging level {cfg.th('O4_tablespace_crit').colour_at:.0%}.", "percentunit",
                          [q(f'topk(10, {R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on (database, '
                             f'container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})',
-                            ts_leg)], w=12, th=o4t),
+                            ts_leg)], w=12, th=fleetview.tiers(cfg, "O4_tablespace")),
         timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
                          f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
                          f"{cfg.th('O4_tablespace_days').value:g} days.", "d",
@@ -199,8 +200,8 @@ def build(cfg: Config):
                             f'(deriv(oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}[6h]) > 0) / 86400)',
                             ts_leg)], w=8),
         timeseries_panel("Recovery area used", f"[O4, R15] Fast recovery area in use net of reclaimable files; a "
-                         f"ticket above {o4f.colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
-                         [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=o4f),
+                         f"ticket above {o4f.colour_at:.0%}, a page (red) above {cfg.th('O4_fra_crit').colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
+                         [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=fleetview.tiers(cfg, "O4_fra")),
         timeseries_panel("ASM usable file space", f"[O4] Space left for files in each disk group against its size "
                          "(oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, or free space per copy / raw free "
                          f"where Oracle gives no meaningful one, FLEX and EXTEND); below {o4a.colour_at:.0%} it is a "

@@ -7,11 +7,12 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import common as cb, dashboard as db
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models.dashboard import DynamicConfigValue
 
 from mixin import fleetview
 from mixin import records as R
 from mixin.config import Config
-from mixin.dashboards.common import (DB, link, new_dashboard, override_ref, q, stat_panel,
+from mixin.dashboards.common import (DB, link, new_dashboard, override_ref, q, stat_panel, steps_json,
                                     table_panel, timeseries_panel, v_database, v_datasource, v_host)
 
 UID = "oracle-wallboard"
@@ -37,6 +38,36 @@ def tile_targets(p, figures, cfg: Config):
         else:
             p = override_ref(p, ref, name=f.label, unit=f.unit, neutral=f.neutral)
     return p
+
+
+REFS = "ABCDEFGHIJKLMN"
+
+
+def figures_table(title: str, desc: str, figures, key: str, cfg: Config, links: list, h: int):
+    """The fleet's tiles as one table: one row per database (or host), one column per figure,
+    each figure ONE instant query over the whole fleet (merged on `key`), coloured by its
+    threshold tiers; sorted worst first by STATUS. Repeating a panel per database would run
+    every figure once per database: 200 databases and 150 hosts, 2,100 queries per refresh."""
+    targets = [q(f.expr, "", ref, instant=True, fmt=PromQueryFormat.TABLE) for ref, f in zip(REFS, figures)]
+    p = table_panel(title, desc, "none", targets, w=24, h=h, hide=("Time",))
+    for ref, f in zip(REFS, figures):
+        props = [DynamicConfigValue(id_val="displayName", value=f.label),
+                 DynamicConfigValue(id_val="unit", value=f.unit),
+                 DynamicConfigValue(id_val="custom.cellOptions", value={"type": "color-background"})]
+        if f.status:
+            props += [DynamicConfigValue(id_val="thresholds", value=steps_json(None, f.neutral)),
+                      DynamicConfigValue(id_val="mappings", value=STATUS_MAPPINGS)]
+        else:
+            th = fleetview.figure_tiers(cfg, f)
+            props.append(DynamicConfigValue(id_val="thresholds",
+                                            value=steps_json(th if len(th) > 1 else (th[0] if th else None),
+                                                             "green" if th else f.neutral)))
+        p = p.override_by_name(f"Value #{ref}", props)
+    p = p.override_by_name(key, [DynamicConfigValue(id_val="links", value=[
+        {"title": lk.build().title, "url": lk.build().url.replace("var-database=${database}", "var-database=${__data.fields.database}")
+         .replace("var-host=${host}", "var-host=${__data.fields.instance}")}
+        for lk in links])])
+    return p.sort_by([cb.TableSortByFieldState().display_name(figures[0].label).desc(True)]).links(links)
 
 
 def fleet_links(var: str, field: str, targets) -> list:
@@ -69,33 +100,29 @@ def build(cfg: Config):
                   link("host-cpu", "CPU scheduling deep dive", with_host=True),
                   link("host-zfs", "ZFS ARC/L2ARC deep dive", with_host=True)]
 
-    tile = stat_panel(
-        "$database",
-        "One tile per database (repeated over $database). STATUS: CRITICAL when a critical alert is "
+    tile = figures_table(
+        "Databases",
+        "One row per database, worst first, one query per figure over the whole fleet (the query count "
+        "does not grow with the number of databases). STATUS: CRITICAL when a critical alert is "
         "firing for the database or oracle_up is 0, WARNING when a warning alert is firing, UNKNOWN "
-        "(as loud as critical) when the database was seen within the hour and has no data now [O3]. "
+        "(as loud as critical) when the database has no data now and was seen within the hour or its exporter target is still configured (up exists) [O3]. "
         f"[R2] log file sync average (red/amber at the OracleLogFileSyncSlow threshold, {r2.colour_at} s), "
         f"shown with at least {r2.floor('waits').value:g} commit waits/s behind it, as the alert; "
         "[section 1 workload profile] commits/s and redo bytes/s; "
         f"[R14] LGWR involuntary context-switch share (threshold {r14.colour_at}), with at least "
         f"{r14.floor('switches').value:g} LGWR switches/s; "
         f"[R13, R14] LGWR CPU wait: its run-queue wait per dispatch (threshold "
-        f"{cfg.th('R13_run_delay').colour_at * 1000:g} ms, the cause OracleCommitCpuStarvation names). "
-        "Click the tile for the redo, waits, memory and capacity dashboards.",
-        "s",
-        [q(f.expr, f.label, ref, instant=True) for ref, f in zip("ABCDEFGHIJ", db_figures)],
-        w=12, h=7, th=r2, links=db_links)
-    tile = tile_targets(tile, db_figures, cfg)
-    tile = (tile.repeat("database").repeat_direction("h").max_per_row(2)
-            .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
-            .orientation(cm.VizOrientation.HORIZONTAL))
-
-    host_tile = stat_panel(
-        "$host",
-        "One tile per host (repeated over $host). STATUS: CRITICAL when a critical alert fires for the "
-        "host, WARNING when a warning alert fires or node_exporter / dbhost-exporter cannot be scraped "
-        "(as DbhostExporterDown / NodeExporterDown, severity warning), UNKNOWN when both were scraped "
-        "within the hour and are gone now [O1]; "
+        f"{cfg.th('R13_run_delay').colour_at * 1000:g} ms, the cause OracleCommitCpuStarvation names), the "
+        "host exporter's LGWR joined on host and SID; [O4] processes/sessions used, fullest tablespace and "
+        "recovery area: orange at the ticket, red at the paging threshold. Click a row for the redo, waits, "
+        "memory and capacity dashboards.",
+        db_figures, "database", cfg, db_links, h=12)
+    host_tile = figures_table(
+        "Hosts",
+        "One row per host, worst first, one query per figure over the whole fleet. STATUS: CRITICAL when a "
+        "critical alert fires for the host, WARNING when a warning alert fires or node_exporter / "
+        "dbhost-exporter cannot be scraped (as DbhostExporterDown / NodeExporterDown, severity warning), "
+        "UNKNOWN when both were scraped within the hour and are gone now [O1]; "
         f"[Q2] worst LUN host-queue backlog, 5 m average (threshold {q2.colour_at} requests); "
         "[Z5] ZFS ARC hit ratio (no threshold: compare with the baseline); "
         f"[C1] run queue per CPU (threshold {c1.colour_at}); "
@@ -103,14 +130,8 @@ def build(cfg: Config):
         f"{c4.floor('system_share').value:g} of all CPU, as the alert; "
         "[O6] LUN paths lost: the most paths any multipath LUN of the host lost against the last day "
         "(LunPathRedundancyLost, LunAllPathsDown); no value on a host without multipath. "
-        "Click the tile for the storage, CPU and ZFS dashboards.",
-        "short",
-        [q(f.expr, f.label, ref, instant=True) for ref, f in zip("ABCDEFGHIJ", host_figures)],
-        w=12, h=7, th=q2, links=host_links)
-    host_tile = tile_targets(host_tile, host_figures, cfg)
-    host_tile = (host_tile.repeat("host").repeat_direction("h").max_per_row(2)
-                 .text(cb.VizTextDisplayOptions().title_size(22).value_size(44))
-                 .orientation(cm.VizOrientation.HORIZONTAL))
+        "Click a row for the storage, CPU and ZFS dashboards.",
+        host_figures, "instance", cfg, host_links, h=10)
 
     firing = table_panel(
         "Firing alerts",
@@ -129,7 +150,7 @@ def build(cfg: Config):
     fleet_db = fleet_panel(
         "Fleet: databases by state",
         "One cell per database, worst first: OK, WARNING (a warning alert fires), CRITICAL (a critical "
-        "alert fires or oracle_up is 0), UNKNOWN (seen within the hour, no data now) [O1, O3]. Built "
+        "alert fires or oracle_up is 0), UNKNOWN (no data now; seen within the hour or its exporter target still configured) [O1, O3]. Built "
         "for a fleet: 200 databases fit one screen. Click a cell for its redo, waits or memory "
         "dashboard or its tile below.",
         db_status_expr(), "{{database}}", fleet_links("database", "database", db_detail), h=8)
@@ -185,15 +206,15 @@ def build(cfg: Config):
         ("Processes / sessions used", f"[O4] Per database, the highest of processes, sessions and transactions "
          f"in use against their limit (GV$RESOURCE_LIMIT): a ticket above {o4r.colour_at:.0%}, a page above "
          f"{cfg.th('O4_resource_crit').colour_at:.0%} (ORA-00020 / ORA-00018 at 100%).", "percentunit",
-         f'max by (database) ({R.RESOURCE_UTILIZATION}{{{DB}, resource=~"processes|sessions|transactions"}})', o4r),
+         fleetview.RESOURCE_USED, fleetview.tiers(cfg, "O4_resource")),
         ("Fullest tablespace", f"[O4] Per database, the fullest permanent tablespace against the size it can "
          f"reach (READ ONLY and OFFLINE ones left out: they cannot grow): a ticket above {o4t.colour_at:.0%}, a "
          f"page above {cfg.th('O4_tablespace_crit').colour_at:.0%} with little room left or when full within hours.",
-         "percentunit", f'max by (database) ({R.TABLESPACE_USED}{{{DB}, contents="PERMANENT"}} unless on '
-         f'(database, container, tablespace) oracle_tablespace_info{{{DB}, status=~"READ ONLY|OFFLINE"}})', o4t),
+         "percentunit", fleetview.TABLESPACE_FULLEST, fleetview.tiers(cfg, "O4_tablespace")),
         ("Recovery area used", f"[O4, R15] Per database, the fast recovery area in use net of what Oracle "
-         f"reclaims by itself: a ticket above {o4f.colour_at:.0%}; when full, archiving and then commits stop.",
-         "percentunit", f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})", o4f),
+         f"reclaims by itself: a ticket above {o4f.colour_at:.0%}, a page (red) above "
+         f"{cfg.th('O4_fra_crit').colour_at:.0%}; when full, archiving and then commits stop.",
+         "percentunit", fleetview.RECOVERY_AREA, fleetview.tiers(cfg, "O4_fra")),
         ("Standby lag", f"[O5] Per standby database, the larger of transport and apply lag: a ticket above "
          f"{o5l.colour_at:g} s.", "s", f"max by (database) (oracle_dataguard_lag_seconds{{{DB}}})", o5l),
     ]
@@ -221,13 +242,14 @@ def build(cfg: Config):
     ]
     space = []
     for title, desc, unit, expr, t in limits:
-        order = "sort" if t.lower_is_bad else "sort_desc"
+        t = t if isinstance(t, list) else [t]     # a measure's tiers: warning orange, paging red
+        order = "sort" if t[0].lower_is_bad else "sort_desc"
         targets = [q(f"{order}({expr})", "{{database}}", "A", instant=True)]
         if title == "Standby lag data age":
             # 0 when a kind's lag row has no value: the cell says so, in the alert's colour
             targets.append(q(f"min by (database) (oracle_dataguard_lag_computed{{{DB}}}) == 0",
                              "{{database}} lag", "B", instant=True))
-        p = stat_panel(title, desc, unit, targets, w=6, h=6, th=t)
+        p = stat_panel(title, desc, unit, targets, w=6, h=6, th=t if len(t) > 1 else t[0])
         if len(targets) > 1:
             p = override_ref(p, "B", unit="none", neutral=o5s.colour, mappings=[{
                 "type": "value", "options": {"0": {"text": "NOT COMPUTED", "color": o5s.colour, "index": 0}}}])

@@ -181,6 +181,11 @@ class Animator:
             self._thread.join(timeout=10)
 
 
+# this machine's host exporters are scraped as the demo database's host (GV$INSTANCE.HOST_NAME
+# of the demo recording, up to the first dot): the dashboards join host and Oracle on host AND sid
+REAL_HOST = "dbhost01"
+
+
 def demo_sid(recording: Path) -> str:
     """INSTANCE_NAME of the first instance in the recording (the host exporter's sid)."""
     with open(recording, encoding="utf-8") as fh:
@@ -322,7 +327,11 @@ class Stack:
 
         rule_files = [str(RECORDING_RULES)] + ([str(ALERT_RULES)] if ALERT_RULES.exists() else [])
         host_relabel = [{"source_labels": ["__address__"], "regex": "(.+):\\d+",
-                         "target_label": "instance", "replacement": "$1"}]
+                         "target_label": "instance", "replacement": "$1"},
+                        # this machine runs the demo instance's (fake) LGWR: it is the recording's host,
+                        # so the host-and-sid joins have something to join (GV$INSTANCE.HOST_NAME)
+                        {"source_labels": ["instance"], "regex": "127\\.0\\.0\\.1",
+                         "target_label": "instance", "replacement": REAL_HOST}]
         config = {
             "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s", "scrape_timeout": f"{SCRAPE_INTERVAL_S}s",
                        "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},

@@ -37,13 +37,15 @@ T = config.load().thresholds
 # Which thresholds.yaml entries colour which panel field: (uid, panel title, field) -> ids.
 # field: "defaults", a query refId (byFrameRefID override) or a column name (byName override).
 EXPECTED = {
-    ("oracle-wallboard", "$database", "defaults"): ["R2"],
-    ("oracle-wallboard", "$database", "B"): ["R2"],
-    ("oracle-wallboard", "$database", "E"): ["R14"],
-    ("oracle-wallboard", "$host", "defaults"): ["Q2"],
-    ("oracle-wallboard", "$host", "B"): ["Q2"],
-    ("oracle-wallboard", "$host", "D"): ["C1"],
-    ("oracle-wallboard", "$host", "E"): ["C4"],
+    ("oracle-wallboard", "Databases", "Value #B"): ["R2"],
+    ("oracle-wallboard", "Databases", "Value #E"): ["R14"],
+    # the paging tier colours red (issue 23.8): O4_*_crit over the ticket's O4_*
+    ("oracle-wallboard", "Databases", "Value #G"): ["O4_resource", "O4_resource_crit"],
+    ("oracle-wallboard", "Databases", "Value #H"): ["O4_tablespace", "O4_tablespace_crit"],
+    ("oracle-wallboard", "Databases", "Value #I"): ["O4_fra", "O4_fra_crit"],
+    ("oracle-wallboard", "Hosts", "Value #B"): ["Q2"],
+    ("oracle-wallboard", "Hosts", "Value #D"): ["C1"],
+    ("oracle-wallboard", "Hosts", "Value #E"): ["C4"],
     **{("oracle-capacity", title, f): ids
        for title, ids in (("Run queue per CPU", ["C1"]), ("LGWR involuntary switch share", ["R14"]),
                           ("Redo LUN write latency", ["R17_write"]), ("Redo LUN read latency", ["R17_read"]))
@@ -81,13 +83,13 @@ EXPECTED = {
     ("oracle-wallboard", "Longest commit wait", "defaults"): ["O2_commit"],
     ("oracle-wallboard", "Longest blocked session", "defaults"): ["O2_blocked"],
     ("oracle-wallboard", "Longest non-idle wait", "defaults"): ["O2_wait"],
-    ("oracle-wallboard", "Processes / sessions used", "defaults"): ["O4_resource"],
-    ("oracle-wallboard", "Fullest tablespace", "defaults"): ["O4_tablespace"],
-    ("oracle-wallboard", "Recovery area used", "defaults"): ["O4_fra"],
+    ("oracle-wallboard", "Processes / sessions used", "defaults"): ["O4_resource", "O4_resource_crit"],
+    ("oracle-wallboard", "Fullest tablespace", "defaults"): ["O4_tablespace", "O4_tablespace_crit"],
+    ("oracle-wallboard", "Recovery area used", "defaults"): ["O4_fra", "O4_fra_crit"],
     ("oracle-wallboard", "Standby lag", "defaults"): ["O5_lag"],
-    ("oracle-capacity", "Resources used against their limit", "defaults"): ["O4_resource"],
-    ("oracle-capacity", "Tablespaces: the 10 fullest", "defaults"): ["O4_tablespace"],
-    ("oracle-capacity", "Recovery area used", "defaults"): ["O4_fra"],
+    ("oracle-capacity", "Resources used against their limit", "defaults"): ["O4_resource", "O4_resource_crit"],
+    ("oracle-capacity", "Tablespaces: the 10 fullest", "defaults"): ["O4_tablespace", "O4_tablespace_crit"],
+    ("oracle-capacity", "Recovery area used", "defaults"): ["O4_fra", "O4_fra_crit"],
     ("oracle-capacity", "ASM usable file space", "defaults"): ["O4_asm"],
     ("oracle-capacity", "Data Guard lag", "defaults"): ["O5_lag"],
     ("oracle-capacity", "ASM offline disks", "defaults"): ["O4_asm_offline"],
@@ -97,10 +99,10 @@ EXPECTED = {
     ("oracle-wallboard", "Archive destinations in error", "defaults"): ["O5_archive_dest"],
     ("oracle-wallboard", "Standby lag data age", "defaults"): ["O5_lag_stale"],
     ("oracle-redo", "Archive destinations", "in error"): ["O5_archive_dest"],
-    ("oracle-wallboard", "$database", "F"): ["R13_run_delay"],
+    ("oracle-wallboard", "Databases", "Value #F"): ["R13_run_delay"],
     ("oracle-redo", "CPU wait per dispatch: LGWR and sessions", "defaults"): ["R13_run_delay"],
     ("host-cpu", "Run-queue wait per dispatch by role", "defaults"): ["R13_run_delay"],
-    ("oracle-wallboard", "$host", "F"): ["O6_paths"],
+    ("oracle-wallboard", "Hosts", "Value #F"): ["O6_paths"],
     ("host-storage", "Paths lost per multipath LUN", "defaults"): ["O6_paths"],
     ("host-storage", "Multipath maps", "suspended"): ["O6_suspended"],
     ("oracle-memory", "SGAs against kernel.shmall and the huge pages", "defaults"): ["M5"],
@@ -181,8 +183,8 @@ def test_changing_a_threshold_changes_the_dashboards(tmp_path):
     path = tmp_path / "thresholds.yaml"
     path.write_text(yaml.safe_dump(doc))
     boards = build_all(config.load(thresholds_file=path))
-    tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "$database")
-    assert threshold_configs(tile)["B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075}]
+    tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "Databases")
+    assert threshold_configs(tile)["Value #B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075}]
     lbs = next(p for p in dm.panels(boards["oracle-redo"]) if p["title"] == "log buffer space waits/s")
     assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25
 
@@ -239,10 +241,10 @@ def test_units_of_overridden_fields_are_set():
         for p in dm.panels(board):
             for o in p.get("fieldConfig", {}).get("overrides", []):
                 ids = {prop["id"] for prop in o["properties"]}
-                if p["type"] == "stat" and "displayName" in ids:
+                if p["type"] in ("stat", "table") and "displayName" in ids:
                     renamed += 1
                     assert "unit" in ids, (uid, p["title"], o["matcher"])
-    assert renamed == 12  # the wallboard's two tiles, six values each
+    assert renamed == 15  # the wallboard's fleet tables: nine database figures, six host figures
     # tables: every renamed value column has a unit override
     for uid, board in BOARDS.items():
         for p in dm.panels(board):
@@ -324,20 +326,23 @@ def test_every_dashboard_reachable_from_the_wallboard():
         assert "oracle-wallboard" in graph[uid]
 
 
-def test_wallboard_tiles_repeat_and_link_to_their_deep_dives():
+def test_wallboard_tiles_link_to_their_deep_dives():
     panels = {p["title"]: p for p in dm.panels(BOARDS["oracle-wallboard"])}
-    db_tile, host_tile = panels["$database"], panels["$host"]
-    assert db_tile["repeat"] == "database" and host_tile["repeat"] == "host"
-    db_links = {re.search(r"/d/([\w-]+)", l["url"]).group(1): l["url"] for l in db_tile["links"]}
-    host_links = {re.search(r"/d/([\w-]+)", l["url"]).group(1): l["url"] for l in host_tile["links"]}
-    assert set(db_links) == {"oracle-redo", "oracle-waits", "oracle-memory", "oracle-capacity"}
-    assert set(host_links) == {"host-storage", "host-cpu", "host-zfs"}
-    assert all("var-database=${database}" in u for u in db_links.values())
-    assert all("var-host=${host}" in u for u in host_links.values())
-    # big fonts for a TV and colour filling the tile
-    for tile in (db_tile, host_tile):
-        assert tile["options"]["colorMode"] == "background"
-        assert tile["options"]["text"]["valueSize"] >= 40
+    db_tile, host_tile = panels["Databases"], panels["Hosts"]
+    assert "repeat" not in db_tile and "repeat" not in host_tile
+    # each row's name links to its deep dives with that database / host selected
+    for tile, key, var, uids in ((db_tile, "database", "database", {"oracle-redo", "oracle-waits", "oracle-memory",
+                                                                       "oracle-capacity"}),
+                                 (host_tile, "instance", "host", {"host-storage", "host-cpu", "host-zfs"})):
+        links = next(prop["value"] for o in tile["fieldConfig"]["overrides"] if o["matcher"]["options"] == key
+                     for prop in o["properties"] if prop["id"] == "links")
+        assert {re.search(r"/d/([\w-]+)", l["url"]).group(1) for l in links} == uids
+        assert all(f"var-{var}=${{__data.fields.{key}}}" in l["url"] for l in links)
+        # every figure's cell is coloured, worst first by STATUS
+        assert tile["options"]["sortBy"] == [{"displayName": "status", "desc": True}]
+        assert all(prop["value"] == {"type": "color-background"} for o in tile["fieldConfig"]["overrides"]
+                   if o["matcher"]["options"].startswith("Value #")
+                   for prop in o["properties"] if prop["id"] == "custom.cellOptions")
     # the status value: ALERTS firing by severity, and 2 when the database is down
     status = next(t for t in db_tile["targets"] if t["refId"] == "A")["expr"]
     assert 'ALERTS{alertstate="firing", severity="critical"' in status
@@ -436,12 +441,14 @@ def test_multi_value_variables_have_an_all_value():
 
 def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
     panels = {p["title"]: p for p in dm.panels(BOARDS["oracle-wallboard"])}
-    for title in ("$database", "$host", "Fleet: databases by state", "Fleet: hosts by state"):
+    for title in ("Databases", "Hosts", "Fleet: databases by state", "Fleet: hosts by state"):
         mapping = next(prop["value"] for o in panels[title]["fieldConfig"]["overrides"]
                        for prop in o["properties"] if prop["id"] == "mappings")
         assert mapping[0]["options"]["3"] == {"text": "UNKNOWN", "color": "purple", "index": 3}, title
-    status = next(t["expr"] for t in panels["$database"]["targets"] if t["refId"] == "A")
-    assert "3 * (group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
+    status = next(t["expr"] for t in panels["Databases"]["targets"] if t["refId"] == "A")
+    assert "3 * ((group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
+    # kept UNKNOWN while its exporter target is configured, not only for the hour after it was seen
+    assert "database:oracle_instances:expected{" in status and "and on (job, instance) up)" in status
     for title, var, field in (("Fleet: databases by state", "database", "database"),
                               ("Fleet: hosts by state", "host", "instance")):
         p = panels[title]
@@ -458,17 +465,40 @@ def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
 
 def test_tile_colours_honour_the_alerts_traffic_floors():
     """An idle database's few slow commits do not colour its tile orange under an OK status."""
-    tile = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "$database"
+    tile = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "Databases"
             for t in p["targets"]}
     assert f'event="log file sync"}} >= {T["R2"].floor("waits").value:g})' in tile["B"]
     assert f'>= {T["R14"].floor("switches").value:g}' in tile["E"]
-    host = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "$host"
+    host = {t["refId"]: t["expr"] for p in dm.panels(BOARDS["oracle-wallboard"]) if p["title"] == "Hosts"
             for t in p["targets"]}
     assert f'instance:node_cpu_system_share:rate5m{{instance=~"$host"}} > {T["C4"].floor("system_share").value:g}' in host["E"]
 
 
-def test_lgwr_panels_join_on_host_where_sids_are_shared():
+def test_lgwr_panels_join_on_host_and_sid_always():
+    """A SID is unique per host only: every join of host-exporter series to a database is on host
+    and sid, never on the sid alone (an unmonitored standby with the primary's SID on another
+    host would show under the primary: tests/dashboards/test_dashboard_joins.py)."""
+    joins = 0
     for uid, board in BOARDS.items():
         for t in dm.targets({uid: board}):
             if "dbhost_process" in t.expr and "database" in t.expr and "oracle_instance_info" in t.expr:
-                assert "on (host, sid)" in t.expr and "count by (sid)" in t.expr, (uid, t.panel)
+                joins += 1
+                assert "on (host, sid)" in t.expr and "on (sid)" not in t.expr, (uid, t.panel)
+    assert joins >= 4
+
+
+def queries_per_refresh(board: dict, n_databases: int, n_hosts: int) -> int:
+    """The queries Grafana runs for one refresh of a dashboard with every database and host
+    selected: each target once, a repeated panel's targets once per value of its variable."""
+    per_value = {"database": n_databases, "host": n_hosts}
+    return sum(len(p.get("targets", [])) * (per_value.get(p["repeat"], 1) if p.get("repeat") else 1)
+               for p in dm.panels(board))
+
+
+def test_wallboard_query_count_does_not_grow_with_the_fleet():
+    """200 databases and 150 hosts on the wallboard: one query per figure over the whole fleet
+    (repeated tiles ran every figure once per database and host: about 2,100 per refresh)."""
+    for uid, board in BOARDS.items():
+        small, fleet = queries_per_refresh(board, 10, 10), queries_per_refresh(board, 200, 150)
+        assert small == fleet, (uid, small, fleet)
+    assert queries_per_refresh(BOARDS["oracle-wallboard"], 200, 150) < 40

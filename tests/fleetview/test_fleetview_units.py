@@ -70,7 +70,7 @@ class FakeProm:
 def test_wallboard_queries_do_not_grow_with_the_fleet(dbs, hosts):
     prom = FakeProm(dbs, hosts)
     board = wallboard.collect(SPEC, prom, None)
-    assert board.queries == len(SPEC["db_tiles"]) + len(SPEC["host_tiles"]) == 12
+    assert board.queries == len(SPEC["db_tiles"]) + len(SPEC["host_tiles"]) == 15
     assert len(board.databases) == dbs and len(board.hosts) == hosts
     page = wallboard.render(board, SPEC, prom.url)
     assert page.count('class="t') == dbs + hosts and 'http-equiv="refresh"' in page
@@ -79,6 +79,35 @@ def test_wallboard_queries_do_not_grow_with_the_fleet(dbs, hosts):
     states = [t.split('"')[0] for t in page.split('id="databases"')[1].split('data-state="')[1:dbs + 1]]
     rank = {"CRITICAL": 0, "UNKNOWN": 0, "WARNING": 1, "OK": 2}
     assert [rank[s] for s in states] == sorted(rank[s] for s in states)
+
+
+class OneDatabase:
+    """One database whose figures are given by tile key (the spec's expressions, matched exactly)."""
+    def __init__(self, values: dict[str, float]):
+        self.by_expr = {f["expr"]: values.get(f["key"]) for f in SPEC["db_tiles"]}
+        self.queries, self.url = 0, "http://prom.example"
+
+    def query(self, expr, at=None):
+        self.queries += 1
+        v = next((v for e, v in self.by_expr.items() if wallboard.substitute(e) == expr), None)
+        return [] if v is None else [{"metric": {"database": "PROD"}, "value": [0, str(v)]}]
+
+
+@pytest.mark.parametrize("key,ticket,page", [("tablespace", 0.92, 0.975), ("resources", 0.92, 0.98),
+                                             ("recovery_area", 0.9, 0.96)])
+def test_paging_levels_are_red_on_the_wallboard(key, ticket, page):
+    """97% tablespace, 97% processes, 95% recovery area page (the _crit tiers of
+    alerts/thresholds.yaml): red, not the ticket's orange."""
+    th = SPEC["thresholds"]
+    assert th[key and {"tablespace": "O4_tablespace_crit", "resources": "O4_resource_crit",
+                       "recovery_area": "O4_fra_crit"}[key]]["colour"] == "red"
+    label = next(f["label"] for f in SPEC["db_tiles"] if f["key"] == key)
+    got = {}
+    for v in (0.5, ticket, page):
+        (tile,) = wallboard.collect_tiles(OneDatabase({"status": 0, key: v}), SPEC["db_tiles"], "database",
+                                          "database", th, [])
+        got[v] = next(c for lbl, _, c, _ in tile.figures if lbl == label)
+    assert got == {0.5: "green", ticket: "orange", page: "red"}
 
 
 def test_wallboard_unreachable_prometheus_is_a_page():
