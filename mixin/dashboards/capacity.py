@@ -206,7 +206,7 @@ def build(cfg: Config):
                          "(oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, or free space per copy / raw free "
                          f"where Oracle gives no meaningful one, FLEX and EXTEND); below {o4a.colour_at:.0%} it is a "
                          "ticket; negative: a failure group lost now could not be re-mirrored.", "percentunit",
-                         [q(f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / (oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)",
+                         [q(f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / (oracle_asm_diskgroup_file_capacity_bytes{{{DB}}} > 0)",
                             "{{database}} {{diskgroup}}")], w=8, th=o4a, minimum=None),
         timeseries_panel("ASM offline disks", "[O4] Offline disks per disk group (V$ASM_DISKGROUP_STAT."
                          "OFFLINE_DISKS): any is a ticket (OracleAsmDiskOffline); ASM drops them after "

@@ -221,7 +221,7 @@ def build(cfg: Config):
     o4a, o4o = cfg.th("O4_asm"), cfg.th("O4_asm_offline")
     o5s, o5d = cfg.th("O5_lag_stale"), cfg.th("O5_archive_dest")
     asm_ratio = (f"oracle_asm_diskgroup_file_space_bytes{{{DB}}} / "
-                 f"(oracle_asm_diskgroup_total_bytes{{{DB}}} > 0)")
+                 f"(oracle_asm_diskgroup_file_capacity_bytes{{{DB}}} > 0)")
     limits += [
         ("ASM usable file space", f"[O4] Per database on ASM, the disk group with the least space left for files "
          f"(USABLE_FILE_MB, or free space per copy / raw free for FLEX and EXTEND groups) against its size: a "

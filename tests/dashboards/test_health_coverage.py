@@ -27,7 +27,7 @@ HEALTH = {
     "dataguard lag": {"oracle_dataguard_lag_seconds"},
     "dataguard lag not computed": {"oracle_dataguard_lag_computed"},
     "dataguard lag stale": {"oracle_dataguard_lag_datum_age_seconds"},
-    "asm space": {"oracle_asm_diskgroup_file_space_bytes", "oracle_asm_diskgroup_total_bytes"},   # issue 22
+    "asm space": {"oracle_asm_diskgroup_file_space_bytes", "oracle_asm_diskgroup_file_capacity_bytes"},   # issue 22 (same basis)
     "asm offline disks": {"oracle_asm_diskgroup_offline_disks"},
 }
 
