@@ -1048,8 +1048,9 @@ def _signals(cfg: Config) -> list[dict]:
                   + _gauge("oracle_database_info{database_role=\"PRIMARY\"}"),
              summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is not open on instance {{ $labels.inst_id }}",
              description="PDB {{ $labels.pdb }} of {{ $labels.database }} was open READ WRITE on instance "
-                         "{{ $labels.inst_id }} in the last day and is not now (O24): the application cannot use "
-                         "it there. ALTER PLUGGABLE DATABASE {{ $labels.pdb }} OPEN, then SAVE STATE."),
+                         "{{ $labels.inst_id }} and is not now (open READ WRITE: {{ $value }}; O24; remembered while "
+                         "the PDB exists, pdb:oracle_pdb_open:expected): the application cannot use it there. "
+                         "ALTER PLUGGABLE DATABASE {{ $labels.pdb }} OPEN, then SAVE STATE."),
         dict(alert="OraclePdbNotOpen", ids=["O24_pdb_restricted"], layer="oracle", dashboard="oracle-signals",
              labels={"cause": "restricted"},
              expr=_gauge("oracle_pdb_restricted") + " == ${O24_pdb_restricted}\n"
@@ -1057,7 +1058,8 @@ def _signals(cfg: Config) -> list[dict]:
                   + _gauge("oracle_database_info{database_role=\"PRIMARY\"}"),
              summary="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance {{ $labels.inst_id }}",
              description="PDB {{ $labels.pdb }} of {{ $labels.database }} is open RESTRICTED on instance "
-                         "{{ $labels.inst_id }} (O24): only users with RESTRICTED SESSION can connect; see "
+                         "{{ $labels.inst_id }} (oracle_pdb_restricted = {{ $value }}; O24): only users with RESTRICTED SESSION "
+                         "can connect; see "
                          "PDB_PLUG_IN_VIOLATIONS."),
         dict(alert="OracleSchedulerJobFailed", ids=["O25_scheduler"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_scheduler_job_failures") + " > ${O25_scheduler}",

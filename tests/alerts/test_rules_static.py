@@ -120,7 +120,9 @@ PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           # every I/O to a database LUN held: no path left, or the map left suspended (O6)
           "LunAllPathsDown", "LunMultipathSuspended",
           # a file system Oracle writes to full within hours: autoextend, archiving, logons stop (O4)
-          "HostFilesystemFillingUp"}
+          "HostFilesystemFillingUp",
+          # a PDB the application used is closed on the primary: that application's outage (issue 24, O24)
+          "OraclePdbNotOpen"}
 
 
 def test_only_outage_conditions_page():
