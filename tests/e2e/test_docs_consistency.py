@@ -374,6 +374,13 @@ def test_oracle_metrics_named_in_the_docs_are_exposed(tmp_path):
     pdb_names = {n for n in _exposed_names(rac.stdout) if n.startswith(("oracle_pdb", "oracle_pdbs"))}
     assert "oracle_pdb_wait_event_latency_seconds_bucket" in pdb_names
     exposed |= pdb_names
+    # the standby's own (issue 22): apply running, delay, snapshot standby
+    sb = _run([_exe("oracle-exporter"), "--replay", str(DEMO_BEFORE.with_name("demo-standby.jsonl")), "--once"])
+    assert sb.returncode == 0, sb.stderr
+    exposed |= {n for n in _exposed_names(sb.stdout) if n.startswith("oracle_dataguard_")}
+    assert {"oracle_dataguard_apply_running", "oracle_dataguard_apply_delay_seconds"} <= exposed
+    # only while a view fails (the demo's views all answer): tests/oracle/test_view_isolation.py
+    exposed |= {"oracle_view_errors"}
     # live only (a replay has no logon): the ORA-28002 warning of the last logon, declared in the
     # exporter's own SPEC and exposed by a live source (tests/oracle/test_lockout.py)
     from oracle_exporter import core
