@@ -186,29 +186,42 @@ def _monitoring(cfg: Config) -> list[dict]:
              summary="Prometheus scrapes no node_exporter at all",
              description="No target matches up{" + cfg.selector("node") + "} for ${ops_host_job_absent.for} "
                          "(absent = {{ $value }}; O1): CPU, memory and disk alerts cannot fire."),
+        # issue 23: a target is remembered by a recording rule (records.TARGETS_EXPECTED): it stays
+        # alerted until it is scraped again (the [1h] look-back closed it after an hour)
         dict(alert="ScrapeTargetVanished", ids=["ops_target_vanished"], layer="monitoring", dashboard=None,
-             doc="A target of the oracle, dbhost or node job scraped in the last hour has no `up` series now.",
+             doc="A target of the oracle, dbhost or node job that Prometheus scraped has no `up` series now; "
+                 "remembered by a recording rule (no look-back to expire), so it stays firing until the target is "
+                 "scraped again or its memory is deleted (a target retired on purpose: see the runbook).",
              expr="(\n"
-                  "  count_over_time(up{" + every_job + "}[1h])\n"
+                  "  " + R.TARGETS_EXPECTED + "\n"
                   "  unless on (" + target + ")\n"
                   "  up{" + every_job + "}\n"
                   ") > ${ops_target_vanished}",
              summary="{{ $labels.job }} target {{ $labels.instance }} is no longer scraped",
-             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} {{ $value }} times in the last hour "
-                         "and not any more (O1): it was dropped from service discovery or the config, so no down alert can fire for it."),
+             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} and does not any more (O1): "
+                         "it was dropped from service discovery or the config, so no down alert can fire for it. This "
+                         "stays firing until the target is back; a target retired on purpose is forgotten by deleting "
+                         "its " + R.TARGETS_EXPECTED + " series (runbook)."),
+        # issue 23: the database is remembered (records.DATABASES_EXPECTED) and forgotten only once the
+        # exporter has answered without it for DATABASE_LEFT_WINDOW: it left the exporter's configuration
         dict(alert="OracleDatabaseVanished", ids=["ops_database_vanished"], layer="monitoring", dashboard="oracle-wallboard",
-             doc="A database oracle-exporter reported in the last hour is missing from its output; the exporter is up.",
+             doc="A database oracle-exporter reported is missing from its output while the exporter answers. It "
+                 "resolves when the database is back, or when the exporter has answered on every scrape of "
+                 + R.DATABASE_LEFT_WINDOW + " without it (removed from the exporter's configuration). While the exporter "
+                 "is down or not scraped the database stays remembered (OracleExporterDown, ScrapeTargetVanished say "
+                 "why), and it fires again if the exporter comes back without it.",
              expr="(\n"
-                  "  count_over_time(oracle_up[1h])\n"
+                  "  " + R.DATABASES_EXPECTED + "\n"
                   "  unless on (" + cfg.by("database") + ")\n"
-                  "  oracle_up\n"
+                  "  " + _gauge("oracle_up") + "\n"
                   ") > ${ops_database_vanished}\n"
                   "and on (" + target + ")\n"
                   "up{" + oracle + "} == 1",
              summary="Database {{ $labels.database }} vanished from oracle-exporter {{ $labels.instance }}",
-             description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} {{ $value }} times in the "
-                         "last hour and not any more, while the exporter itself answers (O3): the database left the exporter's "
-                         "config or output, so OracleDown cannot fire for it."),
+             description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} and does not any "
+                         "more, while the exporter itself answers (O3): the database left the exporter's config or output, "
+                         "so OracleDown cannot fire for it. Taken as removed from the configuration (and resolved) once "
+                         "the exporter has answered without it for " + R.DATABASE_LEFT_WINDOW + "."),
         # issue 23: the count of instances a database is expected to have is remembered by a
         # recording rule (records.INSTANCES_EXPECTED): an instance that stays down stays alerted
         # (the [1h] look-back closed it 70 minutes after the node went down); a RAC One Node
@@ -853,28 +866,31 @@ def _paths(cfg: Config) -> list[dict]:
     """Paths: dm-multipath, NVMe (O6)."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
-        # `had`: the paths a map had in the last day, so a path multipathd removed from the map
-        # (dev_loss_tmo expired: it is no longer in slaves/, and paths drops with it) still counts
+        # issue 23: the paths a map is expected to have are remembered (records.PATHS_EXPECTED): a path
+        # multipathd removed from the map (dev_loss_tmo) still counts, with no look-back to forget it;
+        # a planned reduction (paths removed while running) is re-based once stable
         dict(alert="LunPathRedundancyLost", ids=["O6_paths"], layer="storage", dashboard="host-storage",
              expr="(\n"
-                  "  " + paths_had + "\n"
-                  "    - " + paths_active + " > ${O6_paths}\n"
-                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " > 0\n"
+                  "  " + R.PATHS_EXPECTED + "\n"
+                  "    - " + R.PATHS_ACTIVE + " > ${O6_paths}\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + R.PATHS_ACTIVE + " > 0\n"
                   ")\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data\"}",
              summary="{{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} lost multipath redundancy",
-             description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had in "
-                         "the last day carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
-                         "redundancy; the next path failure stops it."),
+             description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} is "
+                         "expected to have carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
+                         "redundancy; the next path failure stops it. This stays firing until the paths are back; a "
+                         "planned reduction (paths removed from the map while running) stops alerting once the new "
+                         "count has held for " + R.PATHS_STABLE_WINDOW + " with every path carrying I/O."),
         dict(alert="LunAllPathsDown", ids=["O6_paths_none"], layer="storage", dashboard="host-storage",
              expr="(\n"
-                  "  " + paths_had + " > 0\n"
-                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " == ${O6_paths_none}\n"
+                  "  " + R.PATHS_EXPECTED + " > 0\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + R.PATHS_ACTIVE + " == ${O6_paths_none}\n"
                   ")\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
              summary="No path of {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} carries I/O",
-             description="None of the {{ $value }} paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had "
-                         "in the last day carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
+             description="None of the {{ $value }} paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} is "
+                         "expected to have carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
                          "stops every commit."),
         dict(alert="LunMultipathSuspended", ids=["O6_suspended"], layer="storage", dashboard="host-storage",
              expr="(max by (" + cfg.by("instance", "device") + ") (dbhost_multipath_suspended) == ${O6_suspended})\n"
