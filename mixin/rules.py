@@ -198,7 +198,8 @@ def _monitoring(cfg: Config) -> list[dict]:
                   "  up{" + every_job + "}\n"
                   ") > ${ops_target_vanished}",
              summary="{{ $labels.job }} target {{ $labels.instance }} is no longer scraped",
-             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} and does not any more (O1): "
+             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} and does not any more "
+                         "({{ $value }} target remembered by " + R.TARGETS_EXPECTED + ", O1): "
                          "it was dropped from service discovery or the config, so no down alert can fire for it. This "
                          "stays firing until the target is back; a target retired on purpose is forgotten by deleting "
                          "its " + R.TARGETS_EXPECTED + " series (runbook)."),
@@ -219,7 +220,8 @@ def _monitoring(cfg: Config) -> list[dict]:
                   "up{" + oracle + "} == 1",
              summary="Database {{ $labels.database }} vanished from oracle-exporter {{ $labels.instance }}",
              description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} and does not any "
-                         "more, while the exporter itself answers (O3): the database left the exporter's config or output, "
+                         "more ({{ $value }} database remembered by " + R.DATABASES_EXPECTED + "), while the exporter "
+                         "itself answers (O3): the database left the exporter's config or output, "
                          "so OracleDown cannot fire for it. Taken as removed from the configuration (and resolved) once "
                          "the exporter has answered without it for " + R.DATABASE_LEFT_WINDOW + "."),
         # issue 23: the count of instances a database is expected to have is remembered by a
