@@ -93,7 +93,9 @@ PATHS_EXPECTED = "instance_device:dbhost_multipath_paths:expected"
 PATHS_STABLE_WINDOW = "2h"
 # issue 23 (item 4): the fast recovery area's reclaimable bytes, per ASM disk group it lives in
 # (oracle_recovery_area_info{diskgroup}): space Oracle deletes by itself when the FRA needs room
-FRA_RECLAIMABLE_IN_DISKGROUP = "database_diskgroup:oracle_recovery_area_reclaimable_bytes:last3m"
+# as space for files (oracle_asm_diskgroup_file_space_bytes' basis: divided by the mirror copies
+# unless the basis is raw free space), summed over the databases whose FRA is in the disk group
+FRA_RECLAIMABLE_IN_DISKGROUP = "asm_diskgroup:oracle_recovery_area_reclaimable_file_space_bytes:sum"
 
 # ---------------------------------------------------------------- Oracle processes on the host
 PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
@@ -333,6 +335,13 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
     db = cfg.by("database")
     dev = cfg.by("instance", "device")
     gap = "[3m]"
+    dg_db = cfg.by("database", "diskgroup")
+    dg_one = cfg.by("asm_cluster", "diskgroup")
+    # the reclaimable bytes of each database's FRA, labelled with the ASM disk group it lives in
+    fra = (f"max by ({dg_db}) (last_over_time(oracle_recovery_area_reclaimable_bytes{gap})\n"
+           f"      * on ({db}) group_left (diskgroup) "
+           f"max by ({dg_db}) (last_over_time(oracle_recovery_area_info{{diskgroup!=\"\"}}{gap})))")
+    raw = f"max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_info{{space_basis=\"raw_free\"}}{gap}))"
     return [
         (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\n{TARGETS_EXPECTED}"),
         (DATABASES_EXPECTED,
@@ -378,9 +387,14 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
          f"or\n"
          f"{PATHS}"),
         (FRA_RECLAIMABLE_IN_DISKGROUP,
-         f"max by ({cfg.by('database', 'diskgroup')}) (\n"
-         f"  last_over_time(oracle_recovery_area_reclaimable_bytes{gap})\n"
-         f"  * on ({db}) group_left (diskgroup) max by ({cfg.by('database', 'diskgroup')}) "
-         f"(last_over_time(oracle_recovery_area_info{{diskgroup!=\"\"}}{gap}))\n"
+         f"sum by ({dg_one}) (\n"
+         f"  (\n"
+         f"    {fra} / on ({dg_db}) (max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_mirror_copies{gap})) > 0)\n"
+         f"      unless on ({dg_db}) {raw}\n"
+         f"    or\n"
+         f"    {fra} and on ({dg_db}) {raw}\n"
+         f"  )\n"
+         f"  * on ({dg_db}) group_left (asm_cluster) "
+         f"max by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
          f")"),
     ]

@@ -473,7 +473,19 @@ def _space(cfg: Config) -> list[dict]:
     # of a cluster gives one alert per disk group)
     dg_one = cfg.by("asm_cluster", "diskgroup")
     dg_db = cfg.by("database", "diskgroup")
-    dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (oracle_asm_diskgroup_info)"
+    dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (" + _gauge("oracle_asm_diskgroup_info") + ")"
+    # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
+    # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
+    dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_file_space_bytes") + ")\n"
+                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ") > 0)\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
+                "  )")
+    dg_total = ("max by (" + dg_one + ") (\n"
+                "      max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ")\n"
+                "      * on (" + dg_db + ") group_left (asm_cluster) max by (" + dg_db + ", asm_cluster) ("
+                + _gauge("oracle_asm_diskgroup_info") + ")\n"
+                "    )")
     return [
         dict(alert="OracleResourceLimitNear", ids=["O4_resource"], layer="oracle", dashboard="oracle-capacity",
              expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource}",
@@ -545,11 +557,16 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
              doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
                  "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of its size; one alert per "
-                 "(asm_cluster, diskgroup) whichever databases see it. A ticket: the page is the time to full.",
-             expr="min by (" + dg_one + ", type, space_basis) (\n"
-                  "  max by (" + dg_db + ") (oracle_asm_diskgroup_file_space_bytes)\n"
-                  "  / (max by (" + dg_db + ") (oracle_asm_diskgroup_total_bytes) > 0)\n"
-                  "  * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
+                 "(asm_cluster, diskgroup) whichever databases see it. The reclaimable files of the fast recovery areas "
+                 "that live in the disk group (oracle_recovery_area_info{diskgroup}) count as free: Oracle deletes them "
+                 "when an FRA needs room, so a recovery-area disk group full of them by design does not ticket. "
+                 "A ticket: the page is the time to full.",
+             expr="(\n"
+                  "  " + dg_ratio + "\n"
+                  "  + on (" + dg_one + ") group_left ()\n"
+                  "  (" + R.FRA_RECLAIMABLE_IN_DISKGROUP + " / on (" + dg_one + ") " + dg_total + ")\n"
+                  "  or\n"
+                  "  " + dg_ratio + "\n"
                   ") < ${O4_asm}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is low on space for files",
              description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
@@ -565,7 +582,7 @@ def _space(cfg: Config) -> list[dict]:
                  "within ${O4_asm_fill|dur}; one alert per (asm_cluster, diskgroup).",
              expr="min by (" + dg_one + ", type) (\n"
                   "  (\n"
-                  "    max by (" + dg_db + ") (oracle_asm_diskgroup_free_bytes)\n"
+                  "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
                   "    / (-max by (" + dg_db + ") (deriv(oracle_asm_diskgroup_free_bytes[6h])) > 0)\n"
                   "    and on (" + dg_db + ")\n"
                   "    max by (" + dg_db + ") (predict_linear(oracle_asm_diskgroup_free_bytes[6h], ${O4_asm_fill})) < 0\n"
@@ -578,7 +595,7 @@ def _space(cfg: Config) -> list[dict]:
                          "{{ $value | humanizeDuration }} (threshold ${O4_asm_fill|dur}, O4): then no database on it "
                          "can extend a file, archive redo or, soon after, commit. Add disks or stop the writer now."),
         dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
-             expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_offline_disks) > ${O4_asm_offline}",
+             expr="max by (" + cfg.by("database", "diskgroup") + ") (" + _gauge("oracle_asm_diskgroup_offline_disks") + ") > ${O4_asm_offline}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
              description="{{ $value }} disks of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} are "
                          "offline (O4): the group runs without its redundancy until they are back."),

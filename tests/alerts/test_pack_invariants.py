@@ -34,7 +34,7 @@ CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwit
 GAUGE_DEBT = {
     "OracleScrapeErrors", "OracleCommitCpuStarvation", "OracleSessionsStuck", "OracleSessionsBlocked", "OracleLogSwitchesTooFrequent",
     "OracleArchivingBehind", "OracleResourceLimitNear", "OracleTablespaceFull", "OracleTablespaceFillingUp",
-    "OracleRecoveryAreaFull", "OracleAsmDiskgroupSpaceLow", "OracleAsmDiskOffline", "OracleDataGuardLag",
+    "OracleRecoveryAreaFull", "OracleDataGuardLag",
     "OracleDataGuardLagNotComputed", "OracleArchiveDestinationError", "OraclePgaOverAllocation",
     "DbhostCollectorFailed", "HostShmallBelowSga", "HostHugePagesBelowSga",
     "LunHostQueueBacklog", "LunQueueDepthThrottled", "LunReadLatencyHigh",
