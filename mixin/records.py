@@ -86,6 +86,10 @@ DATABASE_LEFT_WINDOW = "1h"
 # every path of the map carrying I/O (a planned reduction: the paths removed from the map while
 # running), unless a path failed since the expectation was set (PATHS_FAILED): an unplanned loss,
 # even one multipathd cleaned out of the map (dev_loss_tmo), stays alerted until repaired.
+# An ASM disk group a database saw (oracle_asm_diskgroup_info, any state) is expected for as long
+# as the database is (DATABASES_EXPECTED): a disk group dismounted under a running database stays
+# alerted until it is mounted again; one dropped on purpose is forgotten by deleting its memory.
+DISKGROUPS_EXPECTED = "database_diskgroup:oracle_asm_diskgroup:expected"
 PATHS = "instance_device:dbhost_multipath_paths:last3m"
 PATHS_ACTIVE = "instance_device:dbhost_multipath_paths_active:last3m"
 PATHS_FAILED = "instance_device:dbhost_multipath_path_failed:expected"
@@ -358,6 +362,10 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
          f"    and on ({target}) up{{{oracle}}} offset {DATABASE_LEFT_WINDOW} == 1\n"
          f"  )\n"
          f")"),
+        (DISKGROUPS_EXPECTED,
+         f"group by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
+         f"or\n"
+         f"{DISKGROUPS_EXPECTED} and on ({db}) {DATABASES_EXPECTED}"),
         (PATHS, f"max by ({dev}) (last_over_time(dbhost_multipath_paths{gap}))"),
         (PATHS_ACTIVE, f"max by ({dev}) (last_over_time(dbhost_multipath_paths_active{gap}))"),
         # a path of the map not carrying I/O while fewer paths than expected carry I/O: set, and

@@ -599,6 +599,23 @@ def _space(cfg: Config) -> list[dict]:
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
              description="{{ $value }} disks of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} are "
                          "offline (O4): the group runs without its redundancy until they are back."),
+        # issue 23: a disk group remembered by a recording rule (records.DISKGROUPS_EXPECTED) that is
+        # gone from the databases' view: one alert per (asm_cluster, diskgroup), the databases counted
+        dict(alert="OracleAsmDiskgroupVanished", ids=["O4_asm_vanished"], layer="oracle", dashboard="oracle-capacity",
+             expr="count by (" + dg_one + ") (\n"
+                  "  " + R.DISKGROUPS_EXPECTED + "\n"
+                  "  unless on (" + dg_db + ") " + _gauge("oracle_asm_diskgroup_info") + "\n"
+                  "  and on (" + cfg.by("database") + ") " + _gauge("oracle_up") + " == 1\n"
+                  "  unless on (" + cfg.by("database") + ") max by (" + cfg.by("database") + ") ("
+                  + _gauge("oracle_collector_success{collector=\"asm\"}") + ") == 0\n"
+                  ") > ${O4_asm_vanished}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is gone",
+             description="{{ $value }} database(s) that saw ASM disk group {{ $labels.diskgroup }} of cluster "
+                         "{{ $labels.asm_cluster }} no longer do (V$ASM_DISKGROUP_STAT) while they answer (O4): the "
+                         "group was dismounted (a lost disk beyond its redundancy, an ASM instance problem) or dropped. "
+                         "Files in it are unreachable: an FRA there stops archiving (ORA-19809), data files go offline. "
+                         "This stays firing until the group is mounted again; a group dropped on purpose is forgotten "
+                         "by deleting its " + R.DISKGROUPS_EXPECTED + " series (runbook)."),
         dict(alert="OracleDataGuardLag", ids=["O5_lag"], layer="oracle", dashboard="oracle-wallboard",
              doc="A standby's transport lag, or its apply lag beyond the apply delay it is configured with "
                  "(oracle_dataguard_apply_delay_seconds), is above ${O5_lag|dur}. The apply lag is not judged while "

@@ -175,6 +175,40 @@ def health_tests(pack) -> list:
                           "credits 50 GB per copy and tickets (9%)", alert, 0,
                           reco("+RECO", copies=2, reclaimable=100 * gb, type_="NORMAL"),
                           {**reco_dg, "type": "NORMAL"}, 0.09, window=0))
+    # issue 23 item 3: a disk group that vanished from the database's view stays alerted for hours
+    # (until mounted again); a failing asm collector or a database that is down are not a vanishing
+    alert = "OracleAsmDiskgroupVanished"
+    long = 150
+    tl4 = Timeline(long)
+    lab4 = {**ORA, "database": "ODS"}
+
+    def group(name, phases):
+        return tl4.gauge("oracle_asm_diskgroup_info", {**lab4, "diskgroup": name, "state": "CONNECTED", "type": "EXTERN",
+                                                       "asm_cluster": "prodclu", "space_basis": "usable_file"}, phases)
+
+    def values(series, upto):
+        """the series' values up to minute `upto`, then stale (the row is gone)"""
+        return {**series, "values": " ".join(series["values"].split()[:upto + 1]) + " stale"}
+    up4 = tl4.gauge("oracle_up", lab4, [(0, 1)])
+    ok4 = tl4.gauge("oracle_collector_success", {**lab4, "collector": "asm"}, [(0, 1)])
+    back = long - 10
+    reco4 = group("RECO", [(0, 1)])
+    returning = {**reco4, "values": " ".join(reco4["values"].split()[:H + 1] + ["stale"] + ["_"] * (back - H - 2)
+                                             + reco4["values"].split()[back:])}
+    fired = [pack.expect(alert, 0, {"asm_cluster": "prodclu", "diskgroup": "RECO"}, 1)]
+    tests.append({"name": "OracleAsmDiskgroupVanished: +RECO dismounted under a running database stays alerted for "
+                          "2 hours, until it is mounted again",
+                  "interval": "1m", "input_series": [up4, ok4, group("DATA", [(0, 1)]), returning], "alert_rule_test": [
+                      {"eval_time": f"{H + 5}m", "alertname": alert, "exp_alerts": []},
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 10, H + 70, back - 1)],
+                      {"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
+    tests.append(quiet("OracleAsmDiskgroupVanished: the asm collector failing (no rows read) is not a vanishing",
+                       alert, [up4, tl4.gauge("oracle_collector_success", {**lab4, "collector": "asm"}, [(0, 1), (H, 0)]),
+                               values(group("RECO", [(0, 1)]), H)], H + 30))
+    tests.append(quiet("OracleAsmDiskgroupVanished: the database down (OracleDown's finding) is not a vanishing",
+                       alert, [tl4.gauge("oracle_up", lab4, [(0, 1), (H, 0)]), ok4, values(group("RECO", [(0, 1)]), H)],
+                       H + 30))
+    alert = "OracleAsmDiskgroupSpaceLow"
     # the page: free space running out within 4 hours at the rate of the last 6 hours
     tl3 = Timeline(75)
     lab3 = {**ORA, "database": "ODS", "diskgroup": "DATA"}
