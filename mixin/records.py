@@ -212,26 +212,26 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (LOG_SWITCHES_1H, f"sum by ({db_inst}) (increase(oracle_redo_log_switches_total[1h]))"),
             (LOG_SWITCH_INTERVAL, f"3600 / ({LOG_SWITCHES_1H} > 0)"),
             (REDO_SIZE_1H, f"sum by ({db_inst}) (increase(oracle_redo_size_bytes_total[1h]))"),
-            (LOG_FILLS_1H, f"{REDO_SIZE_1H}\n  / on ({db_inst}) (max by ({db_inst}) (oracle_redo_log_group_size_bytes) > 0)"),
+            (LOG_FILLS_1H, f"{REDO_SIZE_1H}\n  / on ({db_inst}) (max by ({db_inst}) (last_over_time(oracle_redo_log_group_size_bytes[3m])) > 0)"),
         ]),
         ("oracle_instance.rules", [
             (LATCH_GETS, f"sum by ({db_inst}) (rate(oracle_latch_gets_total{{latch=\"all\"}}[5m]))"),
             (LATCH_MISSES, f"sum by ({db_inst}) (rate(oracle_latch_misses_total{{latch=\"all\"}}[5m]))"),
             (LATCH_HIT_RATIO, f"1 - {LATCH_MISSES}\n  / ({LATCH_GETS} > 0)"),
-            (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (oracle_pga_allocated_bytes)\n"
-                                      f"  / (sum by ({db_inst}) (oracle_pga_target_bytes) > 0)"),
+            (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (last_over_time(oracle_pga_allocated_bytes[3m]))\n"
+                                      f"  / (sum by ({db_inst}) (last_over_time(oracle_pga_target_bytes[3m])) > 0)"),
         ]),
         ("oracle_space.rules", [
             # GV$RESOURCE_LIMIT: no limit series when UNLIMITED, so no ratio either
-            (RESOURCE_UTILIZATION, f"max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_current_utilization)\n"
-                                   f"  / (max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_limit) > 0)"),
+            (RESOURCE_UTILIZATION, f"max by ({cfg.by('database', 'inst_id', 'resource')}) (last_over_time(oracle_resource_current_utilization[3m]))\n"
+                                   f"  / (max by ({cfg.by('database', 'inst_id', 'resource')}) (last_over_time(oracle_resource_limit[3m])) > 0)"),
             # of the size the tablespace can reach (autoextensible files at MAXSIZE)
-            (TABLESPACE_USED, f"max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_used_bytes)\n"
-                              f"  / (max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_max_bytes) > 0)"),
+            (TABLESPACE_USED, f"max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (last_over_time(oracle_tablespace_used_bytes[3m]))\n"
+                              f"  / (max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (last_over_time(oracle_tablespace_max_bytes[3m])) > 0)"),
             # what Oracle cannot reclaim by itself
-            (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (oracle_recovery_area_used_bytes)\n"
-                                 f"   - max by ({cfg.by('database')}) (oracle_recovery_area_reclaimable_bytes))\n"
-                                 f"  / (max by ({cfg.by('database')}) (oracle_recovery_area_limit_bytes) > 0)"),
+            (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_used_bytes[3m]))\n"
+                                 f"   - max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_reclaimable_bytes[3m])))\n"
+                                 f"  / (max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_limit_bytes[3m])) > 0)"),
         ]),
         ("oracle_presence.rules", [
             # last_over_time: a failed scrape does not make every instance vanish for a minute

@@ -270,7 +270,7 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "receiver every few minutes; when it stops arriving, Prometheus, its rules or Alertmanager are down."),
         dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "collector_failing"},
-             expr="max by (" + cfg.by("database", "collector") + ") (oracle_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("database", "collector") + ") (" + _gauge("oracle_collector_success") + ") == ${ops_scrape_errors}",
              summary="Collector {{ $labels.collector }} fails for {{ $labels.database }}",
              description="oracle-exporter collector {{ $labels.collector }} has failed on every scrape of "
                          "{{ $labels.database }} for ${ops_scrape_errors.for} (oracle_collector_success = {{ $value }}): its metrics are missing."),
@@ -284,7 +284,7 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "{{ $value | printf \"%.3g\" }} times/s over 15m (floor ${ops_scrape_errors.floor.errors}/s)."),
         dict(alert="DbhostCollectorFailed", ids=["ops_scrape_errors"], layer="monitoring", dashboard="host-storage",
              doc="A dbhost-exporter collector keeps failing (dbhost_collector_success 0).",
-             expr="max by (" + cfg.by("collector") + ") (dbhost_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("collector") + ") (" + _gauge("dbhost_collector_success") + ") == ${ops_scrape_errors}",
              summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
@@ -439,12 +439,12 @@ def _redo(cfg: Config) -> list[dict]:
         dict(alert="OracleArchivingBehind", ids=["R15_archive"], layer="oracle", dashboard="oracle-redo",
              labels={"cause": "unarchived_groups"},
              expr="count by (" + cfg.by("database", "thread") + ") (\n"
-                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_archived) == 0\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (" + _gauge("oracle_redo_log_group_archived") + ") == 0\n"
                   "  unless on (" + cfg.by("database", "thread", "group") + ")\n"
-                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (" + _gauge("oracle_redo_log_group_status{status=\"CURRENT\"}") + ") == 1\n"
                   ") >= ${R15_archive}\n"
                   "and on (" + cfg.by("database") + ")\n"
-                  "oracle_database_info{log_mode=\"ARCHIVELOG\"}",
+                  + _gauge("oracle_database_info{log_mode=\"ARCHIVELOG\"}"),
              summary="Archiving of redo thread {{ $labels.thread }} lags on {{ $labels.database }}",
              description="{{ $value }} non-current redo log groups of thread {{ $labels.thread }} on {{ $labels.database }} "
                          "are not archived yet (threshold ${R15_archive}, R15: archiving must finish well inside the switch interval)."),
@@ -464,10 +464,10 @@ def _space(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     # issue 22: a READ ONLY or OFFLINE tablespace cannot grow: never judged (oracle_tablespace_info{status})
     ts_on = cfg.by("database", "container", "tablespace")
-    ts_judged = "\nunless on (" + ts_on + ") oracle_tablespace_info{status=~\"READ ONLY|OFFLINE\"}"
+    ts_judged = "\nunless on (" + ts_on + ") " + _gauge("oracle_tablespace_info{status=~\"READ ONLY|OFFLINE\"}")
     ts_by = cfg.by("database", "container", "tablespace", "contents")
-    ts_room = ("max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})\n"
-               "  - max by (" + ts_by + ") (oracle_tablespace_used_bytes{contents=\"PERMANENT\"})")
+    ts_room = ("max by (" + ts_by + ") (" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + ")\n"
+               "  - max by (" + ts_by + ") (" + _gauge("oracle_tablespace_used_bytes{contents=\"PERMANENT\"}") + ")")
     # issue 22: one ASM disk group seen by several databases is one alert: (asm_cluster, diskgroup) from the
     # info metric, per scrape target (the target labels every alert keeps: one exporter serving the databases
     # of a cluster gives one alert per disk group)
@@ -520,7 +520,8 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_days"], layer="oracle", dashboard="oracle-capacity",
              doc="At the growth of the last 6 hours a permanent tablespace that is at least "
                  "${O4_tablespace_days.floor.used|pct} full reaches its maximum size within ${O4_tablespace_days} days.",
-             expr="(oracle_tablespace_max_bytes{contents=\"PERMANENT\"} - oracle_tablespace_used_bytes{contents=\"PERMANENT\"})\n"
+             expr="(" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + " - "
+                  + _gauge("oracle_tablespace_used_bytes{contents=\"PERMANENT\"}") + ")\n"
                   "  / (deriv(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h]) > 0) / 86400 < ${O4_tablespace_days}\n"
                   "and on (" + cfg.by("database", "container", "tablespace") + ")\n" +
                   R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_days.floor.used}" + ts_judged,
@@ -537,7 +538,7 @@ def _space(cfg: Config) -> list[dict]:
                   "and on (" + ts_on + ")\n"
                   "max by (" + ts_by + ") (predict_linear(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h], "
                   "${O4_tablespace_hours}))\n"
-                  "  > max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})" + ts_judged,
+                  "  > max by (" + ts_by + ") (" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + ")" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} will be full within hours",
              description="At the growth of the last 6 hours tablespace {{ $labels.tablespace }} of "
                          "{{ $labels.database }} reaches the size it can reach in {{ $value | humanizeDuration }} "
@@ -621,7 +622,7 @@ def _space(cfg: Config) -> list[dict]:
                  "(oracle_dataguard_apply_delay_seconds), is above ${O5_lag|dur}. The apply lag is not judged while "
                  "apply is stopped (OracleDataGuardApplyStopped says so) nor on a snapshot standby (no apply by design).",
              expr="(\n"
-                  "  max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_seconds{kind!=\"apply\"})\n"
+                  "  max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_seconds{kind!=\"apply\"}") + ")\n"
                   "  or\n"
                   "  " + _apply_lag_beyond_delay(cfg) + "\n"
                   ") > ${O5_lag}",
@@ -643,7 +644,7 @@ def _space(cfg: Config) -> list[dict]:
              labels={"cause": "not_computed"},
              doc="A standby's transport or apply lag row has no value (lag_computed 0); the apply lag not while apply is "
                  "stopped (OracleDataGuardApplyStopped) nor on a snapshot standby.",
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == ${O5_lag_not_computed}\n"
+             expr="max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_computed") + ") == ${O5_lag_not_computed}\n"
                   "unless on (" + cfg.by("database", "kind") + ") (\n"
                   "  " + _apply_not_judged(cfg) + "\n"
                   ")",
@@ -652,7 +653,7 @@ def _space(cfg: Config) -> list[dict]:
                          "O5): it lost contact with the primary or apply stopped; a missing lag is not a zero lag."),
         dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "stale"},
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_datum_age_seconds) > ${O5_lag_stale}",
+             expr="max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_datum_age_seconds") + ") > ${O5_lag_stale}",
              summary="Standby {{ $labels.database }} computes its {{ $labels.kind }} lag from stale data",
              description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is computed from data "
                          "{{ $value | humanizeDuration }} old (threshold ${O5_lag_stale|dur}, O5): the standby is not "
@@ -660,9 +661,9 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleArchiveDestinationError", ids=["O5_archive_dest"], layer="oracle", dashboard="oracle-redo",
              # a NOARCHIVELOG database archives nowhere: its destinations' state means nothing. `unless`
              # (not `and ... ARCHIVELOG`) so that a missing oracle_database_info does not silence it.
-             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (oracle_archive_dest_error) == ${O5_archive_dest}\n"
+             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (" + _gauge("oracle_archive_dest_error") + ") == ${O5_archive_dest}\n"
                   "unless on (" + cfg.by("database") + ")\n"
-                  "oracle_database_info{log_mode=\"NOARCHIVELOG\"}",
+                  + _gauge("oracle_database_info{log_mode=\"NOARCHIVELOG\"}"),
              summary="Archive destination {{ $labels.dest_name }} of {{ $labels.database }} is in error",
              description="Archive destination {{ $labels.dest_name }} of " + _DB + " is in error "
                          "(oracle_archive_dest_error = {{ $value }}; O5, R15): redo is not archived there; "
@@ -676,10 +677,10 @@ def _apply_not_judged(cfg: Config) -> str:
     OracleDataGuardApplyStopped's finding) or that is a snapshot standby (no apply by design):
     a selector of series with labels (database, kind="apply") to `unless` away."""
     db = cfg.by("database")
-    return ("max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed{kind=\"apply\"})\n"
+    return ("max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_computed{kind=\"apply\"}") + ")\n"
             "  and on (" + db + ") (\n"
-            "    max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
-            "    or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "    max by (" + db + ") (" + _gauge("oracle_dataguard_apply_running") + ") == 0\n"
+            "    or max by (" + db + ") (" + _gauge("oracle_dataguard_snapshot_standby") + ") == 1\n"
             "  )")
 
 
@@ -688,15 +689,15 @@ def _apply_lag_beyond_delay(cfg: Config) -> str:
     delay), not while apply is stopped nor on a snapshot standby."""
     db, dbk = cfg.by("database"), cfg.by("database", "kind")
     return ("(\n"
-            "    max by (" + dbk + ") (oracle_dataguard_lag_seconds{kind=\"apply\"})\n"
+            "    max by (" + dbk + ") (" + _gauge("oracle_dataguard_lag_seconds{kind=\"apply\"}") + ")\n"
             "    - on (" + db + ") group_left ()\n"
             "    (\n"
-            "      max by (" + db + ") (oracle_dataguard_apply_delay_seconds)\n"
-            "      or max by (" + db + ") (oracle_dataguard_lag_seconds{kind=\"apply\"}) * 0\n"
+            "      max by (" + db + ") (" + _gauge("oracle_dataguard_apply_delay_seconds") + ")\n"
+            "      or max by (" + db + ") (" + _gauge("oracle_dataguard_lag_seconds{kind=\"apply\"}") + ") * 0\n"
             "    )\n"
             "    unless on (" + db + ") (\n"
-            "      max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
-            "      or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "      max by (" + db + ") (" + _gauge("oracle_dataguard_apply_running") + ") == 0\n"
+            "      or max by (" + db + ") (" + _gauge("oracle_dataguard_snapshot_standby") + ") == 1\n"
             "    )\n"
             "  )")
 
@@ -825,13 +826,13 @@ def _luns(cfg: Config) -> list[dict]:
                  "device whose host queue the kernel does not show (dbhost_lun_host_queue_visible 0 or absent).",
              expr=R.LUN_QUEUE_FULL_SHARE + " >= ${Q2_full}\n"
                   "unless on (" + cfg.join("instance", "device") + ")\n"
-                  "max by (" + cfg.by("instance", "device") + ") (dbhost_lun_host_queue_visible) == 1",
+                  "max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_lun_host_queue_visible") + ") == 1",
              summary="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} is full most of the time",
              description="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} was full in {{ $value | humanizePercentage }} "
                          "of the samples (threshold ${Q2_full|pct}, Q2); this kernel does not show the host queue "
                          "(dbhost_lun_host_queue_visible), so requests arriving now wait there unseen: the LUN queue depth is too low for the load."),
         dict(alert="LunQueueDepthThrottled", ids=["Q3"], layer="storage", dashboard="host-storage",
-             expr="max by (" + cfg.by("instance", "device") + ") (dbhost_lun_queue_depth) <= ${Q3}\n"
+             expr="max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_lun_queue_depth") + ") <= ${Q3}\n"
                   "and on (" + cfg.join("instance", "device") + ") (\n"
                   "  " + R.LUN_QUEUE_FULL_SHARE + " >= ${Q3.floor.queue_full_share}\n"
                   "  or\n"
@@ -929,7 +930,7 @@ def _paths(cfg: Config) -> list[dict]:
                          "expected to have carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
                          "stops every commit."),
         dict(alert="LunMultipathSuspended", ids=["O6_suspended"], layer="storage", dashboard="host-storage",
-             expr="(max by (" + cfg.by("instance", "device") + ") (dbhost_multipath_suspended) == ${O6_suspended})\n"
+             expr="(max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_multipath_suspended") + ") == ${O6_suspended})\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
              summary="Multipath map {{ $labels.device }} ({{ $labels.role }}) on {{ $labels.instance }} stays suspended",
              description="The device-mapper map {{ $labels.device }} ({{ $labels.role }} LUN) on {{ $labels.instance }} has been "
@@ -966,7 +967,7 @@ def _zfs(cfg: Config) -> list[dict]:
                   "and on (" + cfg.join("instance") + ")\n" +
                   R.L2ARC_LOOKUPS + " >= ${Z3.floor.lookups}\n"
                   "and on (" + cfg.join("instance") + ")\n"
-                  "max by (" + cfg.by("instance") + ") (dbhost_zfs_l2arc_size_bytes) > 0",
+                  "max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_zfs_l2arc_size_bytes") + ") > 0",
              summary="L2ARC on {{ $labels.instance }} is not warming up",
              description="The L2ARC hit ratio on {{ $labels.instance }} is {{ $value | humanizePercentage }} after ${Z3.for} "
                          "of at least ${Z3.floor.lookups} lookups/s (threshold ${Z3|pct}; Z3: L2ARC warms over hours, Z2: warm it served most reads)."),

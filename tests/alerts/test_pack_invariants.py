@@ -32,13 +32,8 @@ CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwit
 # issue 23 debt: alerts that read a raw gauge without a range function (one failed scrape makes
 # the series stale for a scrape interval and restarts their `for`). Never add to this list.
 GAUGE_DEBT = {
-    "OracleScrapeErrors", "OracleCommitCpuStarvation", "OracleSessionsStuck", "OracleSessionsBlocked", "OracleLogSwitchesTooFrequent",
-    "OracleArchivingBehind", "OracleResourceLimitNear", "OracleTablespaceFull", "OracleTablespaceFillingUp",
-    "OracleRecoveryAreaFull", "OracleDataGuardLag",
-    "OracleDataGuardLagNotComputed", "OracleArchiveDestinationError", "OraclePgaOverAllocation",
-    "DbhostCollectorFailed", "HostShmallBelowSga", "HostHugePagesBelowSga",
-    "LunHostQueueBacklog", "LunQueueDepthThrottled", "LunReadLatencyHigh",
-    "LunMultipathSuspended", "ZfsL2arcNotWarming",
+    "OracleCommitCpuStarvation", "OracleSessionsStuck", "OracleSessionsBlocked",
+    "HostShmallBelowSga", "HostHugePagesBelowSga", "LunReadLatencyHigh",
 }
 # alerts whose short `for` (a minute or two) makes a pending reset cost a minute, not the alert,
 # and that read the age of a wait, which a stale copy would keep alive after the wait ended
