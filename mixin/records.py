@@ -69,6 +69,37 @@ INSTANCES_STABLE_WINDOW = "1h"
 # oracle_pdb_open_mode in any mode): a PDB left MOUNTED after a restart alerts until it is opened
 # or dropped, never resolved by a look-back that forgets it was open.
 PDB_OPEN_EXPECTED = "pdb:oracle_pdb_open:expected"
+# issue 23 (item 3): scrape targets, databases and multipath maps remembered the same way.
+# A scrape target (job, instance) seen in `up` is expected for as long as Prometheus keeps this
+# series: no look-back forgets a target dropped from service discovery. A target retired on
+# purpose is forgotten by deleting its memory series (docs/runbooks/ScrapeTargetVanished.md).
+TARGETS_EXPECTED = "target:up:expected"
+# A database seen in oracle_up is expected from its exporter target until the exporter has
+# answered (up 1) on every scrape of DATABASE_LEFT_WINDOW without exporting it: that is a
+# database removed from the exporter's configuration (oracle-exporter exports oracle_up for every
+# database it is configured with, 0 when it cannot reach it). While the exporter is down or not
+# scraped nothing is concluded and the database stays expected.
+DATABASES_EXPECTED = "database:oracle_up:expected"
+DATABASE_LEFT_WINDOW = "1h"
+# The paths a multipath map (dm-multipath, NVMe native multipath) is expected to have: the most it
+# has had, re-based down to its current count once that count held for PATHS_STABLE_WINDOW with
+# every path of the map carrying I/O (a planned reduction: the paths removed from the map while
+# running), unless a path failed since the expectation was set (PATHS_FAILED): an unplanned loss,
+# even one multipathd cleaned out of the map (dev_loss_tmo), stays alerted until repaired.
+# An ASM disk group a database saw (oracle_asm_diskgroup_info, any state) is expected for as long
+# as the database is (DATABASES_EXPECTED): a disk group dismounted under a running database stays
+# alerted until it is mounted again; one dropped on purpose is forgotten by deleting its memory.
+DISKGROUPS_EXPECTED = "database_diskgroup:oracle_asm_diskgroup:expected"
+PATHS = "instance_device:dbhost_multipath_paths:last3m"
+PATHS_ACTIVE = "instance_device:dbhost_multipath_paths_active:last3m"
+PATHS_FAILED = "instance_device:dbhost_multipath_path_failed:expected"
+PATHS_EXPECTED = "instance_device:dbhost_multipath_paths:expected"
+PATHS_STABLE_WINDOW = "2h"
+# issue 23 (item 4): the fast recovery area's reclaimable bytes, per ASM disk group it lives in
+# (oracle_recovery_area_info{diskgroup}): space Oracle deletes by itself when the FRA needs room
+# as space for files (oracle_asm_diskgroup_file_space_bytes' basis: divided by the mirror copies
+# unless the basis is raw free space), summed over the databases whose FRA is in the disk group
+FRA_RECLAIMABLE_IN_DISKGROUP = "asm_diskgroup:oracle_recovery_area_reclaimable_file_space_bytes:sum"
 
 # ---------------------------------------------------------------- Oracle processes on the host
 PROC_SWITCHES = "instance_sid_role:dbhost_process_context_switches:rate5m"
@@ -181,26 +212,26 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (LOG_SWITCHES_1H, f"sum by ({db_inst}) (increase(oracle_redo_log_switches_total[1h]))"),
             (LOG_SWITCH_INTERVAL, f"3600 / ({LOG_SWITCHES_1H} > 0)"),
             (REDO_SIZE_1H, f"sum by ({db_inst}) (increase(oracle_redo_size_bytes_total[1h]))"),
-            (LOG_FILLS_1H, f"{REDO_SIZE_1H}\n  / on ({db_inst}) (max by ({db_inst}) (oracle_redo_log_group_size_bytes) > 0)"),
+            (LOG_FILLS_1H, f"{REDO_SIZE_1H}\n  / on ({db_inst}) (max by ({db_inst}) (last_over_time(oracle_redo_log_group_size_bytes[3m])) > 0)"),
         ]),
         ("oracle_instance.rules", [
             (LATCH_GETS, f"sum by ({db_inst}) (rate(oracle_latch_gets_total{{latch=\"all\"}}[5m]))"),
             (LATCH_MISSES, f"sum by ({db_inst}) (rate(oracle_latch_misses_total{{latch=\"all\"}}[5m]))"),
             (LATCH_HIT_RATIO, f"1 - {LATCH_MISSES}\n  / ({LATCH_GETS} > 0)"),
-            (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (oracle_pga_allocated_bytes)\n"
-                                      f"  / (sum by ({db_inst}) (oracle_pga_target_bytes) > 0)"),
+            (PGA_ALLOCATED_TO_TARGET, f"sum by ({db_inst}) (last_over_time(oracle_pga_allocated_bytes[3m]))\n"
+                                      f"  / (sum by ({db_inst}) (last_over_time(oracle_pga_target_bytes[3m])) > 0)"),
         ]),
         ("oracle_space.rules", [
             # GV$RESOURCE_LIMIT: no limit series when UNLIMITED, so no ratio either
-            (RESOURCE_UTILIZATION, f"max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_current_utilization)\n"
-                                   f"  / (max by ({cfg.by('database', 'inst_id', 'resource')}) (oracle_resource_limit) > 0)"),
+            (RESOURCE_UTILIZATION, f"max by ({cfg.by('database', 'inst_id', 'resource')}) (last_over_time(oracle_resource_current_utilization[3m]))\n"
+                                   f"  / (max by ({cfg.by('database', 'inst_id', 'resource')}) (last_over_time(oracle_resource_limit[3m])) > 0)"),
             # of the size the tablespace can reach (autoextensible files at MAXSIZE)
-            (TABLESPACE_USED, f"max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_used_bytes)\n"
-                              f"  / (max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (oracle_tablespace_max_bytes) > 0)"),
+            (TABLESPACE_USED, f"max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (last_over_time(oracle_tablespace_used_bytes[3m]))\n"
+                              f"  / (max by ({cfg.by('database', 'container', 'tablespace', 'contents')}) (last_over_time(oracle_tablespace_max_bytes[3m])) > 0)"),
             # what Oracle cannot reclaim by itself
-            (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (oracle_recovery_area_used_bytes)\n"
-                                 f"   - max by ({cfg.by('database')}) (oracle_recovery_area_reclaimable_bytes))\n"
-                                 f"  / (max by ({cfg.by('database')}) (oracle_recovery_area_limit_bytes) > 0)"),
+            (RECOVERY_AREA_USED, f"(max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_used_bytes[3m]))\n"
+                                 f"   - max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_reclaimable_bytes[3m])))\n"
+                                 f"  / (max by ({cfg.by('database')}) (last_over_time(oracle_recovery_area_limit_bytes[3m])) > 0)"),
         ]),
         ("oracle_presence.rules", [
             # last_over_time: a failed scrape does not make every instance vanish for a minute
@@ -219,6 +250,7 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
              f"{PDB_OPEN_EXPECTED} and on ({cfg.by('database', 'inst_id', 'pdb')}) "
              f"max by ({cfg.by('database', 'inst_id', 'pdb')}) (last_over_time(oracle_pdb_open_mode[3m]))"),
         ]),
+        ("presence.rules", presence_rules(cfg)),
         ("dbhost_process.rules", [
             (PROC_SWITCHES, f"sum by ({cfg.by('instance', 'sid', 'role')}) "
                             "(rate(dbhost_process_context_switches_total[5m]))"),
@@ -252,7 +284,8 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             # exactly one role per (instance, device): dbhost_lun_info can briefly hold two series
             # for a device (a role changed in the config, two exporters on one host); group_left
             # would then fail the whole rule for every device, so topk picks one.
-            (LUN_ROLE, f"topk by ({dev_join}) (1, max by ({cfg.by('instance', 'device', 'role')}) (dbhost_lun_info))"),
+            (LUN_ROLE, f"topk by ({dev_join}) (1, max by ({cfg.by('instance', 'device', 'role')}) "
+                       "(last_over_time(dbhost_lun_info[3m])))"),
             (DISK_READ_LATENCY, f"sum by ({dev}) (rate(node_disk_read_time_seconds_total[5m]))\n"
                                 f"  / ({DISK_READS} > 0)\n"
                                 f"  * on ({dev_join}) group_left (role) {LUN_ROLE}"),
@@ -292,4 +325,84 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (SWAP_PAGES, f"sum by ({host}) (rate(node_vmstat_pswpin[5m]))\n"
                          f"  + sum by ({host}) (rate(node_vmstat_pswpout[5m]))"),
         ]),
+    ]
+
+
+def presence_rules(cfg: Config) -> list[tuple[str, str]]:
+    """Issue 23 item 3: presence memory of scrape targets, databases and multipath paths, and the
+    recovery area's reclaimable space per ASM disk group (item 4). Each memory reads its own
+    previous value (`or <self>`), so what vanished stays remembered until it is back or, for a
+    database and a path count, until the rule below says it left the configuration."""
+    every_job = cfg.selector("oracle", "dbhost", "node")
+    target = cfg.by("job", "instance")
+    oracle = cfg.selector("oracle")
+    db = cfg.by("database")
+    dev = cfg.by("instance", "device")
+    gap = "[3m]"
+    dg_db = cfg.by("database", "diskgroup")
+    dg_one = cfg.by("asm_cluster", "diskgroup")
+    # the reclaimable bytes of each database's FRA, labelled with the ASM disk group it lives in
+    fra = (f"max by ({dg_db}) (last_over_time(oracle_recovery_area_reclaimable_bytes{gap})\n"
+           f"      * on ({db}) group_left (diskgroup) "
+           f"max by ({dg_db}) (last_over_time(oracle_recovery_area_info{{diskgroup!=\"\"}}{gap})))")
+    raw = f"max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_info{{space_basis=\"raw_free\"}}{gap}))"
+    return [
+        (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\n{TARGETS_EXPECTED}"),
+        (DATABASES_EXPECTED,
+         f"group by ({db}) (last_over_time(oracle_up{gap}))\n"
+         f"or\n"
+         f"(\n"
+         f"  {DATABASES_EXPECTED}\n"
+         f"  unless on ({db}) (\n"
+         # left the configuration: not exported for the whole window, while the exporter answered
+         # at its start and on every scrape since
+         f"    {DATABASES_EXPECTED}\n"
+         f"    unless on ({db}) last_over_time(oracle_up[{DATABASE_LEFT_WINDOW}])\n"
+         f"    and on ({target}) min_over_time(up{{{oracle}}}[{DATABASE_LEFT_WINDOW}]) == 1\n"
+         f"    and on ({target}) up{{{oracle}}} offset {DATABASE_LEFT_WINDOW} == 1\n"
+         f"  )\n"
+         f")"),
+        (DISKGROUPS_EXPECTED,
+         f"group by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
+         f"or\n"
+         f"{DISKGROUPS_EXPECTED} and on ({db}) {DATABASES_EXPECTED}"),
+        (PATHS, f"max by ({dev}) (last_over_time(dbhost_multipath_paths{gap}))"),
+        (PATHS_ACTIVE, f"max by ({dev}) (last_over_time(dbhost_multipath_paths_active{gap}))"),
+        # a path of the map not carrying I/O while fewer paths than expected carry I/O: set, and
+        # kept until as many paths as expected carry I/O again
+        (PATHS_FAILED,
+         f"group by ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS})\n"
+         f"or\n"
+         f"{PATHS_FAILED} and on ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS_EXPECTED})"),
+        (PATHS_EXPECTED,
+         # rises at once to the paths the map has now
+         f"{PATHS} >= on ({dev}) {PATHS_EXPECTED}\n"
+         f"or\n"
+         # re-based: the count held for the window with every path of the map carrying I/O,
+         # and no path failed since the expectation was set
+         f"(\n"
+         f"  {PATHS}\n"
+         f"  and on ({dev}) (\n"
+         f"    max by ({dev}) (max_over_time(dbhost_multipath_paths[{PATHS_STABLE_WINDOW}]))\n"
+         f"    <= on ({dev}) max by ({dev}) (min_over_time(dbhost_multipath_paths_active[{PATHS_STABLE_WINDOW}]))\n"
+         f"  )\n"
+         f"  and on ({dev}) max by ({dev}) (min_over_time(dbhost_multipath_paths_active[{PATHS_STABLE_WINDOW}])) > 0\n"
+         f"  unless on ({dev}) {PATHS_FAILED}\n"
+         f")\n"
+         f"or\n"
+         # kept while the map is in the exporter's output (a day, as the instances' memory)
+         f"{PATHS_EXPECTED} and on ({dev}) max by ({dev}) (last_over_time(dbhost_multipath_paths[1d]))\n"
+         f"or\n"
+         f"{PATHS}"),
+        (FRA_RECLAIMABLE_IN_DISKGROUP,
+         f"sum by ({dg_one}) (\n"
+         f"  (\n"
+         f"    {fra} / on ({dg_db}) (max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_mirror_copies{gap})) > 0)\n"
+         f"      unless on ({dg_db}) {raw}\n"
+         f"    or\n"
+         f"    {fra} and on ({dg_db}) {raw}\n"
+         f"  )\n"
+         f"  * on ({dg_db}) group_left (asm_cluster) "
+         f"max by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
+         f")"),
     ]

@@ -186,29 +186,44 @@ def _monitoring(cfg: Config) -> list[dict]:
              summary="Prometheus scrapes no node_exporter at all",
              description="No target matches up{" + cfg.selector("node") + "} for ${ops_host_job_absent.for} "
                          "(absent = {{ $value }}; O1): CPU, memory and disk alerts cannot fire."),
+        # issue 23: a target is remembered by a recording rule (records.TARGETS_EXPECTED): it stays
+        # alerted until it is scraped again (the [1h] look-back closed it after an hour)
         dict(alert="ScrapeTargetVanished", ids=["ops_target_vanished"], layer="monitoring", dashboard=None,
-             doc="A target of the oracle, dbhost or node job scraped in the last hour has no `up` series now.",
+             doc="A target of the oracle, dbhost or node job that Prometheus scraped has no `up` series now; "
+                 "remembered by a recording rule (no look-back to expire), so it stays firing until the target is "
+                 "scraped again or its memory is deleted (a target retired on purpose: see the runbook).",
              expr="(\n"
-                  "  count_over_time(up{" + every_job + "}[1h])\n"
+                  "  " + R.TARGETS_EXPECTED + "\n"
                   "  unless on (" + target + ")\n"
                   "  up{" + every_job + "}\n"
                   ") > ${ops_target_vanished}",
              summary="{{ $labels.job }} target {{ $labels.instance }} is no longer scraped",
-             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} {{ $value }} times in the last hour "
-                         "and not any more (O1): it was dropped from service discovery or the config, so no down alert can fire for it."),
+             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} and does not any more "
+                         "({{ $value }} target remembered by " + R.TARGETS_EXPECTED + ", O1): "
+                         "it was dropped from service discovery or the config, so no down alert can fire for it. This "
+                         "stays firing until the target is back; a target retired on purpose is forgotten by deleting "
+                         "its " + R.TARGETS_EXPECTED + " series (runbook)."),
+        # issue 23: the database is remembered (records.DATABASES_EXPECTED) and forgotten only once the
+        # exporter has answered without it for DATABASE_LEFT_WINDOW: it left the exporter's configuration
         dict(alert="OracleDatabaseVanished", ids=["ops_database_vanished"], layer="monitoring", dashboard="oracle-wallboard",
-             doc="A database oracle-exporter reported in the last hour is missing from its output; the exporter is up.",
+             doc="A database oracle-exporter reported is missing from its output while the exporter answers. It "
+                 "resolves when the database is back, or when the exporter has answered on every scrape of "
+                 + R.DATABASE_LEFT_WINDOW + " without it (removed from the exporter's configuration). While the exporter "
+                 "is down or not scraped the database stays remembered (OracleExporterDown, ScrapeTargetVanished say "
+                 "why), and it fires again if the exporter comes back without it.",
              expr="(\n"
-                  "  count_over_time(oracle_up[1h])\n"
+                  "  " + R.DATABASES_EXPECTED + "\n"
                   "  unless on (" + cfg.by("database") + ")\n"
-                  "  oracle_up\n"
+                  "  " + _gauge("oracle_up") + "\n"
                   ") > ${ops_database_vanished}\n"
                   "and on (" + target + ")\n"
                   "up{" + oracle + "} == 1",
              summary="Database {{ $labels.database }} vanished from oracle-exporter {{ $labels.instance }}",
-             description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} {{ $value }} times in the "
-                         "last hour and not any more, while the exporter itself answers (O3): the database left the exporter's "
-                         "config or output, so OracleDown cannot fire for it."),
+             description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} and does not any "
+                         "more ({{ $value }} database remembered by " + R.DATABASES_EXPECTED + "), while the exporter "
+                         "itself answers (O3): the database left the exporter's config or output, "
+                         "so OracleDown cannot fire for it. Taken as removed from the configuration (and resolved) once "
+                         "the exporter has answered without it for " + R.DATABASE_LEFT_WINDOW + "."),
         # issue 23: the count of instances a database is expected to have is remembered by a
         # recording rule (records.INSTANCES_EXPECTED): an instance that stays down stays alerted
         # (the [1h] look-back closed it 70 minutes after the node went down); a RAC One Node
@@ -255,7 +270,7 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "receiver every few minutes; when it stops arriving, Prometheus, its rules or Alertmanager are down."),
         dict(alert="OracleScrapeErrors", ids=["ops_scrape_errors"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "collector_failing"},
-             expr="max by (" + cfg.by("database", "collector") + ") (oracle_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("database", "collector") + ") (" + _gauge("oracle_collector_success") + ") == ${ops_scrape_errors}",
              summary="Collector {{ $labels.collector }} fails for {{ $labels.database }}",
              description="oracle-exporter collector {{ $labels.collector }} has failed on every scrape of "
                          "{{ $labels.database }} for ${ops_scrape_errors.for} (oracle_collector_success = {{ $value }}): its metrics are missing."),
@@ -269,7 +284,7 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "{{ $value | printf \"%.3g\" }} times/s over 15m (floor ${ops_scrape_errors.floor.errors}/s)."),
         dict(alert="DbhostCollectorFailed", ids=["ops_scrape_errors"], layer="monitoring", dashboard="host-storage",
              doc="A dbhost-exporter collector keeps failing (dbhost_collector_success 0).",
-             expr="max by (" + cfg.by("collector") + ") (dbhost_collector_success) == ${ops_scrape_errors}",
+             expr="max by (" + cfg.by("collector") + ") (" + _gauge("dbhost_collector_success") + ") == ${ops_scrape_errors}",
              summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
@@ -424,12 +439,12 @@ def _redo(cfg: Config) -> list[dict]:
         dict(alert="OracleArchivingBehind", ids=["R15_archive"], layer="oracle", dashboard="oracle-redo",
              labels={"cause": "unarchived_groups"},
              expr="count by (" + cfg.by("database", "thread") + ") (\n"
-                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_archived) == 0\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (" + _gauge("oracle_redo_log_group_archived") + ") == 0\n"
                   "  unless on (" + cfg.by("database", "thread", "group") + ")\n"
-                  "  max by (" + cfg.by("database", "thread", "group") + ") (oracle_redo_log_group_status{status=\"CURRENT\"}) == 1\n"
+                  "  max by (" + cfg.by("database", "thread", "group") + ") (" + _gauge("oracle_redo_log_group_status{status=\"CURRENT\"}") + ") == 1\n"
                   ") >= ${R15_archive}\n"
                   "and on (" + cfg.by("database") + ")\n"
-                  "oracle_database_info{log_mode=\"ARCHIVELOG\"}",
+                  + _gauge("oracle_database_info{log_mode=\"ARCHIVELOG\"}"),
              summary="Archiving of redo thread {{ $labels.thread }} lags on {{ $labels.database }}",
              description="{{ $value }} non-current redo log groups of thread {{ $labels.thread }} on {{ $labels.database }} "
                          "are not archived yet (threshold ${R15_archive}, R15: archiving must finish well inside the switch interval)."),
@@ -449,16 +464,28 @@ def _space(cfg: Config) -> list[dict]:
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     # issue 22: a READ ONLY or OFFLINE tablespace cannot grow: never judged (oracle_tablespace_info{status})
     ts_on = cfg.by("database", "container", "tablespace")
-    ts_judged = "\nunless on (" + ts_on + ") oracle_tablespace_info{status=~\"READ ONLY|OFFLINE\"}"
+    ts_judged = "\nunless on (" + ts_on + ") " + _gauge("oracle_tablespace_info{status=~\"READ ONLY|OFFLINE\"}")
     ts_by = cfg.by("database", "container", "tablespace", "contents")
-    ts_room = ("max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})\n"
-               "  - max by (" + ts_by + ") (oracle_tablespace_used_bytes{contents=\"PERMANENT\"})")
+    ts_room = ("max by (" + ts_by + ") (" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + ")\n"
+               "  - max by (" + ts_by + ") (" + _gauge("oracle_tablespace_used_bytes{contents=\"PERMANENT\"}") + ")")
     # issue 22: one ASM disk group seen by several databases is one alert: (asm_cluster, diskgroup) from the
     # info metric, per scrape target (the target labels every alert keeps: one exporter serving the databases
     # of a cluster gives one alert per disk group)
     dg_one = cfg.by("asm_cluster", "diskgroup")
     dg_db = cfg.by("database", "diskgroup")
-    dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (oracle_asm_diskgroup_info)"
+    dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (" + _gauge("oracle_asm_diskgroup_info") + ")"
+    # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
+    # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
+    dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_file_space_bytes") + ")\n"
+                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ") > 0)\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
+                "  )")
+    dg_total = ("max by (" + dg_one + ") (\n"
+                "      max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ")\n"
+                "      * on (" + dg_db + ") group_left (asm_cluster) max by (" + dg_db + ", asm_cluster) ("
+                + _gauge("oracle_asm_diskgroup_info") + ")\n"
+                "    )")
     return [
         dict(alert="OracleResourceLimitNear", ids=["O4_resource"], layer="oracle", dashboard="oracle-capacity",
              expr=R.RESOURCE_UTILIZATION + "{" + limited + "} > ${O4_resource}",
@@ -493,7 +520,8 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_days"], layer="oracle", dashboard="oracle-capacity",
              doc="At the growth of the last 6 hours a permanent tablespace that is at least "
                  "${O4_tablespace_days.floor.used|pct} full reaches its maximum size within ${O4_tablespace_days} days.",
-             expr="(oracle_tablespace_max_bytes{contents=\"PERMANENT\"} - oracle_tablespace_used_bytes{contents=\"PERMANENT\"})\n"
+             expr="(" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + " - "
+                  + _gauge("oracle_tablespace_used_bytes{contents=\"PERMANENT\"}") + ")\n"
                   "  / (deriv(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h]) > 0) / 86400 < ${O4_tablespace_days}\n"
                   "and on (" + cfg.by("database", "container", "tablespace") + ")\n" +
                   R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_days.floor.used}" + ts_judged,
@@ -510,7 +538,7 @@ def _space(cfg: Config) -> list[dict]:
                   "and on (" + ts_on + ")\n"
                   "max by (" + ts_by + ") (predict_linear(oracle_tablespace_used_bytes{contents=\"PERMANENT\"}[6h], "
                   "${O4_tablespace_hours}))\n"
-                  "  > max by (" + ts_by + ") (oracle_tablespace_max_bytes{contents=\"PERMANENT\"})" + ts_judged,
+                  "  > max by (" + ts_by + ") (" + _gauge("oracle_tablespace_max_bytes{contents=\"PERMANENT\"}") + ")" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} will be full within hours",
              description="At the growth of the last 6 hours tablespace {{ $labels.tablespace }} of "
                          "{{ $labels.database }} reaches the size it can reach in {{ $value | humanizeDuration }} "
@@ -530,11 +558,16 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
              doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
                  "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of its size; one alert per "
-                 "(asm_cluster, diskgroup) whichever databases see it. A ticket: the page is the time to full.",
-             expr="min by (" + dg_one + ", type, space_basis) (\n"
-                  "  max by (" + dg_db + ") (oracle_asm_diskgroup_file_space_bytes)\n"
-                  "  / (max by (" + dg_db + ") (oracle_asm_diskgroup_total_bytes) > 0)\n"
-                  "  * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
+                 "(asm_cluster, diskgroup) whichever databases see it. The reclaimable files of the fast recovery areas "
+                 "that live in the disk group (oracle_recovery_area_info{diskgroup}) count as free: Oracle deletes them "
+                 "when an FRA needs room, so a recovery-area disk group full of them by design does not ticket. "
+                 "A ticket: the page is the time to full.",
+             expr="(\n"
+                  "  " + dg_ratio + "\n"
+                  "  + on (" + dg_one + ") group_left ()\n"
+                  "  (" + R.FRA_RECLAIMABLE_IN_DISKGROUP + " / on (" + dg_one + ") " + dg_total + ")\n"
+                  "  or\n"
+                  "  " + dg_ratio + "\n"
                   ") < ${O4_asm}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is low on space for files",
              description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
@@ -550,7 +583,7 @@ def _space(cfg: Config) -> list[dict]:
                  "within ${O4_asm_fill|dur}; one alert per (asm_cluster, diskgroup).",
              expr="min by (" + dg_one + ", type) (\n"
                   "  (\n"
-                  "    max by (" + dg_db + ") (oracle_asm_diskgroup_free_bytes)\n"
+                  "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
                   "    / (-max by (" + dg_db + ") (deriv(oracle_asm_diskgroup_free_bytes[6h])) > 0)\n"
                   "    and on (" + dg_db + ")\n"
                   "    max by (" + dg_db + ") (predict_linear(oracle_asm_diskgroup_free_bytes[6h], ${O4_asm_fill})) < 0\n"
@@ -563,16 +596,33 @@ def _space(cfg: Config) -> list[dict]:
                          "{{ $value | humanizeDuration }} (threshold ${O4_asm_fill|dur}, O4): then no database on it "
                          "can extend a file, archive redo or, soon after, commit. Add disks or stop the writer now."),
         dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
-             expr="max by (" + cfg.by("database", "diskgroup") + ") (oracle_asm_diskgroup_offline_disks) > ${O4_asm_offline}",
+             expr="max by (" + cfg.by("database", "diskgroup") + ") (" + _gauge("oracle_asm_diskgroup_offline_disks") + ") > ${O4_asm_offline}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
              description="{{ $value }} disks of ASM disk group {{ $labels.diskgroup }} seen by {{ $labels.database }} are "
                          "offline (O4): the group runs without its redundancy until they are back."),
+        # issue 23: a disk group remembered by a recording rule (records.DISKGROUPS_EXPECTED) that is
+        # gone from the databases' view: one alert per (asm_cluster, diskgroup), the databases counted
+        dict(alert="OracleAsmDiskgroupVanished", ids=["O4_asm_vanished"], layer="oracle", dashboard="oracle-capacity",
+             expr="count by (" + dg_one + ") (\n"
+                  "  " + R.DISKGROUPS_EXPECTED + "\n"
+                  "  unless on (" + dg_db + ") " + _gauge("oracle_asm_diskgroup_info") + "\n"
+                  "  and on (" + cfg.by("database") + ") " + _gauge("oracle_up") + " == 1\n"
+                  "  unless on (" + cfg.by("database") + ") max by (" + cfg.by("database") + ") ("
+                  + _gauge("oracle_collector_success{collector=\"asm\"}") + ") == 0\n"
+                  ") > ${O4_asm_vanished}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is gone",
+             description="{{ $value }} database(s) that saw ASM disk group {{ $labels.diskgroup }} of cluster "
+                         "{{ $labels.asm_cluster }} no longer do (V$ASM_DISKGROUP_STAT) while they answer (O4): the "
+                         "group was dismounted (a lost disk beyond its redundancy, an ASM instance problem) or dropped. "
+                         "Files in it are unreachable: an FRA there stops archiving (ORA-19809), data files go offline. "
+                         "This stays firing until the group is mounted again; a group dropped on purpose is forgotten "
+                         "by deleting its " + R.DISKGROUPS_EXPECTED + " series (runbook)."),
         dict(alert="OracleDataGuardLag", ids=["O5_lag"], layer="oracle", dashboard="oracle-wallboard",
              doc="A standby's transport lag, or its apply lag beyond the apply delay it is configured with "
                  "(oracle_dataguard_apply_delay_seconds), is above ${O5_lag|dur}. The apply lag is not judged while "
                  "apply is stopped (OracleDataGuardApplyStopped says so) nor on a snapshot standby (no apply by design).",
              expr="(\n"
-                  "  max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_seconds{kind!=\"apply\"})\n"
+                  "  max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_seconds{kind!=\"apply\"}") + ")\n"
                   "  or\n"
                   "  " + _apply_lag_beyond_delay(cfg) + "\n"
                   ") > ${O5_lag}",
@@ -594,7 +644,7 @@ def _space(cfg: Config) -> list[dict]:
              labels={"cause": "not_computed"},
              doc="A standby's transport or apply lag row has no value (lag_computed 0); the apply lag not while apply is "
                  "stopped (OracleDataGuardApplyStopped) nor on a snapshot standby.",
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed) == ${O5_lag_not_computed}\n"
+             expr="max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_computed") + ") == ${O5_lag_not_computed}\n"
                   "unless on (" + cfg.by("database", "kind") + ") (\n"
                   "  " + _apply_not_judged(cfg) + "\n"
                   ")",
@@ -603,7 +653,7 @@ def _space(cfg: Config) -> list[dict]:
                          "O5): it lost contact with the primary or apply stopped; a missing lag is not a zero lag."),
         dict(alert="OracleDataGuardLagNotComputed", ids=["O5_lag_stale"], layer="oracle", dashboard="oracle-wallboard",
              labels={"cause": "stale"},
-             expr="max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_datum_age_seconds) > ${O5_lag_stale}",
+             expr="max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_datum_age_seconds") + ") > ${O5_lag_stale}",
              summary="Standby {{ $labels.database }} computes its {{ $labels.kind }} lag from stale data",
              description="The {{ $labels.kind }} lag of standby {{ $labels.database }} is computed from data "
                          "{{ $value | humanizeDuration }} old (threshold ${O5_lag_stale|dur}, O5): the standby is not "
@@ -611,9 +661,9 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleArchiveDestinationError", ids=["O5_archive_dest"], layer="oracle", dashboard="oracle-redo",
              # a NOARCHIVELOG database archives nowhere: its destinations' state means nothing. `unless`
              # (not `and ... ARCHIVELOG`) so that a missing oracle_database_info does not silence it.
-             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (oracle_archive_dest_error) == ${O5_archive_dest}\n"
+             expr="max by (" + cfg.by("database", "inst_id", "dest_name") + ") (" + _gauge("oracle_archive_dest_error") + ") == ${O5_archive_dest}\n"
                   "unless on (" + cfg.by("database") + ")\n"
-                  "oracle_database_info{log_mode=\"NOARCHIVELOG\"}",
+                  + _gauge("oracle_database_info{log_mode=\"NOARCHIVELOG\"}"),
              summary="Archive destination {{ $labels.dest_name }} of {{ $labels.database }} is in error",
              description="Archive destination {{ $labels.dest_name }} of " + _DB + " is in error "
                          "(oracle_archive_dest_error = {{ $value }}; O5, R15): redo is not archived there; "
@@ -627,10 +677,10 @@ def _apply_not_judged(cfg: Config) -> str:
     OracleDataGuardApplyStopped's finding) or that is a snapshot standby (no apply by design):
     a selector of series with labels (database, kind="apply") to `unless` away."""
     db = cfg.by("database")
-    return ("max by (" + cfg.by("database", "kind") + ") (oracle_dataguard_lag_computed{kind=\"apply\"})\n"
+    return ("max by (" + cfg.by("database", "kind") + ") (" + _gauge("oracle_dataguard_lag_computed{kind=\"apply\"}") + ")\n"
             "  and on (" + db + ") (\n"
-            "    max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
-            "    or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "    max by (" + db + ") (" + _gauge("oracle_dataguard_apply_running") + ") == 0\n"
+            "    or max by (" + db + ") (" + _gauge("oracle_dataguard_snapshot_standby") + ") == 1\n"
             "  )")
 
 
@@ -639,15 +689,15 @@ def _apply_lag_beyond_delay(cfg: Config) -> str:
     delay), not while apply is stopped nor on a snapshot standby."""
     db, dbk = cfg.by("database"), cfg.by("database", "kind")
     return ("(\n"
-            "    max by (" + dbk + ") (oracle_dataguard_lag_seconds{kind=\"apply\"})\n"
+            "    max by (" + dbk + ") (" + _gauge("oracle_dataguard_lag_seconds{kind=\"apply\"}") + ")\n"
             "    - on (" + db + ") group_left ()\n"
             "    (\n"
-            "      max by (" + db + ") (oracle_dataguard_apply_delay_seconds)\n"
-            "      or max by (" + db + ") (oracle_dataguard_lag_seconds{kind=\"apply\"}) * 0\n"
+            "      max by (" + db + ") (" + _gauge("oracle_dataguard_apply_delay_seconds") + ")\n"
+            "      or max by (" + db + ") (" + _gauge("oracle_dataguard_lag_seconds{kind=\"apply\"}") + ") * 0\n"
             "    )\n"
             "    unless on (" + db + ") (\n"
-            "      max by (" + db + ") (oracle_dataguard_apply_running) == 0\n"
-            "      or max by (" + db + ") (oracle_dataguard_snapshot_standby) == 1\n"
+            "      max by (" + db + ") (" + _gauge("oracle_dataguard_apply_running") + ") == 0\n"
+            "      or max by (" + db + ") (" + _gauge("oracle_dataguard_snapshot_standby") + ") == 1\n"
             "    )\n"
             "  )")
 
@@ -776,13 +826,13 @@ def _luns(cfg: Config) -> list[dict]:
                  "device whose host queue the kernel does not show (dbhost_lun_host_queue_visible 0 or absent).",
              expr=R.LUN_QUEUE_FULL_SHARE + " >= ${Q2_full}\n"
                   "unless on (" + cfg.join("instance", "device") + ")\n"
-                  "max by (" + cfg.by("instance", "device") + ") (dbhost_lun_host_queue_visible) == 1",
+                  "max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_lun_host_queue_visible") + ") == 1",
              summary="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} is full most of the time",
              description="The LUN queue of {{ $labels.device }} on {{ $labels.instance }} was full in {{ $value | humanizePercentage }} "
                          "of the samples (threshold ${Q2_full|pct}, Q2); this kernel does not show the host queue "
                          "(dbhost_lun_host_queue_visible), so requests arriving now wait there unseen: the LUN queue depth is too low for the load."),
         dict(alert="LunQueueDepthThrottled", ids=["Q3"], layer="storage", dashboard="host-storage",
-             expr="max by (" + cfg.by("instance", "device") + ") (dbhost_lun_queue_depth) <= ${Q3}\n"
+             expr="max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_lun_queue_depth") + ") <= ${Q3}\n"
                   "and on (" + cfg.join("instance", "device") + ") (\n"
                   "  " + R.LUN_QUEUE_FULL_SHARE + " >= ${Q3.floor.queue_full_share}\n"
                   "  or\n"
@@ -853,31 +903,34 @@ def _paths(cfg: Config) -> list[dict]:
     """Paths: dm-multipath, NVMe (O6)."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
     return [
-        # `had`: the paths a map had in the last day, so a path multipathd removed from the map
-        # (dev_loss_tmo expired: it is no longer in slaves/, and paths drops with it) still counts
+        # issue 23: the paths a map is expected to have are remembered (records.PATHS_EXPECTED): a path
+        # multipathd removed from the map (dev_loss_tmo) still counts, with no look-back to forget it;
+        # a planned reduction (paths removed while running) is re-based once stable
         dict(alert="LunPathRedundancyLost", ids=["O6_paths"], layer="storage", dashboard="host-storage",
              expr="(\n"
-                  "  " + paths_had + "\n"
-                  "    - " + paths_active + " > ${O6_paths}\n"
-                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " > 0\n"
+                  "  " + R.PATHS_EXPECTED + "\n"
+                  "    - " + R.PATHS_ACTIVE + " > ${O6_paths}\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + R.PATHS_ACTIVE + " > 0\n"
                   ")\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data\"}",
              summary="{{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} lost multipath redundancy",
-             description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had in "
-                         "the last day carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
-                         "redundancy; the next path failure stops it."),
+             description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} is "
+                         "expected to have carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
+                         "redundancy; the next path failure stops it. This stays firing until the paths are back; a "
+                         "planned reduction (paths removed from the map while running) stops alerting once the new "
+                         "count has held for " + R.PATHS_STABLE_WINDOW + " with every path carrying I/O."),
         dict(alert="LunAllPathsDown", ids=["O6_paths_none"], layer="storage", dashboard="host-storage",
              expr="(\n"
-                  "  " + paths_had + " > 0\n"
-                  "  and on (" + cfg.join("instance", "device") + ") " + paths_active + " == ${O6_paths_none}\n"
+                  "  " + R.PATHS_EXPECTED + " > 0\n"
+                  "  and on (" + cfg.join("instance", "device") + ") " + R.PATHS_ACTIVE + " == ${O6_paths_none}\n"
                   ")\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
              summary="No path of {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} carries I/O",
-             description="None of the {{ $value }} paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} had "
-                         "in the last day carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
+             description="None of the {{ $value }} paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} is "
+                         "expected to have carries I/O (O6): its I/O is queued (queue_if_no_path) or fails; a redo LUN "
                          "stops every commit."),
         dict(alert="LunMultipathSuspended", ids=["O6_suspended"], layer="storage", dashboard="host-storage",
-             expr="(max by (" + cfg.by("instance", "device") + ") (dbhost_multipath_suspended) == ${O6_suspended})\n"
+             expr="(max by (" + cfg.by("instance", "device") + ") (" + _gauge("dbhost_multipath_suspended") + ") == ${O6_suspended})\n"
                   "* on (" + cfg.join("instance", "device") + ") group_left (role) " + R.LUN_ROLE + "{role=~\"redo|data|arch\"}",
              summary="Multipath map {{ $labels.device }} ({{ $labels.role }}) on {{ $labels.instance }} stays suspended",
              description="The device-mapper map {{ $labels.device }} ({{ $labels.role }} LUN) on {{ $labels.instance }} has been "
@@ -914,7 +967,7 @@ def _zfs(cfg: Config) -> list[dict]:
                   "and on (" + cfg.join("instance") + ")\n" +
                   R.L2ARC_LOOKUPS + " >= ${Z3.floor.lookups}\n"
                   "and on (" + cfg.join("instance") + ")\n"
-                  "max by (" + cfg.by("instance") + ") (dbhost_zfs_l2arc_size_bytes) > 0",
+                  "max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_zfs_l2arc_size_bytes") + ") > 0",
              summary="L2ARC on {{ $labels.instance }} is not warming up",
              description="The L2ARC hit ratio on {{ $labels.instance }} is {{ $value | humanizePercentage }} after ${Z3.for} "
                          "of at least ${Z3.floor.lookups} lookups/s (threshold ${Z3|pct}; Z3: L2ARC warms over hours, Z2: warm it served most reads)."),

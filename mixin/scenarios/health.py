@@ -151,6 +151,64 @@ def health_tests(pack) -> list:
     # one disk group seen by two databases: one alert, not one per database
     tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: a disk group shared by two databases gives one alert", alert, 0,
                           asm(50 * gb) + asm(50 * gb, db="DWH"), dg, 0.05, window=0))
+    # issue 23 item 4: +RECO holds the fast recovery area, full of reclaimable files by design
+    # (archived logs already backed up, obsolete backups: Oracle deletes them when the FRA needs
+    # room). Its free space is 4%, its space net of the reclaimable files 74%: no ticket.
+    def reco(dest, copies=1, reclaimable=700 * gb, type_="EXTERN"):
+        lab = {**ORA, "database": "ODS"}
+        return asm(40 * gb, type_=type_, name="RECO") + [
+            tl.gauge("oracle_asm_diskgroup_mirror_copies", {**lab, "diskgroup": "RECO"}, [(0, copies)]),
+            tl.gauge("oracle_recovery_area_reclaimable_bytes", lab, [(0, reclaimable)]),
+            tl.gauge("oracle_recovery_area_info", {**lab, "destination": dest,
+                                                   "diskgroup": dest[1:].split("/")[0].upper() if dest[:1] == "+" else ""},
+                     [(0, 1)])]
+    reco_dg = {"asm_cluster": "prodclu", "diskgroup": "RECO", "type": "EXTERN", "space_basis": "usable_file"}
+    tests.append(quiet("OracleAsmDiskgroupSpaceLow: the FRA's disk group +RECO at 4% free, full of reclaimable files "
+                       "(700 GB of 1000), stays quiet", alert, reco("+RECO"), n))
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: the same disk group at 4% free with the FRA on a file "
+                          "system (its reclaimable files are not in +RECO) tickets", alert, 0,
+                          reco("/u03/fra"), reco_dg, 0.04, window=0))
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: +RECO at 4% free with only 30 GB reclaimable in its FRA "
+                          "tickets (7% net)", alert, 0, reco("+RECO", reclaimable=30 * gb), reco_dg, 0.07, window=0))
+    # NORMAL redundancy: usable file space is per copy; the reclaimable bytes count per copy too
+    tests.append(scenario(pack, "OracleAsmDiskgroupSpaceLow: a NORMAL +RECO at 4% usable with 100 GB reclaimable "
+                          "credits 50 GB per copy and tickets (9%)", alert, 0,
+                          reco("+RECO", copies=2, reclaimable=100 * gb, type_="NORMAL"),
+                          {**reco_dg, "type": "NORMAL"}, 0.09, window=0))
+    # issue 23 item 3: a disk group that vanished from the database's view stays alerted for hours
+    # (until mounted again); a failing asm collector or a database that is down are not a vanishing
+    alert = "OracleAsmDiskgroupVanished"
+    long = 150
+    tl4 = Timeline(long)
+    lab4 = {**ORA, "database": "ODS"}
+
+    def group(name, phases):
+        return tl4.gauge("oracle_asm_diskgroup_info", {**lab4, "diskgroup": name, "state": "CONNECTED", "type": "EXTERN",
+                                                       "asm_cluster": "prodclu", "space_basis": "usable_file"}, phases)
+
+    def values(series, upto):
+        """the series' values up to minute `upto`, then stale (the row is gone)"""
+        return {**series, "values": " ".join(series["values"].split()[:upto + 1]) + " stale"}
+    up4 = tl4.gauge("oracle_up", lab4, [(0, 1)])
+    ok4 = tl4.gauge("oracle_collector_success", {**lab4, "collector": "asm"}, [(0, 1)])
+    back = long - 10
+    reco4 = group("RECO", [(0, 1)])
+    returning = {**reco4, "values": " ".join(reco4["values"].split()[:H + 1] + ["stale"] + ["_"] * (back - H - 2)
+                                             + reco4["values"].split()[back:])}
+    fired = [pack.expect(alert, 0, {"asm_cluster": "prodclu", "diskgroup": "RECO"}, 1)]
+    tests.append({"name": "OracleAsmDiskgroupVanished: +RECO dismounted under a running database stays alerted for "
+                          "2 hours, until it is mounted again",
+                  "interval": "1m", "input_series": [up4, ok4, group("DATA", [(0, 1)]), returning], "alert_rule_test": [
+                      {"eval_time": f"{H + 5}m", "alertname": alert, "exp_alerts": []},
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 10, H + 70, back - 1)],
+                      {"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
+    tests.append(quiet("OracleAsmDiskgroupVanished: the asm collector failing (no rows read) is not a vanishing",
+                       alert, [up4, tl4.gauge("oracle_collector_success", {**lab4, "collector": "asm"}, [(0, 1), (H, 0)]),
+                               values(group("RECO", [(0, 1)]), H)], H + 30))
+    tests.append(quiet("OracleAsmDiskgroupVanished: the database down (OracleDown's finding) is not a vanishing",
+                       alert, [tl4.gauge("oracle_up", lab4, [(0, 1), (H, 0)]), ok4, values(group("RECO", [(0, 1)]), H)],
+                       H + 30))
+    alert = "OracleAsmDiskgroupSpaceLow"
     # the page: free space running out within 4 hours at the rate of the last 6 hours
     tl3 = Timeline(75)
     lab3 = {**ORA, "database": "ODS", "diskgroup": "DATA"}

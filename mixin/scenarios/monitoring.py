@@ -67,7 +67,7 @@ def monitoring_tests(pack) -> list:
                   "interval": "1m", "input_series": [
                       _series("up", dbh, f"1x{n}"), _series("up", gone, f"1x{H} stale")], "alert_rule_test": [
                       {"eval_time": f"{H + 4}m", "alertname": alert, "exp_alerts": []},
-                      {"eval_time": f"{H + 7}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, gone, H + 1)]}]})
+                      {"eval_time": f"{H + 7}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, gone, 1)]}]})
     tests.append(quiet("ScrapeTargetVanished: a target that is down (up 0) has not vanished", alert,
                        [_series("up", dbh, f"1x{H} 0x{n}")], H + 10))
 
@@ -78,8 +78,8 @@ def monitoring_tests(pack) -> list:
                       _series("up", ora, f"1x{n}"), _series("oracle_up", {**ora, "database": "ODS"}, f"1x{n}"),
                       _series("oracle_up", {**ora, "database": "ODS2"}, f"1x{H} stale")], "alert_rule_test": [
                       {"eval_time": f"{H + 4}m", "alertname": alert, "exp_alerts": []},
-                      {"eval_time": f"{H + 7}m", "alertname": alert,
-                       "exp_alerts": [pack.expect(alert, 0, {"database": "ODS2"}, H + 1)]}]})
+                      {"eval_time": f"{H + 10}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"database": "ODS2"}, 1)]}]})
     tests.append(quiet("OracleDatabaseVanished: the whole exporter down: OracleExporterDown's finding", alert,
                        [_series("up", ora, f"1x{H} 0x{n}"), _series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} stale")],
                        H + 10))
@@ -104,6 +104,7 @@ def monitoring_tests(pack) -> list:
                         info("1", f"1x{H} stale"), info("2", f"1x{H} stale")], H + 10))
 
     tests += issue23_tests(pack)
+    tests += vanished_tests(pack)
 
     # the heartbeat
     tests.append({"name": "Watchdog: always firing", "interval": "1m", "input_series": [node_up],
@@ -220,4 +221,69 @@ def issue23_tests(pack) -> list:
                            _series("oracle_up", odb, f"1x{H + 40}"),
                            info("1", "dbhost1", f"1x{H + 3} stale"),
                            info("2", "dbhost2", f"_x{H} 1x40")], H + 30))
+    return tests
+
+
+def vanished_tests(pack) -> list:
+    """Issue 23 item 3, failure first: a vanished target or database stays alerted past any hour
+    until it is back; a database removed from the exporter's configuration resolves; an exporter
+    outage concludes nothing about its databases."""
+    tests = []
+    ora = {"job": "oracle", "instance": ORA["instance"]}
+    dbh = {"job": "dbhost", "instance": HOST}
+
+    # ScrapeTargetVanished: the [1h] look-back resolved it an hour after the target was dropped
+    alert = "ScrapeTargetVanished"
+    long = 200
+    gone = {"job": "dbhost", "instance": "dbhost2"}
+    fired = [pack.expect(alert, 0, gone, 1)]
+    tests.append({"name": "ScrapeTargetVanished: dbhost2 dropped from service discovery for 3 hours stays alerted "
+                          "until it is scraped again",
+                  "interval": "1m", "input_series": [
+                      _series("up", dbh, f"1x{long}"),
+                      _series("up", gone, f"1x{H} stale _x{long - H - 12} 1x10")], "alert_rule_test": [
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 7, H + 70, H + 175)],
+                      {"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
+
+    # OracleDatabaseVanished
+    alert = "OracleDatabaseVanished"
+    fired = [pack.expect(alert, 0, {"database": "ODS2"}, 1)]
+    ods = _series("oracle_up", {**ora, "database": "ODS"}, f"1x{long}")
+    # the DBA removed ODS2 from the exporter's config: the exporter answers without it; the
+    # alert says so, then resolves once the exporter has answered without it for the window
+    tests.append({"name": "OracleDatabaseVanished: a database removed from the exporter's configuration fires, "
+                          "then resolves (the exporter answered without it for an hour)",
+                  "interval": "1m", "input_series": [
+                      _series("up", ora, f"1x{long}"), ods,
+                      _series("oracle_up", {**ora, "database": "ODS2"}, f"1x{H} stale")], "alert_rule_test": [
+                      {"eval_time": f"{H + 10}m", "alertname": alert, "exp_alerts": fired},
+                      {"eval_time": f"{H + 50}m", "alertname": alert, "exp_alerts": fired},
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []} for t in (H + 70, H + 150)]]})
+    # the exporter down for two hours (its databases are OracleExporterDown's), then back without
+    # ODS2: nothing was concluded while it was down, so ODS2 is still expected and fires
+    down = 120
+    tests.append({"name": "OracleDatabaseVanished: the exporter down for 2 hours comes back without ODS2: fires "
+                          "(an exporter outage does not forget its databases)",
+                  "interval": "1m", "input_series": [
+                      _series("up", ora, f"1x{H} 0x{down} 1x{long - H - down}"),
+                      _series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} stale _x{down - 2} 1x{long - H - down}"),
+                      _series("oracle_up", {**ora, "database": "ODS2"}, f"1x{H} stale")], "alert_rule_test": [
+                      {"eval_time": f"{H + 60}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{H + down + 12}m", "alertname": alert, "exp_alerts": fired}]})
+
+    # OracleInstanceVanished: a RAC node down for 3 hours stays alerted (its memory is kept while
+    # the database answers)
+    alert = "OracleInstanceVanished"
+    odb = {**ora, "database": "ODS"}
+
+    def info(inst, values):
+        return _series("oracle_instance_info", {**odb, "inst_id": inst, "instance_name": f"ODS_{inst}",
+                                                "host_name": f"dbhost{inst}", "version": "19.0.0.0.0", "db_name": "ODS",
+                                                "db_unique_name": "ODS", "database_role": "PRIMARY"}, values)
+    fired = [pack.expect(alert, 0, {"database": "ODS"}, 1)]
+    tests.append({"name": "OracleInstanceVanished: a RAC node down for 3 hours stays alerted",
+                  "interval": "1m", "input_series": [
+                      _series("oracle_up", odb, f"1x{long}"), info("1", f"1x{long}"), info("2", f"1x{H} stale")],
+                  "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired}
+                                      for t in (H + 9, H + 120, H + 190)]})
     return tests

@@ -143,7 +143,7 @@ def storage_tests(pack) -> list:
     tests.append(quiet("LunIoErrors: error counter not moving (old errors) does not fire", alert,
                        [Timeline(n + 10).counter("dbhost_lun_ioerrors_total", {**db, "device": "sdb"}, [(0, 0)], start=42)],
                        n + 10))
-    return tests + path_tests(pack, lun_info)
+    return tests + path_tests(pack, lun_info) + path_memory_tests(pack, lun_info)
 
 
 def path_tests(pack, lun_info) -> list:
@@ -225,4 +225,48 @@ def path_tests(pack, lun_info) -> list:
                       {"eval_time": f"{H + f - 1}m", "alertname": alert, "exp_alerts": []},
                       {"eval_time": f"{m}m", "alertname": alert, "exp_alerts": [
                           pack.expect(alert, 0, {"instance": HOST, "controller": "nvme1"}, 1, {NVME_STATE: now})]}]})
+    return tests
+
+
+def path_memory_tests(pack, lun_info) -> list:
+    """Issue 23 item 3, failure first: an unplanned path loss stays alerted past any day-long
+    look-back until repaired, also once multipathd removed the failed paths from the map; a planned
+    reduction (paths removed from the map while running) stops ticketing once it is stable."""
+    tests = []
+    db = {"job": "dbhost", "instance": HOST}
+    lab = {**db, "device": "dm-3"}
+    alert = "LunPathRedundancyLost"
+    long = 200
+    tl = Timeline(long)
+
+    def mpath(paths, active):
+        return [tl.gauge("dbhost_multipath_paths", lab, paths), tl.gauge("dbhost_multipath_paths_active", lab, active),
+                lun_info(tl, "dm-3", "data")]
+    lun = {"instance": HOST, "device": "dm-3", "role": "data"}
+    fired = [pack.expect(alert, 0, lun, 2)]
+    # planned: the storage team removes 2 of 4 paths (multipathd del path, then unzoning): the map
+    # goes from 4 of 4 to 2 of 2 paths carrying I/O, never a path failed in it
+    tests.append({"name": "LunPathRedundancyLost: a planned reduction from 4 to 2 paths tickets until the new count "
+                          "held for 2 hours with every path carrying I/O, then stops",
+                  "interval": "1m", "input_series": mpath([(0, 4), (H, 2)], [(0, 4), (H, 2)]), "alert_rule_test": [
+                      {"eval_time": f"{H + 10}m", "alertname": alert, "exp_alerts": fired},
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []} for t in (H + 130, long)]]})
+    # unplanned: 2 paths fail (still in the map, not running), and 10 minutes later multipathd
+    # removes them (dev_loss_tmo): 2 of 2 paths from then on, stable, yet a loss: stays alerted
+    tests.append({"name": "LunPathRedundancyLost: 2 of 4 paths fail and multipathd removes them from the map: "
+                          "stays alerted for hours, until the paths are back",
+                  "interval": "1m", "input_series": mpath([(0, 4), (H + 10, 2), (long - 10, 4)],
+                                                           [(0, 4), (H, 2), (long - 10, 4)]), "alert_rule_test": [
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 10, H + 130, long - 11)],
+                      {"eval_time": f"{long}m", "alertname": alert, "exp_alerts": []}]})
+    tests.append({"name": "LunPathRedundancyLost: 2 of 4 paths not running for 3 hours stays alerted",
+                  "interval": "1m", "input_series": mpath([(0, 4)], [(0, 4), (H, 2)]), "alert_rule_test": [
+                      {"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 10, H + 130, long)]})
+    alert = "LunAllPathsDown"
+    tests.append({"name": "LunAllPathsDown: every path removed from the map stays alerted for hours",
+                  "interval": "1m", "input_series": [
+                      tl.gauge("dbhost_multipath_paths", lab, [(0, 4), (H, 0)]),
+                      tl.gauge("dbhost_multipath_paths_active", lab, [(0, 4), (H, 0)]), lun_info(tl, "dm-3", "redo")],
+                  "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": [
+                      pack.expect(alert, 0, {**lun, "role": "redo"}, 4)]} for t in (H + 5, H + 130, long)]})
     return tests

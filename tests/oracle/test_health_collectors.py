@@ -309,7 +309,12 @@ def test_recovery_area():
     assert found == {("oracle_recovery_area_limit_bytes", ()): 500 * 2**30,
                      ("oracle_recovery_area_used_bytes", ()): 480 * 2**30,
                      ("oracle_recovery_area_reclaimable_bytes", ()): 100 * 2**30,
-                     ("oracle_recovery_area_files", ()): 1712}
+                     ("oracle_recovery_area_files", ()): 1712,
+                     ("oracle_recovery_area_info", (("destination", "+FRA"), ("diskgroup", "FRA"))): 1}
+    # issue 23: the ASM disk group the FRA lives in (its reclaimable space is Oracle's to delete)
+    for name, group in (("+fra/ODS", "FRA"), ("/u03/fra", "")):
+        found = samples(recovery_area, snap({"V$RECOVERY_FILE_DEST": [{**row, "NAME": name}]}))
+        assert found[("oracle_recovery_area_info", (("destination", name), ("diskgroup", group)))] == 1
     unset = {"NAME": None, "SPACE_LIMIT": 0, "SPACE_USED": 0, "SPACE_RECLAIMABLE": 0, "NUMBER_OF_FILES": 0}
     assert samples(recovery_area, snap({"V$RECOVERY_FILE_DEST": [unset]})) == {}
 
