@@ -478,11 +478,11 @@ def _space(cfg: Config) -> list[dict]:
     # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
     dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
                 "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_file_space_bytes") + ")\n"
-                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ") > 0)\n"
+                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_file_capacity_bytes") + ") > 0)\n"
                 "    * on (" + dg_db + ") group_left (asm_cluster, type, space_basis) " + dg_info + "\n"
                 "  )")
     dg_total = ("max by (" + dg_one + ") (\n"
-                "      max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ")\n"
+                "      max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_file_capacity_bytes") + ")\n"
                 "      * on (" + dg_db + ") group_left (asm_cluster) max by (" + dg_db + ", asm_cluster) ("
                 + _gauge("oracle_asm_diskgroup_info") + ")\n"
                 "    )")
@@ -557,7 +557,8 @@ def _space(cfg: Config) -> list[dict]:
                          "reclaimable files (threshold ${O4_fra_crit|pct}, O4): archiving is about to stop, then commits (R15)."),
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
              doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
-                 "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of its size; one alert per "
+                 "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of the group's size in the "
+                 "same basis (oracle_asm_diskgroup_file_capacity_bytes); one alert per "
                  "(asm_cluster, diskgroup) whichever databases see it. The reclaimable files of the fast recovery areas "
                  "that live in the disk group (oracle_recovery_area_info{diskgroup}) count as free: Oracle deletes them "
                  "when an FRA needs room, so a recovery-area disk group full of them by design does not ticket. "

@@ -126,6 +126,9 @@ def health_tests(pack) -> list:
         out = [tl.gauge("oracle_asm_diskgroup_file_space_bytes", lab, [(0, 0.4 * total), (H, usable)]),
                tl.gauge("oracle_asm_diskgroup_free_bytes", lab, [(0, free if free is not None else 0.8 * total)]),
                tl.gauge("oracle_asm_diskgroup_total_bytes", lab, [(0, total)]),
+               # the size in the file space's basis (here the same: the scenarios give file space as a
+               # share of it)
+               tl.gauge("oracle_asm_diskgroup_file_capacity_bytes", lab, [(0, total)]),
                tl.gauge("oracle_asm_diskgroup_offline_disks", lab, [(0, 0), (H, offline)]),
                tl.gauge("oracle_asm_diskgroup_info", {**lab, "state": "CONNECTED", "type": type_, "asm_cluster": cluster,
                                                       "space_basis": basis}, [(0, 1)])]
@@ -216,6 +219,7 @@ def health_tests(pack) -> list:
     filling = [tl3.gauge("oracle_asm_diskgroup_free_bytes", lab3, [(0, lambda t: 250 * gb - t * per_min)]),
                tl3.gauge("oracle_asm_diskgroup_file_space_bytes", lab3, [(0, lambda t: 250 * gb - t * per_min)]),
                tl3.gauge("oracle_asm_diskgroup_total_bytes", lab3, [(0, 1000 * gb)]),
+               tl3.gauge("oracle_asm_diskgroup_file_capacity_bytes", lab3, [(0, 1000 * gb)]),
                tl3.gauge("oracle_asm_diskgroup_info", {**lab3, "state": "CONNECTED", "type": "EXTERN",
                                                        "asm_cluster": "prodclu", "space_basis": "usable_file"}, [(0, 1)])]
     at = 65
