@@ -80,10 +80,12 @@ ERRORS: tuple[OraError, ...] = (
     # refused for the credentials: tried again only with new ones (each try with a wrong
     # password is a failed logon the profile counts; ten lock the account)
     OraError("ORA-01017", "invalid username/password; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-01005", "null password given; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect", "logon denied",
+    # each its own reason (issue 22): a missing grant (password right) must not read as a wrong password
+    OraError("ORA-01005", "null password given; logon denied", "connect", "null password", NEW_CREDENTIALS),
+    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "no create session privilege",
              NEW_CREDENTIALS),
+    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect",
+             "sys must connect as sysdba", NEW_CREDENTIALS),
     OraError("ORA-28000", "the account is locked", "connect", "account locked", NEW_CREDENTIALS),
     OraError("ORA-28001", "the password has expired", "connect", "password expired", NEW_CREDENTIALS),
     # warnings on a successful logon (python-oracledb: Connection.warning): the session works
@@ -199,8 +201,9 @@ _TEXTS: dict[str, tuple[str, ...]] = {
 # Checked in this order, first match wins; so "connection closed" (DPY-4011 during the logon)
 # is told apart from "session lost" (DPY-4011 on a working session).
 REASON_ORDER = ("recording changed", "recording unreadable", "connection refused", "name not resolved",
-                "host unreachable", "logon timeout", "connect timeout", "logon denied", "account locked",
-                "password expired", "unknown service", "listener refused", "database not open", "encryption required",
+                "host unreachable", "logon timeout", "connect timeout", "logon denied", "null password",
+                "no create session privilege", "sys must connect as sysdba", "account locked", "password expired",
+                "unknown service", "listener refused", "database not open", "encryption required",
                 "alias not resolved", "tls failed", "connection closed", "timeout", "session lost")
 
 
