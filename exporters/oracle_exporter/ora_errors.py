@@ -19,7 +19,8 @@ warning: oracle_password_expiring).
   ones. A wrong password retried on the backoff is a failed logon every minute, and the 10th
   locks the account on the DEFAULT profile (FAILED_LOGIN_ATTEMPTS 10). The live source reads
   the password again (password_file / password_env) at every fetch and tries once more when it
-  changed (or the password file was rewritten: ``touch`` it after unlocking the account);
+  changed (its content: refusals.RefusalStore, kept across restarts), or once on a reload
+  (SIGHUP, after unlocking the account; at most 3 an hour);
 * ``fallback``: read the view's registered fallback for the rest of the session;
 * ``fallback, recheck``: the same, but the view itself is tried again every
   FALLBACK_RETRY_SECONDS, because the error may be a missing grant that a DBA adds later;

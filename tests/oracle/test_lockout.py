@@ -165,6 +165,31 @@ def test_an_unlocked_account_is_tried_again_on_a_reload_not_when_the_file_is_rew
     assert len(logons.attempts) == 2 and not is_failed(snaps[-1])
 
 
+def test_a_changed_password_env_is_tried_at_once(monkeypatch):
+    monkeypatch.setenv("MON_PW", "wrong")
+    clock = FakeClock()
+    logons = Logons(clock, "ORA-01017: invalid username/password; logon denied", good="right")
+    db = DatabaseConfig("p", dsn="h:1521/S", user="mon", password="wrong", password_env="MON_PW")
+    src = source(db, logons, clock)
+    scrape_for(src, clock, HOUR)
+    assert len(logons.attempts) == 1
+    monkeypatch.setenv("MON_PW", "right")
+    assert not is_failed(src.fetch()) and len(logons.attempts) == 2
+
+
+def test_the_config_keeps_where_the_password_comes_from(tmp_path, monkeypatch):
+    (tmp_path / "a.pw").write_text("secret-a\n")
+    monkeypatch.setenv("B_PW", "secret-b")
+    cfg = tmp_path / "o.yml"
+    cfg.write_text("databases:\n"
+                   "  - {name: A, dsn: 'h:1521/A', user: mon, password_file: a.pw}\n"
+                   "  - {name: B, dsn: 'h:1521/B', user: mon, password_env: B_PW}\n")
+    a, b = load_config(str(cfg)).databases
+    assert (a.password, a.password_file, a.password_env) == ("secret-a", str(tmp_path / "a.pw"), None)
+    assert (b.password, b.password_file, b.password_env) == ("secret-b", None, "B_PW")
+    assert "secret" not in repr(a) + repr(b)
+
+
 def test_an_unreadable_password_file_keeps_the_last_password_and_costs_no_logon(tmp_path, caplog):
     pw = tmp_path / "mon.pw"
     pw.write_text("wrong\n")

@@ -22,8 +22,11 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   ORA-28001, ORA-01045 ...) is never tried again with the same credentials: a wrong password
   retried on the backoff locked the account (FAILED_LOGIN_ATTEMPTS) within minutes. The
   password is read again from password_file / password_env before every attempt and at every
-  fetch while refused; a changed password (or a rewritten password file: ``touch`` it after
-  unlocking the account) is tried at once. Until then every fetch fails with the refusal.
+  fetch while refused; a changed password is tried at once. "The same credentials" are (user,
+  dsn, a salted hash of the password) in a RefusalStore shared by the databases and kept
+  across restarts (--refusals.file): rewriting the file with the same content, or restarting,
+  costs no logon. A reload (SIGHUP: request_retry) allows one more attempt with an unchanged
+  password (account unlocked), at most 3 an hour. Until then every fetch fails with the refusal.
 * The ORA-28002 grace-period warning python-oracledb hands over on a successful logon
   (Connection.warning) is logged once and kept in ``password_expiring``
   (oracle_password_expiring).
