@@ -241,3 +241,53 @@ def test_every_credential_refusal_has_its_own_reason_and_the_alert_matches_each(
     runbook = (Path(__file__).resolve().parents[2] / "docs" / "runbooks" / "OracleDown.md").read_text()
     for code, reason in reasons.items():
         assert code in runbook and f"`{reason}`" in runbook, (code, reason)
+
+
+@pytest.mark.slow
+def test_promtool_every_credential_reason_gets_the_ticket_not_the_page(tmp_path):
+    """The generated OracleDown rule, evaluated by promtool: each credential reason is the
+    `cause="monitoring_credentials"` ticket (a missing grant is not a database-down page)."""
+    import shutil
+    import subprocess
+
+    import yaml
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool (Debian package prometheus) is required"
+    root = Path(__file__).resolve().parents[2]
+    suite = yaml.safe_load((root / "alerts" / "tests" / "monitoring.test.yml").read_text())
+    [template] = [t for t in suite["tests"] if t["name"].startswith("OracleDown: the monitoring password expired")]
+    reasons = [e.reason for e in ERRORS if e.retry == NEW_CREDENTIALS]
+
+    def swap(node, reason):
+        if isinstance(node, dict):
+            return {k: swap(v, reason) for k, v in node.items()}
+        if isinstance(node, list):
+            return [swap(v, reason) for v in node]
+        return node.replace("password expired", reason) if isinstance(node, str) else node
+
+    suite["rule_files"] = [str(root / "alerts" / Path(f).name) for f in suite["rule_files"]]
+    suite["tests"] = [swap(template, r) for r in reasons]
+    (tmp_path / "t.yml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    res = subprocess.run([promtool, "test", "rules", str(tmp_path / "t.yml")], capture_output=True, text=True,
+                         timeout=120)
+    assert len(reasons) == 6
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_refusals_flag_default_and_empty(tmp_path, monkeypatch):
+    from oracle_exporter.cli import build_exporter, build_parser, live_sources
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PW", "x")
+    cfg = tmp_path / "o.yml"
+    cfg.write_text("databases:\n  - {name: A, dsn: 'h:1521/A', user: mon, password_env: PW}\n"
+                   "  - {name: B, dsn: 'h:1521/B', user: mon, password_env: PW}\n")
+    exporter, _ = build_exporter(build_parser().parse_args(["--config.file", str(cfg)]))
+    a, b = live_sources(exporter)
+    assert a.refusals is b.refusals                                     # one file for all databases
+    assert a.refusals.path == str(tmp_path / "xdg" / "oracle-exporter" / "refusals.json")
+    exporter.close()
+    exporter, _ = build_exporter(build_parser().parse_args(["--config.file", str(cfg), "--refusals.file", ""]))
+    a, _ = live_sources(exporter)
+    a.refusals.refuse("mon", "h:1521/A", "x", DENIED)
+    assert a.refusals.path is None and not (tmp_path / "xdg").exists()  # in memory only
+    exporter.close()
