@@ -1,7 +1,7 @@
 """Refused logons, remembered across restarts (issue 22: never lock the monitoring account).
 
 A logon refused for its credentials (ora_errors NEW_CREDENTIALS: ORA-01017, ORA-28000 ...) is not
-tried again with the same password. What identifies "the same password" is (user, dsn, a salted
+tried again with the same password. What identifies "the same password" is (user, dsn, a salted PBKDF2-
 SHA-256 of the password): not the password file's modification time, so a vault job rewriting the
 file with the same content costs no new logon. The refusals are kept in a small JSON state file
 (hashes only, never a password; written atomically, mode 0600), so a restart or a crash loop with
@@ -33,6 +33,7 @@ log = logging.getLogger("oracle_exporter")
 SIGHUP_RETRIES = 3               # attempts with an unchanged refused password that SIGHUP grants ...
 SIGHUP_WINDOW_SECONDS = 3600.0   # ... per database within this window
 VERSION = 1
+PBKDF2_ITERATIONS = 100_000
 
 
 def default_path() -> str:
@@ -52,6 +53,7 @@ class RefusalStore:
         self._salt = secrets.token_hex(16)
         self._entries: dict[str, dict[str, Any]] = {}   # "user\0dsn" -> {hash, reason, since, sighup: [t...]}
         self._write_warned = False
+        self._digests: dict[tuple[str, str], str] = {}
         if self.path:
             self._load()
 
@@ -107,7 +109,15 @@ class RefusalStore:
         return f"{user or ''}\0{dsn or ''}"
 
     def digest(self, password: str | None) -> str:
-        return hashlib.sha256(f"{self._salt}\0{password or ''}".encode()).hexdigest()
+        """PBKDF2-HMAC-SHA256 of the password with this file's salt (slow on purpose: the file
+        must not be a shortcut to the password); remembered per password in memory."""
+        key = (self._salt, password or "")
+        if key not in self._digests:
+            if len(self._digests) > 64:
+                self._digests.clear()
+            self._digests[key] = hashlib.pbkdf2_hmac("sha256", key[1].encode(), key[0].encode(),
+                                                     PBKDF2_ITERATIONS).hex()
+        return self._digests[key]
 
     def refused(self, user: str | None, dsn: str | None, password: str | None) -> str | None:
         """The reason this password was refused for (user, dsn), None if it was not."""
