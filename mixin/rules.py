@@ -42,7 +42,7 @@ ORACLE_DOWN_REASON = (
 # victoria-metrics, which the scale-out stack runs on the same rule files) rejects the field; and
 # last_over_time also keeps a *pending* alert's `for`, which keep_firing_for does not.
 GAP_WINDOW = "3m"
-CREDENTIAL_REASONS = 'reason=~"logon denied|account locked|password expired"'
+CREDENTIAL_REASONS = 'reason=~"logon denied|null password|no create session privilege|sys must connect as sysdba|account locked|password expired"'
 
 
 # issue 23: long single waits that are not hangs: a plan, a tape, a client (OracleSessionsStuck)

@@ -299,6 +299,15 @@ class Fields:
             raise ConfigErrors(errors)
 
 
+def read_secret_file(path: str) -> str:
+    """A secret file's first line, without its line ending (spaces inside and around are kept:
+    they may be part of the password). The one reader of password_file (at load and at every
+    logon attempt); OSError when it cannot be read."""
+    with open(path, encoding="utf-8") as fh:
+        line = fh.readline()
+    return line.rstrip("\r\n")
+
+
 def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:
     """Read a secret from a file (relative to the config file) or an environment variable named in the config."""
     path = fields.file_path(file_key)
@@ -307,8 +316,7 @@ def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:
         raise fields.error(file_key, f"give either {file_key} or {env_key}, not both")
     if path:
         try:
-            with open(path, encoding="utf-8") as fh:
-                value = fh.read().strip()
+            value = read_secret_file(path)
         except OSError as exc:
             raise fields.error(file_key, f"cannot read {what} file {path!r}: {exc.strerror}") from None
         if not value:

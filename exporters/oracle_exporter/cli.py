@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import html
 import logging
+import signal
 import sys
 from urllib.parse import quote
 
@@ -49,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --replay: start over after the last snapshot, keeping counters monotonic")
     p.add_argument("--record", dest="record", default=None, metavar="FILE",
                    help="append every fetched snapshot to FILE (JSON Lines, the --replay format)")
+    p.add_argument("--refusals.file", dest="refusals_file", default=None, metavar="FILE",
+                   help="where refused logons are remembered across restarts (salted hashes, never a password): "
+                        "a refused password is not tried again until it changes or a reload (SIGHUP); "
+                        "default $XDG_STATE_HOME/oracle-exporter/refusals.json, else "
+                        "~/.local/state/oracle-exporter/refusals.json; '' keeps them in memory only")
     p.add_argument("--version", action="version", version=f"oracle-exporter {__version__}")
     from .collectors import SPECS
     from .core import SPEC as CORE
@@ -82,13 +88,16 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         mode = "replay" + (" (loop)" if args.replay_loop else "") + f" of {args.replay}"
     else:
         assert config is not None
+        from .refusals import RefusalStore, default_path
         from .sources.live import LiveSource, init_driver
         driver = init_driver(config.thick_mode, config.lib_dir, config.config_dir)
+        refusals_file = getattr(args, "refusals_file", None)
+        refusals = RefusalStore(default_path() if refusals_file is None else refusals_file)
         for db in config.databases:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
                              connect_timeout=config.connect_timeout_seconds,
                              backoff_initial=min(1.0, config.reconnect_backoff_max_seconds),
-                             backoff_cap=config.reconnect_backoff_max_seconds)
+                             backoff_cap=config.reconnect_backoff_max_seconds, refusals=refusals)
             targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds,
                                   min_interval=config.min_interval_seconds))
         mode = f"live ({args.config_file}, {driver} mode)"
@@ -171,6 +180,44 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
     return {"/": index, telemetry_path: metrics, "/probe": probe, "/-/healthy": healthy}
 
 
+def live_sources(exporter: OracleExporter) -> list:
+    """The live sources behind the targets (a recording wrapper unwrapped); none in replay."""
+    from .sources.live import LiveSource
+    found = []
+    for target in exporter.targets.values():
+        src = target.source
+        src = getattr(src, "inner", src)    # RecordingSource (--record)
+        if isinstance(src, LiveSource):
+            found.append(src)
+    return found
+
+
+def reload(exporter: OracleExporter) -> int:
+    """SIGHUP: the password sources are read again at the next fetch of every database (they
+    are at every logon attempt anyway), and a database whose logon was refused gets one more
+    attempt even with an unchanged password (an unlocked account, a new grant), at most
+    refusals.SIGHUP_RETRIES times an hour. Only sets flags: safe in a signal handler. Returns
+    how many live databases were told."""
+    sources = live_sources(exporter)
+    for src in sources:
+        src.request_retry()
+    log.warning("reload (SIGHUP): password_file/password_env of %d database(s) read again at their next scrape; "
+                "a refused logon is tried once more (at most %d times an hour with an unchanged password); "
+                "the config file itself is not re-read (restart for that)", len(sources), _sighup_retries())
+    return len(sources)
+
+
+def _sighup_retries() -> int:
+    from .refusals import SIGHUP_RETRIES
+    return SIGHUP_RETRIES
+
+
+def install_reload(exporter: OracleExporter) -> None:
+    """SIGHUP reloads the password sources (``reload``) instead of killing the process."""
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, lambda signum, frame: reload(exporter))
+
+
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level, args.log_format)
@@ -188,6 +235,7 @@ def _main(argv: list[str] | None) -> int:
                 return 1
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
+        install_reload(exporter)
         return serve(args.listen_address, args.web_config_file,
                      make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
                      "oracle-exporter",

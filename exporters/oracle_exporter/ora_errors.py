@@ -19,7 +19,8 @@ warning: oracle_password_expiring).
   ones. A wrong password retried on the backoff is a failed logon every minute, and the 10th
   locks the account on the DEFAULT profile (FAILED_LOGIN_ATTEMPTS 10). The live source reads
   the password again (password_file / password_env) at every fetch and tries once more when it
-  changed (or the password file was rewritten: ``touch`` it after unlocking the account);
+  changed (its content: refusals.RefusalStore, kept across restarts), or once on a reload
+  (SIGHUP, after unlocking the account; at most 3 an hour);
 * ``fallback``: read the view's registered fallback for the rest of the session;
 * ``fallback, recheck``: the same, but the view itself is tried again every
   FALLBACK_RETRY_SECONDS, because the error may be a missing grant that a DBA adds later;
@@ -80,10 +81,12 @@ ERRORS: tuple[OraError, ...] = (
     # refused for the credentials: tried again only with new ones (each try with a wrong
     # password is a failed logon the profile counts; ten lock the account)
     OraError("ORA-01017", "invalid username/password; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-01005", "null password given; logon denied", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "logon denied", NEW_CREDENTIALS),
-    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect", "logon denied",
+    # each its own reason (issue 22): a missing grant (password right) must not read as a wrong password
+    OraError("ORA-01005", "null password given; logon denied", "connect", "null password", NEW_CREDENTIALS),
+    OraError("ORA-01045", "user lacks CREATE SESSION privilege", "connect", "no create session privilege",
              NEW_CREDENTIALS),
+    OraError("ORA-28009", "connection as SYS should be as SYSDBA or SYSOPER", "connect",
+             "sys must connect as sysdba", NEW_CREDENTIALS),
     OraError("ORA-28000", "the account is locked", "connect", "account locked", NEW_CREDENTIALS),
     OraError("ORA-28001", "the password has expired", "connect", "password expired", NEW_CREDENTIALS),
     # warnings on a successful logon (python-oracledb: Connection.warning): the session works
@@ -199,8 +202,9 @@ _TEXTS: dict[str, tuple[str, ...]] = {
 # Checked in this order, first match wins; so "connection closed" (DPY-4011 during the logon)
 # is told apart from "session lost" (DPY-4011 on a working session).
 REASON_ORDER = ("recording changed", "recording unreadable", "connection refused", "name not resolved",
-                "host unreachable", "logon timeout", "connect timeout", "logon denied", "account locked",
-                "password expired", "unknown service", "listener refused", "database not open", "encryption required",
+                "host unreachable", "logon timeout", "connect timeout", "logon denied", "null password",
+                "no create session privilege", "sys must connect as sysdba", "account locked", "password expired",
+                "unknown service", "listener refused", "database not open", "encryption required",
                 "alias not resolved", "tls failed", "connection closed", "timeout", "session lost")
 
 

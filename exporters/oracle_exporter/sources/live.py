@@ -22,8 +22,11 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   ORA-28001, ORA-01045 ...) is never tried again with the same credentials: a wrong password
   retried on the backoff locked the account (FAILED_LOGIN_ATTEMPTS) within minutes. The
   password is read again from password_file / password_env before every attempt and at every
-  fetch while refused; a changed password (or a rewritten password file: ``touch`` it after
-  unlocking the account) is tried at once. Until then every fetch fails with the refusal.
+  fetch while refused; a changed password is tried at once. "The same credentials" are (user,
+  dsn, a salted hash of the password) in a RefusalStore shared by the databases and kept
+  across restarts (--refusals.file): rewriting the file with the same content, or restarting,
+  costs no logon. A reload (SIGHUP: request_retry) allows one more attempt with an unchanged
+  password (account unlocked), at most 3 an hour. Until then every fetch fails with the refusal.
 * The ORA-28002 grace-period warning python-oracledb hands over on a successful logon
   (Connection.warning) is logged once and kept in ``password_expiring``
   (oracle_password_expiring).
@@ -78,11 +81,12 @@ import time
 from decimal import Decimal
 from typing import Any, Callable, Mapping
 
-from exporter_common.config import ConfigError
+from exporter_common.config import ConfigError, read_secret_file
 
 from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
+from ..refusals import SIGHUP_RETRIES, RefusalStore
 from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, NOT_OPEN,
                           TIMEOUT_CODES, entry, retry_for)
 from ..views import DATABASE, View, grant_for, refused
@@ -301,7 +305,7 @@ class LiveSource:
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  backoff_initial: float = 1.0, backoff_cap: float = DEFAULT_BACKOFF_MAX_SECONDS,
-                 collectors: Mapping[str, Any] | None = None):
+                 collectors: Mapping[str, Any] | None = None, refusals: RefusalStore | None = None):
         self.name = db.name
         self.db = db
         self.settings = settings
@@ -327,27 +331,26 @@ class LiveSource:
         self._lock = threading.Lock()
         self._last_error: str | None = None
         self._password = db.password            # the password read last (password_file / password_env)
-        self._stamp: int | None = None          # and the password file's modification time then
         self._unreadable: str | None = None     # why the password source could not be read (logged once)
         self._rows_seen: dict[str, int] = {}    # statement -> rows it returned last (sizes its next fetch)
-        self._refused: Any = None               # the credentials a logon was refused for (not tried again)
+        self.refusals = refusals if refusals is not None else RefusalStore()   # refused passwords (hashed)
+        self._refused = False                   # the current password is refused (not tried again)
+        self._retry_requested = False           # SIGHUP: one more attempt (RefusalStore.grant_retry)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
 
     # -- credentials -------------------------------------------------------
     def _credentials(self) -> tuple[str, Any]:
-        """The password to log on with, read again from password_file / password_env (a rotated
-        password needs no restart), and what tells one attempt's credentials from the next: the
-        password, and the file's modification time (rewriting the file asks for one more try,
-        e.g. after the account was unlocked). A source that cannot be read (a file missing
-        mid-rotation) keeps the password read last, and says so once."""
-        db, password, stamp, problem = self.db, self._password, self._stamp, None
+        """The password to log on with, read again from password_file (its first line) /
+        password_env (a rotated password needs no restart), twice: to log on with, and to tell
+        one attempt's credentials from the next (RefusalStore hashes it; the file's modification
+        time plays no part: rewriting the same content asks for no new logon). A source that
+        cannot be read (a file missing mid-rotation) keeps the password read last, and says so once."""
+        db, password, problem = self.db, self._password, None
         if db.password_file:
             try:
-                with open(db.password_file, encoding="utf-8") as fh:
-                    text = fh.read().strip()
-                    mtime = os.fstat(fh.fileno()).st_mtime_ns
+                text = read_secret_file(db.password_file)
                 if text:
-                    password, stamp = text, mtime
+                    password = text
                 else:
                     problem = f"password file {db.password_file} is empty"
             except OSError as exc:
@@ -362,26 +365,55 @@ class LiveSource:
             if problem:
                 log.warning("database %s: %s: logging on with the password read before", self.name, problem)
             self._unreadable = problem
-        self._password, self._stamp = password, stamp
-        return password, (password, stamp)
+        self._password = password
+        return password, password
 
     def _where(self) -> str:
         if self.db.password_file:
             return f"password_file {self.db.password_file}"
         if self.db.password_env:
-            return f"password_env {self.db.password_env}"
+            return f"password_env {self.db.password_env} (a new value needs a restart)"
         return "the configuration (restart the exporter)"
 
+    def request_retry(self) -> None:
+        """SIGHUP: one more logon attempt even with an unchanged refused password (the account
+        was unlocked, a grant added), granted at the next fetch within RefusalStore's bound.
+        Only sets a flag: safe in a signal handler."""
+        self._retry_requested = True
+
     def _still_refused(self) -> bool:
-        """True while the credentials a logon was refused for are still the ones to use."""
-        if self._refused is None:
+        """True while the credentials a logon was refused for are still the ones to use
+        (in this process or, through the refusals file, an earlier one)."""
+        password = self._credentials()[0]
+        db = self.db
+        refusal = self.refusals.refused(db.user, db.dsn, password)
+        retry, self._retry_requested = self._retry_requested, False
+        if refusal is None:
+            if self._refused:
+                log.warning("database %s: the credentials changed (%s): logging on again", self.name, self._where())
+                self._refused = False
+                self.backoff.succeeded()   # tried at once, whatever the backoff had reached
             return False
-        if self._credentials()[1] == self._refused:
-            return True
-        log.warning("database %s: the credentials changed (%s): logging on again", self.name, self._where())
-        self._refused = None
-        self.backoff.succeeded()   # tried at once, whatever the backoff had reached
-        return False
+        if retry:
+            if self.refusals.grant_retry(db.user, db.dsn):
+                log.warning("database %s: reload: one more logon attempt with the unchanged password", self.name)
+                self._refused = False
+                self.backoff.succeeded()
+                return False
+            log.warning("database %s: reload: the unchanged password was refused and retried %d times in the "
+                        "last hour: not tried again (change it in %s)", self.name, SIGHUP_RETRIES, self._where())
+        if not self._refused:
+            self._refused = True
+            if self._last_error is None:   # refused by an earlier run (the refusals file)
+                log.warning("database %s: this password was refused before (%s): not tried again until it "
+                            "changes in %s or a reload (SIGHUP)", self.name, refusal, self._where())
+                self._last_error = self._refusal_text(refusal)
+        return True
+
+    def _refusal_text(self, text: str) -> str:
+        return (f"connect failed: {text} (not tried again with the same password: each logon with a "
+                f"wrong password counts towards the account's FAILED_LOGIN_ATTEMPTS; the next attempt "
+                f"when it changes in {self._where()}, or on a reload: SIGHUP)")
 
     # -- session handling -------------------------------------------------
     def _open(self, db: DatabaseConfig | None = None) -> Any:
@@ -595,12 +627,12 @@ class LiveSource:
         if attempt.exc is not None:
             text = error_text(attempt.exc)
             if retry_for(text) == NEW_CREDENTIALS:
-                self._refused = attempt.credentials
-                raise _Abort(f"connect failed: {text} (not tried again with the same password: each logon with a "
-                             f"wrong password counts towards the account's FAILED_LOGIN_ATTEMPTS; the next attempt "
-                             f"when it changes in {self._where()}, or when the file is rewritten)")
+                self._refused = True
+                self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text)
+                raise _Abort(self._refusal_text(text))
             raise _Abort(f"connect failed: {text}")
         self._conn = attempt.conn
+        self.refusals.accepted(self.db.user, self.db.dsn)
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
         self._retry_at = {}
         self._without_con_id = set()
