@@ -31,7 +31,10 @@ the database's own load where one exists:
   skipped, as the live source records them) with managed recovery running (MRP0 with its
   recovery slaves PR00/PR01 in GV$PROCESS, GV$MANAGED_STANDBY) and an apply delay of
   STANDBY_DELAY_MINUTES (DELAY_MINS; RECOVERY_MODE MANAGED: not real time), so its apply lag
-  is the delay plus a few seconds. DEMO's destination to DEMOSB carries the same DELAY_MINS;
+  is the delay plus a few seconds. MOUNTED, it has only background sessions, no temp segments, undo
+  intervals without a query, no transaction, flat logons and redo counters (it generates no redo) and
+  no job queue or AQ process (demo.generate NOT_ON_MOUNTED, STANDBY_*). DEMO's destination to DEMOSB
+  carries the same DELAY_MINS;
   GV$ARCHIVE_DEST_STATUS gives each remote destination's apply mode and gap (RACDB's goes from
   NO GAP to RESOLVABLE GAP when its destination fails).
 * V$ASM_DISKGROUP_STAT: RACDB on ASM (DATA normal redundancy with one disk offline after
