@@ -57,7 +57,8 @@ REQUIRED_LATCHES = {"redo allocation", "redo copy", "redo writing", "cache buffe
 REQUIRED_PROCESSES = {"PMON", "SMON", "LGWR", "DBW0", "CKPT", "ARC0", "LG00", "LG01"}
 SYSSTAT_GAUGES = {"logons current"}
 OPTIONAL_ROWS = {"V$DATAGUARD_STATS", "V$ASM_DISKGROUP_STAT", "GV$MANAGED_STANDBY",   # (MRP0: standby only)
-                 "V$ASM_DISK_STAT", "V$ASM_CLIENT"}
+                 "V$ASM_DISK_STAT", "V$ASM_CLIENT",
+                 "GV$TEMPSEG_USAGE"}      # no session sorting or hashing (the MOUNTED standby)
 PGASTAT_COUNTERS = {"over allocation count", "bytes processed", "extra bytes read/written",
                     "recompute count (total)", "PGA memory freed back to OS"}
 
@@ -447,7 +448,9 @@ def test_histogram_mean_brackets_the_event_average(recordings, name) -> None:
             assert total == b["TOTAL_WAITS"] - a["TOTAL_WAITS"]
             assert lower <= (b["TIME_WAITED_MICRO"] - a["TIME_WAITED_MICRO"]) / total <= upper, (database, ev)
             checked += 1
-    assert checked >= 8
+    # a MOUNTED standby neither commits nor writes redo: its log file sync and log file parallel write
+    # stand still (test_demo_tells), the other events with a histogram are checked
+    assert checked >= (7 if name == "demo-standby.jsonl" else 8)
 
 
 def test_log_file_parallel_write_histogram_centres_on_11_8_ms(recordings) -> None:

@@ -124,3 +124,65 @@ def test_px_waits_for_work_are_idle_and_px_overhead_is_other(primaries):
     assert {e for e, c in px.items() if c == "Other"} == PX_OTHER
     waiting = {r["EVENT"] for s in primaries["RACDB"] for r in s.rows("GV$SESSION")}
     assert not waiting & PX_IDLE                                          # sessions waiting for work are not shown
+
+
+# --- issue 22 review B7: a MOUNTED physical standby opens no user session, runs no job queue or AQ,
+# has no temp or undo activity and generates no redo of its own -------------------------------------
+
+@pytest.fixture(scope="module")
+def standby() -> list[Snapshot]:
+    snaps = load("demo-standby.jsonl", "DEMOSB")
+    assert snaps[0].rows("V$DATABASE")[0]["OPEN_MODE"] == "MOUNTED"
+    return snaps
+
+
+def stat(snap: Snapshot, name: str) -> int:
+    return named(snap, "GV$SYSSTAT", "NAME", 1)[name]["VALUE"]
+
+
+def test_a_mounted_standby_has_only_background_sessions(standby):
+    """No user can connect to a MOUNTED database: no JDBC sessions, no one waiting on log file sync."""
+    rows = [r for s in standby for r in s.rows("GV$SESSION")]
+    assert rows                                                       # its background processes do wait
+    assert {r["TYPE"] for r in rows} == {"BACKGROUND"}
+    assert {r["USERNAME"] for r in rows} == {None}
+    assert all(r["PROGRAM"].startswith("oracle@") for r in rows)
+    assert not {r["WAIT_CLASS"] for r in rows} & {"Commit", "User I/O", "Application"}
+    assert "log file parallel write" not in {r["EVENT"] for r in rows}  # LGWR writes no redo on a standby
+    for snap in standby:                                              # the recovery slave reads redo
+        assert [r["PROGRAM"] for r in snap.rows("GV$SESSION") if r["EVENT"] == "log file sequential read"
+                and r["PROGRAM"].endswith("(PR00)")] == ["oracle@dbhost02 (PR00)"]
+
+
+def test_a_mounted_standby_has_no_temp_or_undo_activity(standby):
+    for snap in standby:
+        assert snap.rows("GV$TEMPSEG_USAGE") == []                      # nobody sorts or hashes there
+        undo = snap.rows("GV$UNDOSTAT")                              # no query, no ORA-01555, no auto-tuning
+        assert undo and {(r["MAXQUERYLEN"], r["SSOLDERRCNT"], r["TUNED_UNDORETENTION"]) for r in undo} == {(0, 0, 900)}
+        tx = named(snap, "GV$RESOURCE_LIMIT", "RESOURCE_NAME", 1)["transactions"]
+        assert (tx["CURRENT_UTILIZATION"], tx["MAX_UTILIZATION"]) == (0, 0)
+
+
+def test_a_mounted_standby_logs_nobody_on_and_generates_no_redo(standby, primaries):
+    first, last = standby[0], standby[-1]
+    for name in ("logons cumulative", "logons current", "redo size", "redo entries", "redo writes",
+                 "redo blocks written", "redo wastage", "redo write time (usec)", "redo log space requests"):
+        assert stat(first, name) == stat(last, name), name
+    assert stat(first, "logons cumulative") >= stat(first, "logons current")
+    assert stat(first, "redo size") != stat(primaries["DEMO after"][0], "redo size")   # not DEMO's counter
+    assert stat(first, "redo size") < 100 * 1024 * 1024           # a few user commits' worth, long ago
+    # the redo counters and LGWR's waits are one story: LGWR writes nothing, no one waits for it
+    waits = {(s.time, r["EVENT"]): r["TOTAL_WAITS"] for s in (first, last) for r in s.rows("GV$SYSTEM_EVENT")
+             if r["EVENT"] in ("log file sync", "log file parallel write")}
+    for event in ("log file sync", "log file parallel write"):
+        assert waits[(first.time, event)] == waits[(last.time, event)], event
+    assert waits[(first.time, "log file parallel write")] == stat(first, "redo writes")
+    assert waits[(first.time, "log file sync")] <= stat(first, "user commits")
+
+
+def test_a_mounted_standby_runs_no_job_queue_or_aq_processes(standby):
+    pnames = {r["PNAME"] for r in standby[0].rows("GV$PROCESS")}
+    assert not pnames & {"CJQ0", "AQPC", "QM02", "QM00", "QM01"}
+    assert not [p for p in pnames if len(p) == 4 and p[0] in "QJ" and p[1:].isalnum() and p[1].isdigit()]
+    assert {"MRP0", "PR00", "PR01"} <= pnames                         # the apply is kept
+    assert CORE_19C <= pnames

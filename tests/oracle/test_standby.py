@@ -243,6 +243,53 @@ def test_real_time_apply_ignores_the_delay():
     assert got[("oracle_dataguard_apply_delay_seconds", ())] == 0.0
 
 
+def cascade_snap(local="MANAGED", remote="MANAGED REAL TIME APPLY", delay=10, local_type="LOCAL"):
+    """A standby (DELAY_MINS 10, applying archived logs: local RECOVERY_MODE MANAGED) that cascades
+    redo to another standby whose apply is real time: GV$ARCHIVE_DEST_STATUS on the standby lists
+    its own local destination and the cascade destination, whose RECOVERY_MODE is the remote one's."""
+    snap = standby_snap(delay=delay, recovery=local)
+    rows = snap.views["GV$ARCHIVE_DEST_STATUS"]
+    rows[0]["TYPE"] = local_type
+    rows.append(row("GV$ARCHIVE_DEST_STATUS", INST_ID=1, DEST_ID=3, DEST_NAME="LOG_ARCHIVE_DEST_3", STATUS="VALID",
+                    TYPE="PHYSICAL", DATABASE_MODE="OPEN_READ-ONLY", RECOVERY_MODE=remote, GAP_STATUS="NO GAP"))
+    return snap
+
+
+def test_a_cascade_destinations_real_time_apply_is_not_the_local_apply_mode():
+    """B4: the cascade destination's MANAGED REAL TIME APPLY made the delay 0, and a 602 s apply lag on a
+    standby delayed by 10 minutes fired OracleDataGuardLag."""
+    got = metrics(dataguard, cascade_snap())
+    assert got[("oracle_dataguard_apply_delay_seconds", ())] == 600.0
+    # either order of the rows
+    snap = cascade_snap()
+    snap.views["GV$ARCHIVE_DEST_STATUS"].reverse()
+    assert metrics(dataguard, snap)[("oracle_dataguard_apply_delay_seconds", ())] == 600.0
+
+
+def test_the_local_real_time_apply_still_ignores_the_delay_when_the_cascade_is_delayed():
+    got = metrics(dataguard, cascade_snap(local="MANAGED REAL TIME APPLY", remote="MANAGED"))
+    assert got[("oracle_dataguard_apply_delay_seconds", ())] == 0.0
+
+
+def test_the_local_destination_of_the_instance_running_mrp0_decides_on_a_rac_standby():
+    """GV$: every instance lists its own local destination; the one running MRP0 is the apply's."""
+    def rac(mrp0_mode, other_mode):
+        snap = cascade_snap(local=mrp0_mode)
+        snap.views["GV$ARCHIVE_DEST_STATUS"].insert(0, row(
+            "GV$ARCHIVE_DEST_STATUS", INST_ID=2, DEST_ID=1, DEST_NAME="LOG_ARCHIVE_DEST_1", STATUS="VALID",
+            TYPE="LOCAL", DATABASE_MODE="MOUNTED-STANDBY", RECOVERY_MODE=other_mode, GAP_STATUS=None))
+        return metrics(dataguard, snap)[("oracle_dataguard_apply_delay_seconds", ())]
+    assert rac("MANAGED", "MANAGED REAL TIME APPLY") == 600.0
+    assert rac("MANAGED REAL TIME APPLY", "IDLE") == 0.0
+
+
+def test_without_a_local_destination_the_delay_is_the_apply_processs():
+    """No LOCAL row (the view failed to list it): the cascade's mode says nothing of ours; MRP0's DELAY_MINS."""
+    snap = cascade_snap()
+    snap.views["GV$ARCHIVE_DEST_STATUS"] = [r for r in snap.views["GV$ARCHIVE_DEST_STATUS"] if r["TYPE"] != "LOCAL"]
+    assert metrics(dataguard, snap)[("oracle_dataguard_apply_delay_seconds", ())] == 600.0
+
+
 def test_snapshot_standby_and_primary_have_no_apply_series():
     snap_sb = metrics(dataguard, standby_snap(role="SNAPSHOT STANDBY", processes=("PMON",)))
     assert snap_sb[("oracle_dataguard_snapshot_standby", ())] == 1.0

@@ -31,8 +31,9 @@ Apply (issue 22), from the dynamic performance views a MOUNTED standby answers:
   LSP0. A standby whose every instance shows 0 is not applying: redo piles up unapplied.
 * ``oracle_dataguard_apply_delay_seconds``: the apply delay in force, DELAY_MINS x 60 of
   the MRP0 row of GV$MANAGED_STANDBY; 0 under real-time apply (GV$ARCHIVE_DEST_STATUS
-  RECOVERY_MODE '... REAL TIME APPLY' on the standby's own destination), which ignores
-  DELAY. An apply lag up to this is what the DBA asked for, not a fault.
+  RECOVERY_MODE '... REAL TIME APPLY' on the standby's own destination: TYPE 'LOCAL', of the
+  instance running MRP0), which ignores DELAY. A remote destination's mode (a cascade destination
+  on a cascading standby) is that database's apply, not this one's. An apply lag up to this is what the DBA asked for, not a fault.
 * ``oracle_dataguard_snapshot_standby``: 1 when DATABASE_ROLE is SNAPSHOT STANDBY (opened
   read write for a test, redo received but not applied until it is converted back), else 0.
 """
@@ -80,7 +81,8 @@ SPEC = Collector(
                "real-time apply).", (),
                source="GV$MANAGED_STANDBY.DELAY_MINS x 60 of the MRP0 row (the DELAY attribute of the primary's "
                       "LOG_ARCHIVE_DEST_n, DelayMins in the broker); 0 when GV$ARCHIVE_DEST_STATUS.RECOVERY_MODE of "
-                      "the standby's own destination is MANAGED REAL TIME APPLY (real-time apply ignores DELAY). No "
+                      "the standby's own destination (TYPE LOCAL, on the instance running MRP0) is MANAGED REAL TIME "
+                      "APPLY (real-time apply ignores DELAY); a remote (cascade) destination's mode is not ours. No "
                       "sample while apply is not running", views=(DATABASE.name, MANAGED_STANDBY.name, ARCHIVE_DEST_STATUS.name)),
         Family("oracle_dataguard_snapshot_standby", "gauge",
                "1 if the standby is a snapshot standby (V$DATABASE.DATABASE_ROLE), 0 on another standby.", (),
@@ -149,14 +151,20 @@ def apply_running(snapshot: Any, database_role: str) -> dict[str, float]:
 
 def apply_delay(snapshot: Any) -> float | None:
     """Seconds of apply delay in force: DELAY_MINS of the MRP0 row(s) (the largest), 0 under real-time
-    apply; None without an MRP0 row (apply not running, or not a physical standby)."""
-    minutes = [num(r.get("DELAY_MINS")) for r in snapshot.rows("GV$MANAGED_STANDBY")
-               if clean(r.get("PROCESS")).upper() in ("MRP0", "MR(FG)")]
-    minutes = [m for m in minutes if m is not None]
+    apply; None without an MRP0 row (apply not running, or not a physical standby).
+
+    Real-time apply is read from this standby's own destination only: GV$ARCHIVE_DEST_STATUS rows of
+    TYPE 'LOCAL', of the instance(s) running MRP0 where they have one. The other rows describe remote
+    destinations (a standby cascading redo to another standby lists the cascade destination, whose
+    RECOVERY_MODE is that database's apply, not ours). No local row: MRP0's DELAY_MINS as it is."""
+    apply_rows = [r for r in snapshot.rows("GV$MANAGED_STANDBY") if clean(r.get("PROCESS")).upper() in ("MRP0", "MR(FG)")]
+    minutes = [m for m in (num(r.get("DELAY_MINS")) for r in apply_rows) if m is not None]
     if not minutes:
         return None
-    modes = [clean(r.get("RECOVERY_MODE")).upper() for r in snapshot.rows("GV$ARCHIVE_DEST_STATUS")]
-    if any("REAL TIME APPLY" in m for m in modes):
+    local = [r for r in snapshot.rows("GV$ARCHIVE_DEST_STATUS") if clean(r.get("TYPE")).upper() == "LOCAL"]
+    applying = {inst(r) for r in apply_rows} - {None}
+    own = [r for r in local if inst(r) in applying] or local
+    if any("REAL TIME APPLY" in clean(r.get("RECOVERY_MODE")).upper() for r in own):
         return 0.0
     return max(minutes) * 60.0
 

@@ -399,14 +399,51 @@ LATCHES_RAC: tuple[Latch, ...] = tuple(Latch(name, gets, miss, imm, imm_miss) fo
 ))
 
 ASM_BACKGROUND = ("ASMB", "RBAL")   # an instance whose files are on ASM
+# Not on a MOUNTED standby: the job queue coordinator (CJQ0, it starts its Jnnn slaves) and Advanced
+# Queuing (AQPC, the queue monitor's QM02 and Qnnn slaves) need an open database.
+NOT_ON_MOUNTED = ("CJQ0", "AQPC", "QM02", "Q001", "Q002")
+
+# A MOUNTED physical standby generates no redo and runs no transaction: its redo counters, the logons
+# and LGWR's and the committers' waits stand still at what the instance did before (the little local
+# work of STANDBY_COMMITS: each counter that share of a primary's); the redo it receives fills its FRA.
+STANDBY_QUIET_EVENTS = ("log file sync", "log file parallel write")
+STANDBY_FLAT_STATS = ("redo size", "redo entries", "redo wastage", "redo buffer allocation retries",
+                      "redo log space requests", "redo log space wait time")
+STANDBY_LOGONS = 412             # 'logons cumulative' since startup: background, RMAN and monitoring sessions
+
+
+def standby_share(p: "Profile") -> float:
+    """What the standby's counters hold of a primary's started at the same rates: its commits' share."""
+    return STANDBY_COMMITS["user commits"] / (p.commits * UPTIME_S * WARM)
+
+
+def standby_quiet_events(p: "Profile", events: dict, n: int) -> dict:
+    """STANDBY_QUIET_EVENTS flat over the recording, at the standby's share of their waits."""
+    out = {}
+    for name in STANDBY_QUIET_EVENTS:
+        ev, waits, _, _ = events[name]
+        w = int(waits[0] * standby_share(p))
+        out[name] = (ev, [w] * (n + 1), [int(w * ev.timeouts)] * (n + 1), [half_up(w * ev.avg_us)] * (n + 1))
+    return out
+
+
+def standby_flat_stats(p: "Profile", stats: dict[str, list[int]]) -> dict[str, int]:
+    """GV$SYSSTAT values of the standby that do not move (its received redo drives GV$LOG and the FRA)."""
+    flat = {name: int(stats[name][0] * standby_share(p)) for name in STANDBY_FLAT_STATS}
+    flat["redo blocks written"] = (flat["redo size"] + flat["redo wastage"]) // p.redo_block
+    flat["logons cumulative"] = STANDBY_LOGONS
+    return flat
 
 
 def background_processes(db: "Database") -> tuple[str, ...]:
     """PNAMEs of one instance of ``db``: the 19c list, RAC's where it is one, ASM's where it uses ASM."""
     from .health import SETUPS
     setup = SETUPS.get(db.name)
-    return (BACKGROUND + (RAC_BACKGROUND if db.rac else ())
-            + (ASM_BACKGROUND if setup is not None and setup.asm else ()))
+    names = (BACKGROUND + (RAC_BACKGROUND if db.rac else ())
+             + (ASM_BACKGROUND if setup is not None and setup.asm else ()))
+    if setup is not None and setup.standby:      # MOUNTED: no job queue, no Advanced Queuing
+        names = tuple(p for p in names if p not in NOT_ON_MOUNTED)
+    return names
 
 
 # --------------------------------------------------------------------------- series
@@ -511,6 +548,8 @@ class InstanceModel:
             time = s.spread(half_up(waits[0] * ev.avg_us), half_up(total_w * ev.avg_us), tw)
             timeouts = [int(math.floor(w * ev.timeouts)) for w in waits]
             self.events[ev.name] = (ev, waits, timeouts, time)
+        if p.name == "standby":
+            self.events.update(standby_quiet_events(p, self.events, n))
         self.histograms = {name: Histogram(self.events[name][0].avg_us, self.events[name][0].sigma,
                                            self.events[name][1][0])
                            for name in self.hist_events if name in self.events}
@@ -548,6 +587,7 @@ class InstanceModel:
         stats["CPU used by this session"] = s.counter(p.db_cpu * k * 100)
         stats.update(signals.gc_stats(db, s, k))      # issue 24: RAC global cache (demo/signals.py)
         self.stats = stats
+        self.flat_stats = standby_flat_stats(p, stats) if p.name == "standby" else {}
         # time model (microseconds): the same DB time as GV$SYSSTAT's (centiseconds x 10,000 plus the
         # sub-centisecond rest); DB CPU is current, 'CPU used by this session' lags behind it
         self.time_model = {
@@ -631,7 +671,7 @@ class InstanceModel:
                 if self.health is not None:     # a session per process: the same count as GV$RESOURCE_LIMIT
                     value = self.health.logons_current(self.inst.inst_id, i)
             else:
-                value = self.stats[name][i]
+                value = self.flat_stats.get(name, self.stats[name][i])
             rows.append({"INST_ID": self.inst.inst_id, "NAME": name, "VALUE": value})
         return rows
 

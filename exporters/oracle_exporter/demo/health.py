@@ -31,7 +31,10 @@ the database's own load where one exists:
   skipped, as the live source records them) with managed recovery running (MRP0 with its
   recovery slaves PR00/PR01 in GV$PROCESS, GV$MANAGED_STANDBY) and an apply delay of
   STANDBY_DELAY_MINUTES (DELAY_MINS; RECOVERY_MODE MANAGED: not real time), so its apply lag
-  is the delay plus a few seconds. DEMO's destination to DEMOSB carries the same DELAY_MINS;
+  is the delay plus a few seconds. MOUNTED, it has only background sessions, no temp segments, undo
+  intervals without a query, no transaction, flat logons and redo counters (it generates no redo) and
+  no job queue or AQ process (demo.generate NOT_ON_MOUNTED, STANDBY_*). DEMO's destination to DEMOSB
+  carries the same DELAY_MINS;
   GV$ARCHIVE_DEST_STATUS gives each remote destination's apply mode and gap (RACDB's goes from
   NO GAP to RESOLVABLE GAP when its destination fails).
 * V$ASM_DISKGROUP_STAT: RACDB on ASM (DATA normal redundancy with one disk offline after
@@ -113,7 +116,7 @@ SETUPS: dict[str, HealthSetup] = {
                                 (2, "STANDBY", "racdb_dr", "YES")),
                          dest_error=(2, 1 / 3, "ORA-12541: TNS:no listener"),
                          tablespaces=TABLESPACES_RAC, asm=True, blocking=True),
-    "DEMOSB": HealthSetup(cdb=False, processes=(600, 96, 98), sessions_limit=928,
+    "DEMOSB": HealthSetup(cdb=False, processes=(600, 96, 96), sessions_limit=928,
                           fra=("/u03/fra", 400 * GiB, 301 * GiB, 240 * GiB),
                           dests=((1, "PRIMARY", "USE_DB_RECOVERY_FILE_DEST", "YES"),
                                  (2, "STANDBY", "demo", "WRONG VALID_ROLE")),
@@ -212,6 +215,9 @@ class HealthModel:
                 # on CPU: STATE names how the last wait ended, EVENT is that last wait
                 add("USER", rng.choice(("WAITED SHORT TIME", "WAITED KNOWN TIME")), "db file sequential read",
                     "User I/O", rng.randrange(50, 400_000))
+            if self.setup.standby:      # the recovery slave reading the redo it applies (a background session)
+                add("BACKGROUND", "WAITING", "log file sequential read", "System I/O", rng.randrange(200, 20_000))
+                rows[-1]["PROGRAM"] = f"oracle@{m.inst.host} (PR00)"
             if self.setup.blocking and iid == 1:
                 lo, hi = int(self.n * 0.7), int(self.n * 0.85)
                 if lo <= i <= hi:
@@ -228,6 +234,8 @@ class HealthModel:
                              "BLOCKING_SESSION": None, "SERIAL#": 51_017, "USERNAME": "BATCH",
                              "PROGRAM": "sqlplus@app1 (TNS V1-V3)", "FINAL_BLOCKING_SESSION_STATUS": "NO HOLDER",
                              "FINAL_BLOCKING_INSTANCE": None, "FINAL_BLOCKING_SESSION": None})
+        if self.setup.standby:      # MOUNTED: no user can connect; LGWR writes no redo on a standby
+            rows = [r for r in rows if r["TYPE"] == "BACKGROUND" and r["EVENT"] != "log file parallel write"]
         return rows
 
     # -- GV$RESOURCE_LIMIT ---------------------------------------------------
@@ -250,6 +258,8 @@ class HealthModel:
                 "max_rollback_segments": (22, 22, 65535),
                 "gcs_resources": self.gcs_resources(iid, i),
             }
+            if s.standby:           # MOUNTED: no transaction has run on the instance
+                values["transactions"] = (0, 0, values["transactions"][2])
             for name in RESOURCES:
                 if name == "gcs_resources" and not self.db.rac:
                     continue
@@ -266,6 +276,8 @@ class HealthModel:
         limit, first, last = self.setup.processes
         share = i / self.n if self.n else 1.0
         wobble = (i * 7919 + inst_id * 104_729) % 5 - 2
+        if self.setup.standby:      # no one logs on to a MOUNTED standby: its processes stay as they are
+            wobble = 0
         return min(int(round(first + (last - first) * share)) + wobble, limit)
 
     def processes_max(self) -> int:

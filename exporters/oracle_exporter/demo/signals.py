@@ -73,6 +73,7 @@ def undostat(db: Any, now: _dt.datetime, start: _dt.datetime, zone: _dt.tzinfo) 
     """The 10-minute intervals that ended in the last hour (what the statement's WHERE keeps), newest
     first and still filling; on DEMO a report hit ORA-01555 in the interval before the recording
     starts (its 95-minute query outlived the 30-minute retention), so OracleSnapshotTooOld shows."""
+    quiet = db.profile.name == "standby"     # MOUNTED: no query, no transaction, retention as set (900 s)
     rows = []
     local = now.astimezone(zone).replace(tzinfo=None)
     first = start.astimezone(zone).replace(tzinfo=None)
@@ -89,11 +90,15 @@ def undostat(db: Any, now: _dt.datetime, start: _dt.datetime, zone: _dt.tzinfo) 
                 "GV$UNDOSTAT", INST_ID=inst.inst_id, BEGIN_TIME=begin.isoformat(timespec="seconds"),
                 END_TIME=end.isoformat(timespec="seconds"), MAXQUERYLEN=5712 if bad else 1260 + 37 * k,
                 SSOLDERRCNT=1 if bad else 0, NOSPACEERRCNT=0, TUNED_UNDORETENTION=1800 if bad else 2400 + 30 * k))
+            if quiet:
+                rows[-1].update(MAXQUERYLEN=0, TUNED_UNDORETENTION=900)
     return rows
 
 
 def tempseg(db: Any, i: int) -> list[dict]:
-    """A report hashing a large join on instance 1, a few small sorts everywhere."""
+    """A report hashing a large join on instance 1, a few small sorts everywhere (none on a MOUNTED standby)."""
+    if db.profile.name == "standby":
+        return []
     rows = []
     for inst in db.instances:
         base = 0x7F3A0000 + 0x10000 * inst.inst_id
