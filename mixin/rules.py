@@ -1065,6 +1065,13 @@ def _signals(cfg: Config) -> list[dict]:
              description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
                          "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
                          "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
+        dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_long_call_seconds") + " > ${O27_long_call}",
+             summary="SQL_ID {{ $labels.sql_id }} of {{ $labels.username }} has run for over an hour on " + _DB,
+             description="A call of {{ $labels.username }} running SQL_ID {{ $labels.sql_id }} on " + _DB + " has "
+                         "been running for {{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold "
+                         "${O27_long_call|dur}, O27): its plan (DBMS_XPLAN.DISPLAY_CURSOR('{{ $labels.sql_id }}')), "
+                         "its waits and whether it may be killed; the text is in GV$SQL."),
     ]
 
 

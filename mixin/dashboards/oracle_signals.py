@@ -115,7 +115,21 @@ def scheduler(cfg: Config) -> list:
     ]
 
 
+def long_calls(cfg: Config) -> list:
+    return [
+        db.Row("Long-running calls"),
+        timeseries_panel("Longest active user calls", "[O27] Seconds the long_calls_max longest ACTIVE user calls "
+                         "per instance have run (GV$SESSION.LAST_CALL_ET) by SQL_ID and user; background "
+                         "processes left out (OracleLongRunningCall). The text: GV$SQL by SQL_ID.", "s",
+                         [q(f"oracle_long_call_seconds{{{DB}}}", "{{database}} {{inst_id}} {{sql_id}} {{username}}")],
+                         w=16, th=cfg.th("O27_long_call")),
+        timeseries_panel("User calls running over a minute", "[O27] Active user calls running at least "
+                         "long_calls_min_seconds, those without a series of their own included.", "short",
+                         [q(f"oracle_long_calls{{{DB}}}", "{{database}} {{inst_id}}")], w=8),
+    ]
+
+
 def build(cfg: Config):
-    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg)
+    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg) + long_calls(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)

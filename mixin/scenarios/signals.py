@@ -138,4 +138,17 @@ def signal_tests(pack) -> list:
                           {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
     tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
                        [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
+
+    # ---------------------------------------------------------------- long-running calls (O27)
+    alert = "OracleLongRunningCall"
+    call = {**DB, "inst_id": "1", "sql_id": "9zg9qd9bm4spu", "username": "REPORTS"}
+    start = 3600 - 60 * (H + 1) + 30                  # past the hour from minute H+1 on
+    fire = H + pack.for_min(alert) + 1
+    tests.append(scenario(pack, "OracleLongRunningCall: a report past one hour in one call fires with its SQL_ID",
+                          alert, 0, [tl2.gauge("oracle_long_call_seconds", {**ORA, **call},
+                                               [(0, lambda t: start + 60 * t)])], call, start + 60 * fire, window=0))
+    short = {**ORA, **DB, "inst_id": "1", "sql_id": "0k8522rmdzg4k", "username": "BATCH"}
+    tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
+                       [tl2.gauge("oracle_long_call_seconds", short,
+                                  [(0, lambda t: 60 * ((t + 20) % 55) + 30)])], n))
     return tests
