@@ -115,6 +115,21 @@ def scheduler(cfg: Config) -> list:
     ]
 
 
+def alert_log(cfg: Config) -> list:
+    return [
+        db.Row("Alert log"),
+        timeseries_panel("ORA- errors in the alert log (per 5 min)", "[O26] Alert log messages with an ORA- error "
+                         "by code and level (opt-in alert_log collector, V$DIAG_ALERT_EXT read every 5 minutes, "
+                         "counted since the exporter started; OracleAlertLogCriticalError on ORA-00600/07445/04031 "
+                         "or level critical). The text: the exporter's log (critical) and the alert log.", "short",
+                         [q(f"sum by (database, code, level) (increase(oracle_alert_log_errors_total{{{DB}}}[5m]))",
+                            "{{database}} {{code}} {{level}}", "A")], w=16),
+        timeseries_panel("Alert log reads truncated", "[O26] Reads of V$DIAG_ALERT_EXT that hit alert_log_max_rows "
+                         "(a message storm: the rest was not counted).", "short",
+                         [q(f"increase(oracle_alert_log_reads_truncated_total{{{DB}}}[1h])", "{{database}}")], w=8),
+    ]
+
+
 def long_calls(cfg: Config) -> list:
     return [
         db.Row("Long-running calls"),
@@ -130,6 +145,6 @@ def long_calls(cfg: Config) -> list:
 
 
 def build(cfg: Config):
-    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg) + long_calls(cfg)
+    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg) + alert_log(cfg) + long_calls(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)
