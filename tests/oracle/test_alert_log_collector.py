@@ -151,3 +151,22 @@ def test_before_12_1_the_missing_view_is_its_own_error_and_the_session_keeps_its
     assert snap.errors == {"V$DIAG_ALERT_EXT": "ORA-00942: table or view does not exist"}
     assert "GV$SYSSTAT" in snap.views and conn.timeouts[-1] == conn.timeouts[-3]
     assert 3_500 < conn.timeouts[-2] < 4_000     # alert_log_timeout_seconds (10 s) capped by the 4 s budget left
+
+
+def test_demo_shows_the_ora_01555_that_undo_counts_once():
+    """DEMO's alert log has the ORA-01555 GV$UNDOSTAT counts (same interval, SQL_ID of the report);
+    the collector counts it once however many snapshots serve it."""
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from oracle_exporter.demo import signals
+    db = SimpleNamespace(name="DEMO", instances=[SimpleNamespace(inst_id=1)])
+    zone = dt.timezone(dt.timedelta(hours=1))
+    start = dt.datetime(2025, 3, 11, 9, 0, tzinfo=dt.timezone.utc)
+    rows = signals.alert_log(db, 0, start, zone)
+    assert len(rows) == 1 and "ORA-01555" in rows[0]["MESSAGE_TEXT"] and "7h35uxf5uhmm1" in rows[0]["MESSAGE_TEXT"]
+    bad = [r for r in signals.undostat(db, start, start, zone) if r["SSOLDERRCNT"]]
+    assert len(bad) == 1 and bad[0]["BEGIN_TIME"] <= rows[0]["ORIGINATING_TIMESTAMP"] < bad[0]["END_TIME"]
+    assert signals.alert_log(db, 1, start, zone) == []
+    assert errors(run([{**rows[0], "CON_ID": 0}], db="DEMO")) == {"ORA-01555/normal": 1}
+    assert errors(run([{**rows[0], "CON_ID": 0}], db="DEMO")) == {"ORA-01555/normal": 1}

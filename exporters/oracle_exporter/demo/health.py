@@ -11,6 +11,9 @@ the database's own load where one exists:
   row-lock episode: two sessions of instance 1 blocked by a session of instance 2 for about
   three minutes (their waits grow by the snapshot interval); the holder's own row (INACTIVE,
   idle in its transaction: user BATCH, sqlplus) is there too, as the statement reads it.
+* GV$SESSION.LAST_CALL_ET / SQL_ID (long calls, issue 24): user calls of a few seconds, background
+  calls as old as the instance; DEMO's instance 1 runs a report (REPORTS, 9zg9qd9bm4spu) that passes
+  one hour 5 minutes into the recording (OracleLongRunningCall).
 * GV$RESOURCE_LIMIT: the usual resources; RACDB's processes climb from 92 % to 98.5 % of
   the limit (an ORA-00020 coming).
 * Tablespaces (19c: the CDB_ views exist everywhere): DEMO is a non-CDB (CON_ID 0, container
