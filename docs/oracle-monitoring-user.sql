@@ -105,6 +105,9 @@ GRANT SELECT ON SYS.GV_$CON_SYSTEM_EVENT TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_EVENT_HISTOGRAM_MICRO TO oramon;   -- since 12.2
 GRANT SELECT ON SYS.GV_$CON_SYSMETRIC TO oramon;   -- since 12.2
 
+-- collector alert_log (opt-in): ORA- errors of the alert log by code and level (V$DIAG_ALERT_EXT), counted since exporter start.
+GRANT SELECT ON SYS.V_$DIAG_ALERT_EXT TO oramon;   -- since 12.1
+
 -- collector backups: Age of the newest RMAN backup of each kind, failed backup jobs of the last day, the declared policy.
 GRANT SELECT ON SYS.V_$BACKUP_SET TO oramon;   -- since 8.0
 GRANT SELECT ON SYS.V_$RMAN_BACKUP_JOB_DETAILS TO oramon;   -- since 10.2

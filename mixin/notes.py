@@ -298,5 +298,23 @@ SECTIONS.append((
          "log has the row and the error code, nobody reads it. The code is exported as a value, the text "
          "stays in the log."),
     ]))
+# Issue 24 point 1: the alert log.
+SECTIONS[-1][2].append(
+    ("O26", "the alert log's critical errors",
+     "ORA-00600 (internal error) and ORA-07445 (exception in a process: a core dump) are incidents Oracle "
+     "Support must see (an ADR incident, MESSAGE_TYPE 2, usually MESSAGE_LEVEL 1 CRITICAL); ORA-04031 is "
+     "the shared pool or another SGA pool out of memory, the next parse or logon fails. One of them in the "
+     "alert log is a finding. Every other ORA- message is counted by code (ORA-01555, 01652/01653/01688 "
+     "space, 00257 archiver stuck, 16xxx Data Guard, 15xxx ASM, 27xxx operating system) for the dashboard "
+     "and the other alerts, which read their own views."))
+# Issue 24 point 3: long-running calls.
+SECTIONS[-1][2].append(
+    ("O27", "long-running user calls",
+     "GV$SESSION.LAST_CALL_ET of an ACTIVE user session is how long its current call has run. OLTP calls "
+     "last milliseconds, reports and batch steps minutes; a single call past an hour is past the default "
+     "UNDO_RETENTION (900 s) four times over, so it keeps a read-consistent snapshot the undo may no longer "
+     "hold (ORA-01555 at the end of the hour), holds its locks and its PGA/temp the whole time, and is "
+     "usually a plan gone wrong or a runaway; the SQL_ID names it, GV$SQL has its text. Background "
+     "processes' calls last since the process started and are never judged."))
 
 TITLES = {nid: title for _, _, rows in SECTIONS for nid, title, _ in rows}

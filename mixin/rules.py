@@ -1028,6 +1028,12 @@ def _signals(cfg: Config) -> list[dict]:
     """On-call signals (O21...): backups, undo and temp, alert log, RAC global cache, long calls,
     PDB state, scheduler jobs."""
     per_kind = cfg.by("database", "kind")
+    # O26: the alert-log messages that page (issue 24 point 1): the three codes, or any CRITICAL level; a
+    # counter that grew in 15 minutes, or whose series appeared (its first message since exporter start)
+    alert_log = ['oracle_alert_log_errors_total{code=~"ORA-00600|ORA-07445|ORA-04031"}',
+                 'oracle_alert_log_errors_total{level="critical",code!~"ORA-00600|ORA-07445|ORA-04031"}']
+    alert_log_new = "\nor\n".join([f"increase({s}[15m]) > ${{O26_alert_log}}" for s in alert_log]
+                                   + [f"({s} unless {s} offset 15m)" for s in alert_log])
     return [
         dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_backup_age_seconds") + "\n  / on (" + per_kind + ")\n"
@@ -1121,6 +1127,22 @@ def _signals(cfg: Config) -> list[dict]:
              description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
                          "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
                          "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
+        dict(alert="OracleAlertLogCriticalError", ids=["O26_alert_log"], layer="oracle", dashboard="oracle-signals",
+             doc="A new message in the last 15 minutes: the counter grew, or its series appeared (the first "
+                 "message of that code and level since the exporter started).",
+             expr=alert_log_new,
+             summary="{{ $labels.code }} ({{ $labels.level }}) in the alert log of {{ $labels.database }}",
+             description="The alert log of {{ $labels.database }} got {{ $labels.code }} at level "
+                         "{{ $labels.level }} in the last 15 minutes (O26, V$DIAG_ALERT_EXT): the text is in the "
+                         "exporter's log (critical messages) and in the alert log; an ORA-00600 or ORA-07445 has "
+                         "an ADR incident for Oracle Support (adrci: show incident)."),
+        dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
+             expr=_gauge("oracle_long_call_seconds") + " > ${O27_long_call}",
+             summary="SQL_ID {{ $labels.sql_id }} of {{ $labels.username }} has run for over an hour on " + _DB,
+             description="A call of {{ $labels.username }} running SQL_ID {{ $labels.sql_id }} on " + _DB + " has "
+                         "been running for {{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold "
+                         "${O27_long_call|dur}, O27): its plan (DBMS_XPLAN.DISPLAY_CURSOR('{{ $labels.sql_id }}')), "
+                         "its waits and whether it may be killed; the text is in GV$SQL."),
     ]
 
 

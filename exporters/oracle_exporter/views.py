@@ -444,7 +444,8 @@ _SESSION_WHERE = ("((STATUS = 'ACTIVE' AND STATE <> 'WAITING') OR (STATE = 'WAIT
 SESSION_WITHOUT_FINAL = View(
     "GV$SESSION",
     ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
-     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION", "SERIAL#", "USERNAME", "PROGRAM"),
+     "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION", "SERIAL#", "USERNAME", "PROGRAM",
+     "LAST_CALL_ET", "SQL_ID"),
     identity=("INST_ID", "SID"), where=_SESSION_WHERE,
     doc="V$SESSION before 11.2 (no FINAL_BLOCKING_*: the immediate blocker counts as the root)")
 SESSION = register(View(
@@ -452,7 +453,8 @@ SESSION = register(View(
     ("INST_ID", "SID", "TYPE", "STATUS", "STATE", "EVENT", "WAIT_CLASS", "WAIT_TIME_MICRO",
      "BLOCKING_SESSION_STATUS", "BLOCKING_INSTANCE", "BLOCKING_SESSION",
      "SERIAL#", "USERNAME", "PROGRAM",
-     "FINAL_BLOCKING_SESSION_STATUS", "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION"),
+     "FINAL_BLOCKING_SESSION_STATUS", "FINAL_BLOCKING_INSTANCE", "FINAL_BLOCKING_SESSION",
+     "LAST_CALL_ET", "SQL_ID"),   # long_calls (issue 24): how long the current call runs, which statement
     identity=("INST_ID", "SID"), where=_SESSION_WHERE,
     fallbacks=(Fallback(MISSING_COLUMN, SESSION_WITHOUT_FINAL, "V$SESSION.FINAL_BLOCKING_* need 11.2"),),
     since="11.1", doc="V$SESSION, sessions on CPU or in a non-idle wait, background sessions and transaction "

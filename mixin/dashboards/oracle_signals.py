@@ -115,7 +115,36 @@ def scheduler(cfg: Config) -> list:
     ]
 
 
+def alert_log(cfg: Config) -> list:
+    return [
+        db.Row("Alert log"),
+        timeseries_panel("ORA- errors in the alert log (per 5 min)", "[O26] Alert log messages with an ORA- error "
+                         "by code and level (opt-in alert_log collector, V$DIAG_ALERT_EXT read every 5 minutes, "
+                         "counted since the exporter started; OracleAlertLogCriticalError on ORA-00600/07445/04031 "
+                         "or level critical). The text: the exporter's log (critical) and the alert log.", "short",
+                         [q(f"sum by (database, code, level) (increase(oracle_alert_log_errors_total{{{DB}}}[5m]))",
+                            "{{database}} {{code}} {{level}}", "A")], w=16),
+        timeseries_panel("Alert log reads truncated", "[O26] Reads of V$DIAG_ALERT_EXT that hit alert_log_max_rows "
+                         "(a message storm: the rest was not counted).", "short",
+                         [q(f"increase(oracle_alert_log_reads_truncated_total{{{DB}}}[1h])", "{{database}}")], w=8),
+    ]
+
+
+def long_calls(cfg: Config) -> list:
+    return [
+        db.Row("Long-running calls"),
+        timeseries_panel("Longest active user calls", "[O27] Seconds the long_calls_max longest ACTIVE user calls "
+                         "per instance have run (GV$SESSION.LAST_CALL_ET) by SQL_ID and user; background "
+                         "processes left out (OracleLongRunningCall). The text: GV$SQL by SQL_ID.", "s",
+                         [q(f"oracle_long_call_seconds{{{DB}}}", "{{database}} {{inst_id}} {{sql_id}} {{username}}")],
+                         w=16, th=cfg.th("O27_long_call")),
+        timeseries_panel("User calls running over a minute", "[O27] Active user calls running at least "
+                         "long_calls_min_seconds, those without a series of their own included.", "short",
+                         [q(f"oracle_long_calls{{{DB}}}", "{{database}} {{inst_id}}")], w=8),
+    ]
+
+
 def build(cfg: Config):
-    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg)
+    panels = backups(cfg) + undo_temp(cfg) + rac_gc(cfg) + pdb_state(cfg) + scheduler(cfg) + alert_log(cfg) + long_calls(cfg)
     d = new_dashboard(UID, "On-call signals (issue 24): backups, ...", [v_datasource(), v_database(), v_host(cfg)])
     return add_panels(d, panels)

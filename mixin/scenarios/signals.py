@@ -1,5 +1,5 @@
 """signals.test.yml: the on-call signals of issue 24 (O21...): backups, ..."""
-from mixin.scenarios.common import H, ORA, quiet, scenario, Timeline
+from mixin.scenarios.common import H, ORA, every, quiet, scenario, Timeline
 
 DB = {"database": "ODS"}
 
@@ -138,4 +138,37 @@ def signal_tests(pack) -> list:
                           {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
     tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
                        [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
+
+    # ---------------------------------------------------------------- alert log (O26)
+    alert = "OracleAlertLogCriticalError"
+    crit = {**DB, "code": "ORA-00600", "level": "critical"}
+    # ORA-00600 known since before the window (counted 2), one more at minute H+1
+    tests.append(scenario(pack, "OracleAlertLogCriticalError: a new ORA-00600 in the alert log fires", alert, 0,
+                          [tl2.counter("oracle_alert_log_errors_total", {**ORA, **crit},
+                                       [(0, 0), (H + 1, lambda t: 1 if t == H + 1 else 0)], start=2)],
+                          crit, 1, window=0))
+    # the first ORA-04031 since the exporter started: its series appears at minute H+1 with 1
+    oom = {**DB, "code": "ORA-04031", "level": "severe"}
+    first = {"series": tl2.counter("oracle_alert_log_errors_total", {**ORA, **oom}, [(0, 0)], start=1)["series"],
+             "values": " ".join(["_"] * (H + 1) + ["1"] * (n - H))}
+    tests.append(scenario(pack, "OracleAlertLogCriticalError: the first ORA-04031 since the exporter started fires",
+                          alert, 0, [first], oom, 1, window=0))
+    quiet_log = [tl2.counter("oracle_alert_log_errors_total", {**ORA, **DB, "code": c, "level": lv}, [(0, every(7))])
+                 for c, lv in (("ORA-01555", "normal"), ("ORA-16xxx", "severe"), ("other", "normal"))]
+    quiet_log.append(tl2.counter("oracle_alert_log_errors_total", {**ORA, **crit}, [(0, 0)], start=3))
+    tests.append(quiet("OracleAlertLogCriticalError: ORA-01555, Data Guard and other errors, and an "
+                       "old ORA-00600 that does not recur, are quiet", alert, quiet_log, n))
+
+    # ---------------------------------------------------------------- long-running calls (O27)
+    alert = "OracleLongRunningCall"
+    call = {**DB, "inst_id": "1", "sql_id": "9zg9qd9bm4spu", "username": "REPORTS"}
+    start = 3600 - 60 * (H + 1) + 30                  # past the hour from minute H+1 on
+    fire = H + pack.for_min(alert) + 1
+    tests.append(scenario(pack, "OracleLongRunningCall: a report past one hour in one call fires with its SQL_ID",
+                          alert, 0, [tl2.gauge("oracle_long_call_seconds", {**ORA, **call},
+                                               [(0, lambda t: start + 60 * t)])], call, start + 60 * fire, window=0))
+    short = {**ORA, **DB, "inst_id": "1", "sql_id": "0k8522rmdzg4k", "username": "BATCH"}
+    tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
+                       [tl2.gauge("oracle_long_call_seconds", short,
+                                  [(0, lambda t: 60 * ((t + 20) % 55) + 30)])], n))
     return tests

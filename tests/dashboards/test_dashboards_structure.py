@@ -26,6 +26,7 @@ FIELD_NOTE_IDS = ({f"R{i}" for i in range(1, 19)} | {f"Q{i}" for i in range(1, 5
                   {f"I{i}" for i in range(1, 5)} | {f"Z{i}" for i in range(1, 6)} |
                   {f"F{i}" for i in range(1, 5)} | {"K1", "K2"} | {f"O{i}" for i in range(1, 7)})
 FIELD_NOTE_IDS |= {"O21", "O22", "O23", "O24", "O25"}                      # issue 24: on-call signals
+FIELD_NOTE_IDS |= {"O26", "O27"}                      # issue 24: the alert log, long-running calls
 ID_RE = re.compile(r"\b([RQCMIZFKO]\d{1,2})\b")
 EPS = 1e-9
 COLOUR = {"critical": "red", "warning": "orange", "info": "yellow"}
@@ -118,6 +119,7 @@ EXPECTED |= {   # issue 24: the on-call signals board
     ("oracle-signals", "Global cache blocks lost or corrupt (15 min)", "defaults"): ["O23_gc_lost"],
     ("oracle-signals", "PDBs open RESTRICTED", "defaults"): ["O24_pdb_restricted"],
     ("oracle-signals", "Failed scheduler job runs (last 24 h)", "defaults"): ["O25_scheduler"],
+    ("oracle-signals", "Longest active user calls", "defaults"): ["O27_long_call"],
 }
 # The brief's threshold ids: each must colour at least one panel (C2 is carried by C4's entry,
 # R17 by R17_write/R17_read, I1 also by I1_red).

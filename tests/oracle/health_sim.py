@@ -35,7 +35,10 @@ def health_views(sim: Any) -> dict[str, list[dict[str, Any]]]:
                                        USERNAME=None if type_ == "BACKGROUND" else "APP",
                                        PROGRAM=f"oracle@db{i} (LGWR)" if type_ == "BACKGROUND" else "JDBC Thin Client",
                                        FINAL_BLOCKING_SESSION_STATUS=bstatus, FINAL_BLOCKING_INSTANCE=binst,
-                                       FINAL_BLOCKING_SESSION=bsid))
+                                       FINAL_BLOCKING_SESSION=bsid,
+                                       # a background process's call is the instance's life; user calls short
+                                       LAST_CALL_ET=86_400 if type_ == "BACKGROUND" else 2 + sid % 7,
+                                       SQL_ID=None if type_ == "BACKGROUND" else f"8fvmj{sid:03d}cd2ab"))
         for name, cur, high, limit in (("processes", 412, 450, "       600"), ("sessions", 601, 640, "       928"),
                                        ("enqueue_resources", 1900, 2100, " UNLIMITED")):
             v["GV$RESOURCE_LIMIT"].append(row("GV$RESOURCE_LIMIT", INST_ID=i, RESOURCE_NAME=name,

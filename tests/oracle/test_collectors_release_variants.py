@@ -196,8 +196,10 @@ def test_nulls_everywhere_skip_values_without_failing():
     # identity (info) metrics, and the session counts of instances whose sessions are all unknown: 0
     assert names == {"oracle_instance_info", "oracle_database_info", "oracle_asm_diskgroup_info",
                      "oracle_sessions_active", "oracle_sessions_blocked", "oracle_sessions_blocked_longest_seconds",
-                     "oracle_sessions_blocked_by", "oracle_sessions_blocked_by_longest_seconds"}
-    assert {v for (n, _), v in got.items() if n.startswith("oracle_sessions_")} == {0.0}
+                     "oracle_sessions_blocked_by", "oracle_sessions_blocked_by_longest_seconds",
+                     "oracle_long_calls",                       # no call known to run long: 0 (issue 24)
+                     "oracle_recovery_area_info"}               # identity: the destination NAME (issue 23)
+    assert {v for (n, _), v in got.items() if n.startswith(("oracle_sessions_", "oracle_long_calls"))} == {0.0}
     assert value(families, "oracle_instance_info", inst_id="1", instance_name="ODS1", host_name="",
                  version="", db_name="ODS", db_unique_name="", database_role="") == 1.0
     promtool_ok(exposition(families))

@@ -58,7 +58,8 @@ REQUIRED_PROCESSES = {"PMON", "SMON", "LGWR", "DBW0", "CKPT", "ARC0", "LG00", "L
 SYSSTAT_GAUGES = {"logons current"}
 OPTIONAL_ROWS = {"V$DATAGUARD_STATS", "V$ASM_DISKGROUP_STAT", "GV$MANAGED_STANDBY",   # (MRP0: standby only)
                  "V$ASM_DISK_STAT", "V$ASM_CLIENT",
-                 "GV$TEMPSEG_USAGE"}      # no session sorting or hashing (the MOUNTED standby)
+                 "GV$TEMPSEG_USAGE",      # no session sorting or hashing (the MOUNTED standby)
+                 "V$DIAG_ALERT_EXT"}   # no ORA- message since the last read: the usual answer
 PGASTAT_COUNTERS = {"over allocation count", "bytes processed", "extra bytes read/written",
                     "recompute count (total)", "PGA memory freed back to OS"}
 
@@ -149,7 +150,9 @@ def test_unknown_profile_is_refused() -> None:
 
 # --------------------------------------------------------------------------- shape
 
-PDB_ON = Settings(collectors={"pdb": True})
+PDB_ON = Settings(collectors={"pdb": True, "alert_log": True})
+# the opt-in alert_log collector's view is in every recording (issue 24: DEMO's ORA-01555 in its alert log)
+ALERT_ON = Settings(collectors={"alert_log": True})
 
 
 def selected_columns(settings: Settings | None = None) -> dict[str, list[str]]:
@@ -173,7 +176,7 @@ def test_every_view_and_column_of_the_live_queries_is_recorded(recordings) -> No
             if not snap.views:
                 continue
             cdb = any(r.get("NAME") == "CDB$ROOT" for r in snap.views.get("V$CONTAINERS", []))
-            columns = selected_columns(PDB_ON if cdb else None)
+            columns = selected_columns(PDB_ON if cdb else ALERT_ON)
             # a view skipped on purpose (the MOUNTED standby's dictionary views, issue 22) is recorded as such
             assert set(snap.views) | set(snap.skipped) == set(columns), f"{file} {snap.database} {snap.time}"
             assert not set(snap.views) & set(snap.skipped)
@@ -212,7 +215,8 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
                     "USERNAME", "PROGRAM", "FINAL_BLOCKING_SESSION_STATUS",  # blockers (issue 22)
                     "SYSTIMESTAMP"}                     # TO_CHAR(SYSTIMESTAMP, ...): text with the UTC offset
     text_columns |= {"BACKUP_TYPE", "COMPLETION_TIME", "INPUT_TYPE", "START_TIME", "END_TIME",   # issue 24 signals
-                     "BEGIN_TIME", "USERNAME", "SESSION_ADDR", "SQL_ID", "TABLESPACE", "SEGTYPE"}
+                     "BEGIN_TIME", "USERNAME", "SESSION_ADDR", "SQL_ID", "TABLESPACE", "SEGTYPE",
+                     "ORIGINATING_TIMESTAMP", "MESSAGE_TEXT"}     # the alert log (a TIMESTAMP as ISO text)
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
             for view, rows in snap.views.items():

@@ -26,7 +26,8 @@ def test_session_statement_selects_the_contract_columns_and_skips_idle_and_itsel
     assert sql.startswith("SELECT INST_ID, SID, TYPE, STATUS, STATE, EVENT, WAIT_CLASS, WAIT_TIME_MICRO, "
                           "BLOCKING_SESSION_STATUS, BLOCKING_INSTANCE, BLOCKING_SESSION, "     # the contract's
                           "SERIAL#, USERNAME, PROGRAM, FINAL_BLOCKING_SESSION_STATUS, FINAL_BLOCKING_INSTANCE, "
-                          "FINAL_BLOCKING_SESSION, CON_ID FROM GV$SESSION WHERE ")           # + the blockers' (22)
+                          "FINAL_BLOCKING_SESSION, LAST_CALL_ET, SQL_ID, CON_ID FROM GV$SESSION WHERE ")  # + blockers (22),
+                                                                     # long calls (24)
     assert "WAIT_CLASS <> 'Idle'" in sql and "SYS_CONTEXT('USERENV', 'SID')" in sql
     assert "TYPE = 'BACKGROUND' OR TADDR IS NOT NULL" in sql          # the blockers' own rows
 

@@ -50,4 +50,6 @@ def test_every_emitted_family_is_declared_with_its_type_and_labels():
     unseen -= {"oracle_backup_policy_max_age_seconds"}   # needs a site's backup_policy (test_backups_collector)
     unseen -= {"oracle_scheduler_job_failures", "oracle_scheduler_job_last_error_code",   # opt-in, in no recording
                "oracle_scheduler_job_failures_omitted"}                                 # (test_scheduler_jobs_collector)
+    unseen -= {"oracle_alert_log_last_critical_timestamp_seconds"}  # the demo's alert log has no critical
+                                                                    # message (test_alert_log_collector)
     assert unseen == set()

@@ -161,7 +161,7 @@ def test_v_containers_has_a_fallback_before_12_1():
 # --------------------------------------------------------------------------- blocked sessions
 def sess(inst, sid, *, type_="USER", status="ACTIVE", state="WAITING", event="db file sequential read",
          wait_class="User I/O", secs=0.5, blocking=None, final=None, serial=1, username="APP",
-         program="JDBC Thin Client"):
+         program="JDBC Thin Client", call_secs=3, sql_id="7h35uxf5uhmm1"):
     b_inst, b_sid = blocking or (None, None)
     f_inst, f_sid = final or blocking or (None, None)
     return {"INST_ID": inst, "SID": sid, "TYPE": type_, "STATUS": status, "STATE": state, "EVENT": event,
@@ -169,7 +169,8 @@ def sess(inst, sid, *, type_="USER", status="ACTIVE", state="WAITING", event="db
             "BLOCKING_SESSION_STATUS": "VALID" if blocking else "NO HOLDER",
             "BLOCKING_INSTANCE": b_inst, "BLOCKING_SESSION": b_sid, "SERIAL#": serial, "USERNAME": username,
             "PROGRAM": program, "FINAL_BLOCKING_SESSION_STATUS": "VALID" if (final or blocking) else "NO HOLDER",
-            "FINAL_BLOCKING_INSTANCE": f_inst, "FINAL_BLOCKING_SESSION": f_sid}
+            "FINAL_BLOCKING_INSTANCE": f_inst, "FINAL_BLOCKING_SESSION": f_sid, "LAST_CALL_ET": call_secs,
+            "SQL_ID": None if type_ == "BACKGROUND" else sql_id}
 
 
 LGWR = sess(1, 3, type_="BACKGROUND", state="WAITING", event="rdbms ipc message", wait_class="Idle",

@@ -11,6 +11,9 @@ the database's own load where one exists:
   row-lock episode: two sessions of instance 1 blocked by a session of instance 2 for about
   three minutes (their waits grow by the snapshot interval); the holder's own row (INACTIVE,
   idle in its transaction: user BATCH, sqlplus) is there too, as the statement reads it.
+* GV$SESSION.LAST_CALL_ET / SQL_ID (long calls, issue 24): user calls of a few seconds, background
+  calls as old as the instance; DEMO's instance 1 runs a report (REPORTS, 9zg9qd9bm4spu) that passes
+  one hour 5 minutes into the recording (OracleLongRunningCall).
 * GV$RESOURCE_LIMIT: the usual resources; RACDB's processes climb from 92 % to 98.5 % of
   the limit (an ORA-00020 coming).
 * Tablespaces (19c: the CDB_ views exist everywhere): DEMO is a non-CDB (CON_ID 0, container
@@ -135,6 +138,13 @@ STANDBY_DELAY_MINUTES = 10
 MOUNTED_SKIPPED = ("CDB_TABLESPACE_USAGE_METRICS", "CDB_TABLESPACES")
 
 
+# GV$SESSION.SQL_ID of the demo's user calls (13 characters, Oracle's base-32 alphabet)
+DEMO_SQL_IDS = ("7h35uxf5uhmm1", "0k8522rmdzg4k", "gjaap3w3qbf8c", "5ms6rbzdnq16t", "b6usrg82hwsa3")
+# the long call (long_calls, issue 24): DEMO's instance 1 runs a report for 3300 s when the recording
+# starts, so it crosses the one-hour ticket threshold (O27) after 5 minutes of it
+LONG_CALL_DB, LONG_CALL_SQL_ID, LONG_CALL_START = "DEMO", "9zg9qd9bm4spu", 3300
+
+
 def mounted_reason() -> str:
     """The reason the live source records for a skipped data dictionary view on a MOUNTED standby."""
     return ("not read: the database is MOUNTED (PHYSICAL STANDBY), and a data dictionary view needs an open "
@@ -200,7 +210,11 @@ class HealthModel:
                              "PROGRAM": f"oracle@{m.inst.host} ({BACKGROUND_PROCESS.get(event, 'MMON')})" if background
                              else "JDBC Thin Client",
                              "FINAL_BLOCKING_SESSION_STATUS": blocking[0], "FINAL_BLOCKING_INSTANCE": blocking[1],
-                             "FINAL_BLOCKING_SESSION": blocking[2]})
+                             "FINAL_BLOCKING_SESSION": blocking[2],
+                             # long calls (issue 24): a background process's call lasts since instance
+                             # start; a user call a few seconds (the demo's long call is added below)
+                             "LAST_CALL_ET": 250_000 + i * self.dt if background else rng.randrange(0, 20),
+                             "SQL_ID": None if background else DEMO_SQL_IDS[rng.randrange(len(DEMO_SQL_IDS))]})
             for ev in p.events:
                 if ev.wait_class == "Idle" or ev.rate <= 0:
                     continue
@@ -233,7 +247,19 @@ class HealthModel:
                              "BLOCKING_SESSION_STATUS": "NO HOLDER", "BLOCKING_INSTANCE": None,
                              "BLOCKING_SESSION": None, "SERIAL#": 51_017, "USERNAME": "BATCH",
                              "PROGRAM": "sqlplus@app1 (TNS V1-V3)", "FINAL_BLOCKING_SESSION_STATUS": "NO HOLDER",
-                             "FINAL_BLOCKING_INSTANCE": None, "FINAL_BLOCKING_SESSION": None})
+                             "FINAL_BLOCKING_INSTANCE": None, "FINAL_BLOCKING_SESSION": None,
+                             # INACTIVE: seconds since its last call ended; no statement running
+                             "LAST_CALL_ET": (i - int(self.n * 0.7)) * self.dt + 9, "SQL_ID": None})
+            if self.db.name == LONG_CALL_DB and iid == 1:
+                # a month-end report on instance 1, running since before the recording (long calls, issue 24)
+                rows.append({"INST_ID": 1, "SID": 777, "TYPE": "USER", "STATUS": "ACTIVE",
+                             "STATE": "WAITED SHORT TIME", "EVENT": "direct path read", "WAIT_CLASS": "User I/O",
+                             "WAIT_TIME_MICRO": 900, "BLOCKING_SESSION_STATUS": "NO HOLDER",
+                             "BLOCKING_INSTANCE": None, "BLOCKING_SESSION": None, "SERIAL#": 30_211,
+                             "USERNAME": "REPORTS", "PROGRAM": "JDBC Thin Client",
+                             "FINAL_BLOCKING_SESSION_STATUS": "NO HOLDER", "FINAL_BLOCKING_INSTANCE": None,
+                             "FINAL_BLOCKING_SESSION": None, "LAST_CALL_ET": LONG_CALL_START + i * self.dt,
+                             "SQL_ID": LONG_CALL_SQL_ID})
         if self.setup.standby:      # MOUNTED: no user can connect; LGWR writes no redo on a standby
             rows = [r for r in rows if r["TYPE"] == "BACKGROUND" and r["EVENT"] != "log file parallel write"]
         return rows

@@ -109,6 +109,16 @@ FETCH_ROWS_MAX = 10_000
 _TIMEOUT_CODES = TIMEOUT_CODES
 
 
+# The alert log (collectors.alert_log): read last, with its own call timeout (_read_alert_log).
+ALERT_LOG = "V$DIAG_ALERT_EXT"
+
+
+def _clock_text(moment: _dt.datetime) -> str:
+    """A datetime with its offset as the DUAL clock's text (2025-03-11T10:00:00.000000+01:00)."""
+    text = moment.isoformat(timespec="microseconds")
+    return text if text[-6] in "+-" else text + "+00:00"
+
+
 def _oracledb():
     import oracledb  # imported lazily: replay-only runs never load the driver
     return oracledb
@@ -337,6 +347,7 @@ class LiveSource:
         self._refused = False                   # the current password is refused (not tried again)
         self._retry_requested = False           # SIGHUP: one more attempt (RefusalStore.grant_retry)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
+        self._alert_since: str | None = None    # V$DIAG_ALERT_EXT: the database clock of its last read
 
     # -- credentials -------------------------------------------------------
     def _credentials(self) -> tuple[str, Any]:
@@ -610,6 +621,78 @@ class LiveSource:
             if q.interval > 0:
                 self._cache[q.key] = (now, q.key, rows)
 
+    def _alert_log_binds(self, snap: Snapshot) -> dict[str, object]:
+        """The binds of the V$DIAG_ALERT_EXT statement: the database clock of the last read (the
+        first read: that of this fetch less alert_log_first_window_seconds) and the row bound."""
+        since = self._alert_since
+        if since is None:
+            clock = next((r.get("SYSTIMESTAMP") for r in snap.views.get("DUAL", ())), None)
+            try:
+                moment = _dt.datetime.fromisoformat(str(clock))
+            except ValueError:
+                moment = _dt.datetime.now(_dt.timezone.utc)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=_dt.timezone.utc)
+            window = float(getattr(self.settings, "alert_log_first_window_seconds", 3600.0))
+            since = _clock_text(moment - _dt.timedelta(seconds=window))
+        return {"alert_log_since": since,
+                "alert_log_rows": int(getattr(self.settings, "alert_log_max_rows", 1000))}
+
+    def _read_alert_log(self, conn: Any, now: float, deadline: float, snap: Snapshot,
+                        refused: Mapping[str, str], not_open: Mapping[str, str]) -> None:
+        """V$DIAG_ALERT_EXT (the alert_log collector): parsed from the XML alert log at every query,
+        so read last, on its interval, only the messages since the last read, with its own call
+        timeout (alert_log_timeout_seconds, never beyond the fetch budget; the session's call
+        timeout restored after). A timeout or an error is this view's only: every other view was read."""
+        view = next((v for v in self.plan.views if v.name == ALERT_LOG), None)
+        if view is None:
+            return
+        if view.name in refused:
+            snap.errors[view.name] = refused[view.name]
+            return
+        if view.name in not_open:
+            snap.skipped[view.name] = not_open[view.name]
+            return
+        interval = self.intervals.get(view.name, 0.0)
+        if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
+            return
+        left = deadline - time.monotonic()
+        if left < 0.001:
+            snap.errors[view.name] = f"not read: the fetch budget of {self.budget:g} s was used up before it"
+            return
+        timeout = min(float(getattr(self.settings, "alert_log_timeout_seconds", 10.0)), left)
+        query = self.plan.statement(view)
+        binds = {**query.binds, **self._alert_log_binds(snap)}
+        clock = next((r.get("SYSTIMESTAMP") for r in snap.views.get("DUAL", ())), None)
+        previous = conn.call_timeout
+        t0 = time.monotonic()
+        try:
+            conn.call_timeout = max(1, int(timeout * 1000))
+            rows = self._run(conn, query.sql, binds, int(binds["alert_log_rows"]))
+        except Exception as exc:
+            text = error_text(exc)
+            snap.durations[view.name] = time.monotonic() - t0
+            if not self._healthy(conn):
+                raise _Abort(f"session lost while reading {view.name}: {text}") from None
+            if text.startswith(_TIMEOUT_CODES):
+                text = f"call timeout ({timeout:g} s, alert_log_timeout_seconds): {text}"
+            log.debug("database %s: %s failed: %s", self.name, view.name, text)
+            snap.errors[view.name] = text
+            self._hold(view, interval, now, snap)
+            return
+        finally:
+            try:
+                conn.call_timeout = previous
+            except Exception:
+                pass
+        snap.durations[view.name] = time.monotonic() - t0
+        snap.views[view.name] = rows
+        if isinstance(clock, str) and clock:
+            self._alert_since = clock    # the next read: the messages written after this fetch's clock
+        if interval > 0:
+            self._cache[view.name] = (now, view.name, rows)
+            self._held.pop(view.name, None)
+
     def _session(self, deadline: float) -> Any:
         """The session, connecting within the fetch budget if there is none (see ConnectAttempt)."""
         if self._conn is not None:
@@ -796,6 +879,8 @@ class LiveSource:
                         continue
                     if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
                         continue
+                    if view.name == ALERT_LOG:   # read last, with its own call timeout (_read_alert_log)
+                        continue
                     interval = self.intervals.get(view.name, 0.0)
                     if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
                         continue
@@ -808,6 +893,7 @@ class LiveSource:
                     elif interval > 0:
                         self._hold(view, interval, now, snap)
                 self._read_custom(conn, now, deadline, snap)
+                self._read_alert_log(conn, now, deadline, snap, refused, not_open)
             except _Abort as exc:
                 return self._fail(str(exc), exc.drop)
             if self._last_error is not None:
