@@ -245,7 +245,14 @@ class Stack:
                             "--out", str(demo), "--quiet"], check=True, cwd=REPO, timeout=120)
             self.notes.append(f"{DEMO} absent: generated the same recording with the demo generator")
         p_ora = free_port()
-        self._start("oracle-exporter", [str(_exe("oracle-exporter")), "--replay", str(demo), "--replay-loop",
+        # the on-call signals (issue 24) the demo carries: the opt-in alert log, and a backup policy
+        # for DEMO so the backup-age panel has its ratio
+        demo_cfg = wd / "oracle-demo.yml"
+        demo_cfg.write_text("collectors: {alert_log: true}\nbackup_policy:\n"
+                            "  DEMO: {full: 8d, incremental: 26h, archivelog: 2h}\ndatabases:\n"
+                            "  - {name: DEMO, dsn: 'demo:1521/DEMO', user: u, password_env: PATH}\n")
+        self._start("oracle-exporter", [str(_exe("oracle-exporter")), "--config.file", str(demo_cfg),
+                                        "--replay", str(demo), "--replay-loop",
                                         f"--web.listen-address=127.0.0.1:{p_ora}"])
         # A second database: the demo generator's two-instance RAC database with an outage
         # (unreachable snapshots: empty views, errors {"*": ORA-12170}), looping, so the database

@@ -62,6 +62,16 @@ MAYBE_EMPTY = {
         "no host that runs an instance has huge pages configured",
         'count(instance:oracle_sga_target_bytes:sum) > 0 unless on () '
         '(dbhost_memory_hugepages{state="total"} > 0 and on (job, instance) instance:oracle_sga_target_bytes:sum)'),
+    # opt-in collectors whose views no demo recording carries (GV$PDBS, DBA_SCHEDULER_JOB_RUN_DETAILS)
+    # and that the stack does not switch on: their panels are empty, and the proof is that no
+    # exporter runs them
+    **{("oracle-signals", panel, ref): (f"the opt-in {collector} collector runs nowhere in the stack",
+                                        f'absent(oracle_collector_success{{collector="{collector}"}})')
+       for panel, ref, collector in (("Failed scheduler job runs (last 24 h)", "A", "scheduler_jobs"),
+                                     ("Failed scheduler job runs (last 24 h)", "B", "scheduler_jobs"),
+                                     ("Newest error code per failing job", "A", "scheduler_jobs"),
+                                     ("PDBs not open READ WRITE", "A", "pdb_state"),
+                                     ("PDBs open RESTRICTED", "A", "pdb_state"))},
     ("oracle-wallboard", "Hosts", "E"): (
     "system CPU is below C4's floor on every host",
     f'absent(instance:node_cpu_system_share:rate5m > {config.load().thresholds["C4"].floor("system_share").value:g})')}
