@@ -157,12 +157,12 @@ def test_loop_delta_for_series_appearing_later(core):
 
 
 BAD_LINES = [
-    ('{"time": "t", "database": "a", "views": {}}\n{not json\n', 2, "invalid JSON"),
-    ('{"time": "t", "views": {}}\n', 1, 'field "database" missing'),
-    ('\n\n{"time": "t", "database": "a", "views": {"GV$LOG": {"x": 1}}}\n', 3,
+    ('{"time": "2025-03-11T09:00:00Z", "database": "a", "views": {}}\n{not json\n', 2, "invalid JSON"),
+    ('{"time": "2025-03-11T09:00:00Z", "views": {}}\n', 1, 'field "database" missing'),
+    ('\n\n{"time": "2025-03-11T09:00:00Z", "database": "a", "views": {"GV$LOG": {"x": 1}}}\n', 3,
      'views["GV$LOG"] must be a list of row objects'),
     ('[1, 2]\n', 1, "expected a JSON object"),
-    ('{"time": "t", "database": "", "views": {}}\n', 1, 'field "database" is empty'),
+    ('{"time": "2025-03-11T09:00:00Z", "database": "", "views": {}}\n', 1, 'field "database" is empty'),
 ]
 
 

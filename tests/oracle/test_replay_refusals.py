@@ -96,6 +96,16 @@ def test_time_order_compares_instants_not_text(tmp_path):
     assert "older than" in refused(rec)
 
 
+@pytest.mark.parametrize("time", ["yesterday", "", "2025-13-45T99:00:00Z"])
+def test_a_time_that_is_not_rfc_3339_is_refused(tmp_path, time):
+    """Review finding: "time": "yesterday" was served (no order can be checked, no age computed)."""
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text(line("2025-03-11T09:00:00Z") + line(time, value="1200"))
+    text = refused(rec)
+    assert "line 2" in text and "not an RFC 3339 time" in text
+    one_line_exit_2(cli(rec), "not an RFC 3339 time")
+
+
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_non_finite_counter_is_refused(tmp_path, value):
     rec = tmp_path / "rec.jsonl"

@@ -419,6 +419,8 @@ def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
         raise ConfigError(path, f"line {lineno}", f"not a snapshot: {exc}") from None
     if not snap.database.strip():
         raise ConfigError(path, f"line {lineno}", 'field "database" is empty')
+    if _instant(snap.time) is None:      # the order check and the served age need a time
+        raise ConfigError(path, f"line {lineno}", f'field "time" is not an RFC 3339 time: {snap.time[:40]!r}')
     bad = _not_a_number(snap)
     if bad:
         raise ConfigError(path, f"line {lineno}", bad)
