@@ -1132,8 +1132,9 @@ def _signals(cfg: Config) -> list[dict]:
                  "message of that code and level since the exporter started).",
              expr=alert_log_new,
              summary="{{ $labels.code }} ({{ $labels.level }}) in the alert log of {{ $labels.database }}",
-             description="The alert log of {{ $labels.database }} got {{ $value }} message(s) {{ $labels.code }} at "
-                         "level {{ $labels.level }} in the last 15 minutes (O26, V$DIAG_ALERT_EXT): the text is in the "
+             description="The alert log of {{ $labels.database }} got new {{ $labels.code }} messages at level "
+                         "{{ $labels.level }} in the last 15 minutes (increase {{ $value | printf \"%.0f\" }}, "
+                         "extrapolated over the window; O26, V$DIAG_ALERT_EXT): the text is in the "
                          "exporter's log (critical messages) and in the alert log; an ORA-00600 or ORA-07445 has "
                          "an ADR incident for Oracle Support (adrci: show incident)."),
         dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",

@@ -146,7 +146,9 @@ def signal_tests(pack) -> list:
     tests.append(scenario(pack, "OracleAlertLogCriticalError: a new ORA-00600 in the alert log fires", alert, 0,
                           [tl2.counter("oracle_alert_log_errors_total", {**ORA, **crit},
                                        [(0, 0), (H + 1, lambda t: 1 if t == H + 1 else 0)], start=2)],
-                          crit, 1, window=0))
+                          # the rule's value is increase() over 15 minutes, which extrapolates the one new
+                          # message to the window's edges: 2 here (the text calls it the count of new messages)
+                          crit, 2, window=0))
     # the first ORA-04031 since the exporter started: its series appears at minute H+1 with 1
     oom = {**DB, "code": "ORA-04031", "level": "severe"}
     first = {"series": tl2.counter("oracle_alert_log_errors_total", {**ORA, **oom}, [(0, 0)], start=1)["series"],
