@@ -379,6 +379,15 @@ def test_oracle_metrics_named_in_the_docs_are_exposed(tmp_path):
     assert sb.returncode == 0, sb.stderr
     exposed |= {n for n in _exposed_names(sb.stdout) if n.startswith("oracle_dataguard_")}
     assert {"oracle_dataguard_apply_running", "oracle_dataguard_apply_delay_seconds"} <= exposed
+    # the opt-in alert log (issue 24) on DEMO, whose recording carries V$DIAG_ALERT_EXT
+    log_cfg = tmp_path / "alert-log.yml"
+    log_cfg.write_text("collectors: {alert_log: true}\ndatabases:\n"
+                       "  - {name: DEMO, dsn: 'demo:1521/DEMO', user: u, password_env: UNUSED_PW}\n")
+    al = _run([_exe("oracle-exporter"), "--config.file", str(log_cfg), "--replay", str(DEMO_BEFORE), "--once"],
+              env={**os.environ, "UNUSED_PW": "x"})
+    assert al.returncode == 0, al.stderr
+    exposed |= {n for n in _exposed_names(al.stdout) if n.startswith("oracle_alert_log_")}
+    assert "oracle_alert_log_errors_total" in exposed
     # only while a view fails (the demo's views all answer): tests/oracle/test_view_isolation.py
     exposed |= {"oracle_view_errors"}
     # live only (a replay has no logon): the ORA-28002 warning of the last logon, declared in the
