@@ -240,14 +240,16 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))\n"
              f"  >= on ({cfg.by('database')}) {INSTANCES_EXPECTED}\n"
              f"or\n"
-             f"{INSTANCES_EXPECTED} and on ({cfg.by('database')}) last_over_time(oracle_up[1d])\n"
+             f"max by ({cfg.by('database')}) ({INSTANCES_EXPECTED}) and on ({cfg.by('database')}) "
+             f"last_over_time(oracle_up[1d])\n"
              f"or\n"
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))"),
             (PDB_OPEN_EXPECTED,
              f"max by ({cfg.by('database', 'inst_id', 'pdb')}) "
              "(last_over_time(oracle_pdb_open_mode{open_mode=\"READ WRITE\"}[3m])) == 1\n"
              f"or\n"
-             f"{PDB_OPEN_EXPECTED} and on ({cfg.by('database', 'inst_id', 'pdb')}) "
+             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) ({PDB_OPEN_EXPECTED}) "
+             f"and on ({cfg.by('database', 'inst_id', 'pdb')}) "
              f"max by ({cfg.by('database', 'inst_id', 'pdb')}) (last_over_time(oracle_pdb_open_mode[3m]))"),
         ]),
         ("presence.rules", presence_rules(cfg)),
@@ -330,7 +332,9 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
 
 def presence_rules(cfg: Config) -> list[tuple[str, str]]:
     """Issue 23 item 3: presence memory of scrape targets, databases and multipath paths, and the
-    recovery area's reclaimable space per ASM disk group (item 4). Each memory reads its own
+    recovery area's reclaimable space per ASM disk group (item 4). (Each memory reads itself through
+    `max by` its own labels: a ruler that adds external labels to what it records, vmalert's
+    -external.label, reads them back with them, and the `or` would keep both.) Each memory reads its own
     previous value (`or <self>`), so what vanished stays remembered until it is back or, for a
     database and a path count, until the rule below says it left the configuration."""
     every_job = cfg.selector("oracle", "dbhost", "node")
@@ -347,16 +351,16 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
            f"max by ({dg_db}) (last_over_time(oracle_recovery_area_info{{diskgroup!=\"\"}}{gap})))")
     raw = f"max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_info{{space_basis=\"raw_free\"}}{gap}))"
     return [
-        (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\n{TARGETS_EXPECTED}"),
+        (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\nmax by ({target}) ({TARGETS_EXPECTED})"),
         (DATABASES_EXPECTED,
          f"group by ({db}) (last_over_time(oracle_up{gap}))\n"
          f"or\n"
          f"(\n"
-         f"  {DATABASES_EXPECTED}\n"
+         f"  max by ({db}) ({DATABASES_EXPECTED})\n"
          f"  unless on ({db}) (\n"
          # left the configuration: not exported for the whole window, while the exporter answered
          # at its start and on every scrape since
-         f"    {DATABASES_EXPECTED}\n"
+         f"    max by ({db}) ({DATABASES_EXPECTED})\n"
          f"    unless on ({db}) last_over_time(oracle_up[{DATABASE_LEFT_WINDOW}])\n"
          f"    and on ({target}) min_over_time(up{{{oracle}}}[{DATABASE_LEFT_WINDOW}]) == 1\n"
          f"    and on ({target}) up{{{oracle}}} offset {DATABASE_LEFT_WINDOW} == 1\n"
@@ -365,7 +369,7 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
         (DISKGROUPS_EXPECTED,
          f"group by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
          f"or\n"
-         f"{DISKGROUPS_EXPECTED} and on ({db}) {DATABASES_EXPECTED}"),
+         f"max by ({dg_db}, asm_cluster) ({DISKGROUPS_EXPECTED}) and on ({db}) {DATABASES_EXPECTED}"),
         (PATHS, f"max by ({dev}) (last_over_time(dbhost_multipath_paths{gap}))"),
         (PATHS_ACTIVE, f"max by ({dev}) (last_over_time(dbhost_multipath_paths_active{gap}))"),
         # a path of the map not carrying I/O while fewer paths than expected carry I/O: set, and
@@ -373,7 +377,7 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
         (PATHS_FAILED,
          f"group by ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS})\n"
          f"or\n"
-         f"{PATHS_FAILED} and on ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS_EXPECTED})"),
+         f"max by ({dev}) ({PATHS_FAILED}) and on ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS_EXPECTED})"),
         (PATHS_EXPECTED,
          # rises at once to the paths the map has now
          f"{PATHS} >= on ({dev}) {PATHS_EXPECTED}\n"
