@@ -134,8 +134,13 @@ def test_loop_device_inflight_and_queue_size_match_iostat():
               f"iostat aqu-sz={aqu_sz:.2f} over {t1 - t0:.2f}s; reads={d1[0] - d0[0]}")
 
         assert len(low) >= 5 and len(high) >= 10
-        assert max(low) <= 1
-        assert max(high) <= 16                           # never more than fio's iodepth
+        # the kernel counts in flight without a lock (it walks the busy tags or sums per-CPU
+        # counters): a request completing and the next one starting during one read can be counted
+        # twice (seen: 2 at iodepth 1 and 17 at iodepth 16 on a 2-CPU machine; never in the
+        # collector's arithmetic, which exports max(lun, in_progress) in all)
+        slack = max(1, (os.cpu_count() or 2) - 1)
+        assert max(low) <= 1 + slack and sorted(low)[len(low) // 2] <= 1   # the median: one at a time
+        assert max(high) <= 16 + slack                   # never more than fio's iodepth (but for the above)
         # on a 2-CPU machine fio itself is often the bottleneck, so the device is idle part of the time
         assert sum(1 for v in high if v > 0) >= 0.25 * len(high), "load must show up as requests in flight"
         assert mean_high > 2 * max(mean_low, 0.1), "in-flight must rise with the offered queue depth"
