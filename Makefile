@@ -44,7 +44,7 @@ lint: venv ## ruff over the whole tree
 	$(PY) -m ruff check .
 
 test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end; about 7 min)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=25 tests
 
 # Markers (pyproject.toml): e2e starts real Prometheus/Alertmanager stacks, kernel uses loop
 # devices and real process workloads, slow is any other test over a few seconds.
