@@ -35,7 +35,7 @@ def test_rule_test_files_exist():
 
 @pytest.mark.parametrize("name", RULE_TEST_FILES)
 def test_promtool_rule_tests(rule_test_runs, name):
-    out, _ = rule_test_runs[name].communicate(timeout=240)
+    out, _ = rule_test_runs[name].communicate(timeout=900)
     assert rule_test_runs[name].returncode == 0, out
     assert "SUCCESS" in out and "FAILED" not in out, out
 
