@@ -532,3 +532,18 @@ def test_a_critical_hides_only_the_warning_of_the_same_object(alertmanager):
     assert inhibited == [("OracleAsmDiskgroupSpaceLow", "clA", "DATA", None, None, None, None),
                          ("OracleResourceLimitNear", None, None, None, None, "processes", "1"),
                          ("OracleTablespaceFull", None, None, "CDB$ROOT", "USERS", None, None)]
+
+
+def test_in_probe_mode_one_exporters_outage_hides_only_its_own_view(alertmanager):
+    """Probe mode (instance = the database for both exporters of an HA pair): exporter A's
+    OracleDown hides A's stale alerts of ODS, not exporter B's commit-hang page, because every
+    inhibition compares `exporter` too (comparing job and instance only, it hid it)."""
+    ods = dict(layer="oracle", job="oracle", database="ODS", instance="ODS", inst_id="1")
+    _post(alertmanager, [
+        _alert("OracleDown", exporter=PRIMARY_A, **{k: v for k, v in ods.items() if k != "inst_id"}),
+        _alert("OracleLogFileSyncSlow", exporter=PRIMARY_A, **ods),
+        _alert("OracleCommitsStuck", exporter=SECONDARY_B, event="log file sync", **ods)])
+    _wait_posts(2)
+    assert {(a["labels"]["alertname"], a["labels"]["exporter"]) for a in _state(alertmanager)
+            if a["status"]["inhibitedBy"]} == {("OracleLogFileSyncSlow", PRIMARY_A)}
+    assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleCommitsStuck"], ["OracleDown"]]
