@@ -547,3 +547,16 @@ def test_in_probe_mode_one_exporters_outage_hides_only_its_own_view(alertmanager
     assert {(a["labels"]["alertname"], a["labels"]["exporter"]) for a in _state(alertmanager)
             if a["status"]["inhibitedBy"]} == {("OracleLogFileSyncSlow", PRIMARY_A)}
     assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleCommitsStuck"], ["OracleDown"]]
+
+
+def test_the_ha_secondary_firing_first_still_pages_once(alertmanager):
+    """The pair's exporters scrape at different moments, so the secondary's OracleDown may fire
+    first. Inhibition is judged when a group is flushed (after group_wait, 1s here, 30s shipped):
+    a primary firing within it keeps the outage one page."""
+    hadb = dict(layer="oracle", job="oracle", database="HADB")
+    _post(alertmanager, [_alert("OracleDown", instance=SECONDARY_B, exporter_replica="secondary", **hadb)])
+    time.sleep(0.3)
+    _post(alertmanager, [_alert("OracleDown", instance=PRIMARY_A, **hadb)])
+    _wait_posts(1)
+    assert [(p[0], [a["instance"] for a in labels]) for p, (_, _k, labels) in zip(_Hook.posts, _Hook.keys)] == [
+        ("/pager", [PRIMARY_A])]
