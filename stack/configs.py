@@ -191,6 +191,9 @@ def render_agent(shard: int, shards: int, exporter_address: str, remote_write_ur
         doc["global"]["scrape_interval"] = scrape_interval
         doc["global"]["scrape_timeout"] = scrape_interval
     for sc in doc["scrape_configs"]:
+        if scrape_interval:           # every job at the given interval (tests)
+            sc.pop("scrape_interval", None)
+            sc.pop("scrape_timeout", None)
         for fsd in sc.get("file_sd_configs") or []:
             fsd["files"] = [targets_file]
         for rl in sc.get("relabel_configs") or []:
@@ -200,6 +203,8 @@ def render_agent(shard: int, shards: int, exporter_address: str, remote_write_ur
                 rl["regex"] = str(shard)
             elif rl.get("target_label") == "__address__" and rl.get("replacement") == "oracle-exporter:19161":
                 rl["replacement"] = exporter_address
+        for st in sc.get("static_configs") or []:     # the exporter's own /metrics (process_*)
+            st["targets"] = [exporter_address if t == "oracle-exporter:19161" else t for t in st.get("targets", [])]
     for rw in doc.get("remote_write") or []:
         rw["url"] = remote_write_url
     return doc

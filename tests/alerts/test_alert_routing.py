@@ -58,10 +58,12 @@ def _free_port() -> int:
 class _Hook(BaseHTTPRequestHandler):
     received: list = []
     posts: list = []      # one entry per notification: (path, group labels, alertnames)
+    keys: list = []       # one entry per notification: (path, groupKey, alerts' labels)
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.posts.append((self.path, body["groupLabels"], sorted(a["labels"]["alertname"] for a in body["alerts"])))
+        self.keys.append((self.path, body["groupKey"], [a["labels"] for a in body["alerts"]]))
         for a in body["alerts"]:
             self.received.append((self.path, a["labels"]["alertname"], a["labels"].get("database"),
                                   a["labels"].get("instance"), a["status"]))
@@ -77,6 +79,7 @@ def alertmanager(tmp_path):
     hook = HTTPServer(("127.0.0.1", 0), _Hook)
     _Hook.received = []
     _Hook.posts = []
+    _Hook.keys = []
     threading.Thread(target=hook.serve_forever, daemon=True).start()
     cfg = (ROOT / "alerts" / "alertmanager.yml").read_text()
     assert cfg.count("http://127.0.0.1:19199/") == 3 and cfg.count("group_wait: 30s") == 1
@@ -196,7 +199,7 @@ def test_case_study_before_is_one_story_per_database_and_host(alertmanager):
         time.sleep(0.2)
     _settle()
     assert sorted(_Hook.posts, key=lambda p: p[2]) == [
-        ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"},
+        ("/ticket", {"database": "ODS"},     # the database's story, whichever exporter saw it (issue 23)
          ["OracleCommitCpuStarvation", "OracleLogFileParallelWriteSlow", "OracleLogSwitchesTooFrequent"]),
         ("/ticket", {"instance": "dbhost1"}, ["OracleLgwrInvoluntaryContextSwitches"]),
     ]
@@ -216,9 +219,9 @@ def test_a_commit_hang_pages_once_with_its_symptoms_under_it(alertmanager):
         time.sleep(0.2)
     _settle()
     assert sorted(_Hook.posts) == [
-        # a page is grouped on the database (issue 23: whichever exporter saw it), a ticket per exporter
+        # grouped on the database (issue 23: whichever exporter saw it), a page per incident, a ticket per story
         ("/pager", {"alertname": "OracleCommitsStuck", "database": "ODS", "inst_id": "1"}, ["OracleCommitsStuck"]),
-        ("/ticket", {"database": "ODS", "instance": "oracle-exporter:19161"}, ["OracleLogFileSyncSlow"]),
+        ("/ticket", {"database": "ODS"}, ["OracleLogFileSyncSlow"]),
     ]
     assert _inhibited(alertmanager) == {"OracleLogFileSyncSlow", "OracleLogFileParallelWriteSlow", "OracleSessionsStuck"}
 
@@ -242,14 +245,17 @@ def test_cpu_and_queue_depth_causes_inhibit_their_symptoms(alertmanager):
 
 def test_exporter_outage_in_probe_mode_is_one_page(alertmanager):
     """Probe mode: one scrape target per database, so an exporter outage makes one
-    OracleExporterDown per target; the monitoring layer is grouped by job: one page."""
-    alerts = [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance=f"db{i}") for i in range(5)]
+    OracleExporterDown per target; the scrape config labels each with the exporter's address
+    (`exporter`) and the monitoring layer is grouped on it: one page."""
+    alerts = [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance=f"db{i}", exporter="exp1:19161")
+              for i in range(5)]
     assert requests.post(alertmanager + "/api/v2/alerts", json=alerts, timeout=5).status_code == 200
     deadline = time.time() + 20
     while time.time() < deadline and not _Hook.posts:
         time.sleep(0.2)
     _settle()
-    assert _Hook.posts == [("/pager", {"alertname": "OracleExporterDown", "job": "oracle"}, ["OracleExporterDown"] * 5)]
+    assert _Hook.posts == [("/pager", {"alertname": "OracleExporterDown", "job": "oracle", "exporter": "exp1:19161"},
+                            ["OracleExporterDown"] * 5)]
 
 
 def test_watchdog_reaches_the_dead_mans_switch(alertmanager):
@@ -373,3 +379,184 @@ def test_one_hang_seen_by_two_exporters_is_one_page(alertmanager):
     _wait_posts(2)
     got = sorted((p[0], p[1]["database"], len(p[2])) for p in _Hook.posts)
     assert got == [("/pager", "DW", 1), ("/pager", "ODS", 2)]
+
+
+# ---------------------------------------------------------------- review of issue 23 (findings 4, 5, 6, 10):
+# what identifies an incident. The exporter: `instance` when Prometheus scrapes its /metrics, the
+# `exporter` label (its address, relabelled by the scrape config) in probe mode, where `instance` is
+# the database. The database: its name plus the target labels that tell same-named databases apart
+# (`site`), never the exporter that saw it. The object: tablespace, PDB, disk group, device ...
+PRIMARY_A, SECONDARY_B = "oracle-a:19161", "oracle-b:19161"
+MULTI = {"job": "oracle", "instance": "multi1:19161"}
+
+
+def _pages() -> list[list[dict]]:
+    return [labels for path, _key, labels in _Hook.keys if path == "/pager"]
+
+
+def _state(url) -> list[dict]:
+    return requests.get(url + "/api/v2/alerts", timeout=5).json()
+
+
+def test_one_exporter_losing_50_databases_in_probe_mode_is_one_page(alertmanager):
+    """Failure first (review finding 4): in probe mode (compose/scale-out: instance = the database)
+    one exporter that loses its network to 50 databases sent 50 pages (grouped by instance). The
+    scrape config labels every probe with the exporter's address (`exporter`): one page per exporter,
+    for OracleDown (the exporter answers, the databases do not) and for OracleExporterDown (the
+    exporter process is gone: every probe target is down)."""
+    alerts = [_alert("OracleDown", layer="oracle", job="oracle", instance=f"DB{i:02d}", database=f"DB{i:02d}",
+                     exporter=PRIMARY_A) for i in range(50)]
+    alerts += [_alert("OracleDown", layer="oracle", job="oracle", instance="OTHER", database="OTHER", exporter="oracle-c:19161")]
+    alerts += [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance=f"C{i:02d}", exporter="oracle-d:19161")
+               for i in range(20)]
+    alerts += [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance="E00", exporter="oracle-e:19161")]
+    _post(alertmanager, alerts)
+    _wait_posts(4)
+    got = sorted((path, labels[0]["alertname"], labels[0]["exporter"], len(labels)) for path, _k, labels in _Hook.keys)
+    assert got == [("/pager", "OracleDown", PRIMARY_A, 50), ("/pager", "OracleDown", "oracle-c:19161", 1),
+                   ("/pager", "OracleExporterDown", "oracle-d:19161", 20), ("/pager", "OracleExporterDown", "oracle-e:19161", 1)]
+
+
+def test_a_database_down_seen_by_both_exporters_of_an_ha_pair_is_one_page(alertmanager):
+    """Failure first (review finding 5): both exporters of an HA pair see HADB down: 2 pages (one
+    group per exporter, which finding 4 needs). The pair's second exporter labels its targets
+    `exporter_replica="secondary"`; its OracleDown is hidden while the primary reports the same
+    database down, and pages on its own when only it sees the database down. Every other alert of a
+    database is grouped on the database, not the exporter: one page, one ticket story."""
+    hadb = dict(layer="oracle", job="oracle", database="HADB", site="s1")
+    hap = dict(layer="oracle", job="oracle", database="HAP", instance="HAP", site="s1")    # probe mode
+    ods = dict(layer="oracle", job="oracle", database="ODS", site="s1", inst_id="1")
+    sec = {"exporter_replica": "secondary"}
+    _post(alertmanager, [
+        _alert("OracleDown", instance=PRIMARY_A, **hadb), _alert("OracleDown", instance=SECONDARY_B, **sec, **hadb),
+        _alert("OracleDown", exporter="oracle-c:19161", **hap), _alert("OracleDown", exporter="oracle-d:19161", **sec, **hap),
+        # only the secondary sees ONLYB down (the primary reaches it): the secondary's own outage, a page
+        _alert("OracleDown", instance=SECONDARY_B, **sec, **{**hadb, "database": "ONLYB"}),
+        _alert("OracleCommitsStuck", instance=PRIMARY_A, event="log file sync", **ods),
+        _alert("OracleCommitsStuck", instance=SECONDARY_B, event="log file sync", **sec, **ods),
+        _alert("OracleLogSwitchesTooFrequent", instance=PRIMARY_A, **ods),
+        _alert("OracleLogSwitchesTooFrequent", instance=SECONDARY_B, **sec, **ods)])
+    _wait_posts(5)
+    got = sorted((path, sorted((a["alertname"], a["database"], a.get("instance"), a.get("exporter")) for a in labels))
+                 for path, _k, labels in _Hook.keys)
+    assert got == [
+        ("/pager", [("OracleCommitsStuck", "ODS", PRIMARY_A, None), ("OracleCommitsStuck", "ODS", SECONDARY_B, None)]),
+        ("/pager", [("OracleDown", "HADB", PRIMARY_A, None)]),
+        ("/pager", [("OracleDown", "HAP", "HAP", "oracle-c:19161")]),
+        ("/pager", [("OracleDown", "ONLYB", SECONDARY_B, None)]),
+        ("/ticket", [("OracleLogSwitchesTooFrequent", "ODS", PRIMARY_A, None),
+                     ("OracleLogSwitchesTooFrequent", "ODS", SECONDARY_B, None)]),
+    ]
+    assert {(a["labels"]["database"], a["labels"].get("instance"), a["labels"].get("exporter"))
+            for a in _state(alertmanager) if a["status"]["inhibitedBy"]} == {
+        ("HADB", SECONDARY_B, None), ("HAP", "HAP", "oracle-d:19161")}
+
+
+def test_unrelated_pages_never_share_a_group_key(alertmanager):
+    """Failure first (review finding 6): a pager's deduplication folds a new page into an
+    acknowledged incident with the same group key. Each of these is its own incident, so its own
+    key: two exporters down, disk groups of two ASM clusters (ASM alerts carry no database), a
+    file system and a LUN of one host, two tablespaces of one database, and two databases named
+    PROD at two sites (the site's target label tells them apart). One incident seen by two
+    exporters (an ASM disk group both watch) stays one."""
+    asm = dict(layer="oracle", job="oracle", type="NORMAL")
+    alerts = [
+        _alert("OracleExporterDown", layer="monitoring", job="oracle", instance="expY:19161"),
+        _alert("OracleExporterDown", layer="monitoring", job="oracle", instance="expZ:19161"),
+        _alert("OracleAsmDiskgroupSpaceLow", "time_to_full", instance="multi1:19161", asm_cluster="clA", diskgroup="DATA", **asm),
+        _alert("OracleAsmDiskgroupSpaceLow", "time_to_full", instance="multi2:19161", asm_cluster="clA", diskgroup="DATA", **asm),
+        _alert("OracleAsmDiskgroupSpaceLow", "time_to_full", instance="multi1:19161", asm_cluster="clB", diskgroup="DATA", **asm),
+        _alert("HostFilesystemFillingUp", layer="host", job="node", instance="hostH", mountpoint="/u01"),
+        _alert("LunAllPathsDown", layer="storage", job="dbhost", instance="hostH", device="dm-3", role="redo"),
+        _sev(_alert("OracleTablespaceFull", layer="oracle", database="TSDB", container="CDB$ROOT", tablespace="USERS",
+                    contents="PERMANENT", **MULTI), "critical"),
+        _sev(_alert("OracleTablespaceFull", layer="oracle", database="TSDB", container="CDB$ROOT", tablespace="SYSAUX",
+                    contents="PERMANENT", **MULTI), "critical"),
+        _sev(_alert("OracleRecoveryAreaFull", layer="oracle", job="oracle", instance="siteA:19161", database="PROD", site="A"),
+             "critical"),
+        _sev(_alert("OracleRecoveryAreaFull", layer="oracle", job="oracle", instance="siteB:19161", database="PROD", site="B"),
+             "critical"),
+    ]
+    _post(alertmanager, alerts)
+    _wait_posts(10)
+
+    def ident(a):
+        return tuple(a.get(k) for k in ("alertname", "instance", "asm_cluster", "mountpoint", "device", "tablespace", "site"))
+    pages = sorted(sorted(ident(a) for a in labels) for labels in _pages())
+    assert pages == sorted([
+        [("HostFilesystemFillingUp", "hostH", None, "/u01", None, None, None)],
+        [("LunAllPathsDown", "hostH", None, None, "dm-3", None, None)],
+        [("OracleAsmDiskgroupSpaceLow", "multi1:19161", "clA", None, None, None, None),
+         ("OracleAsmDiskgroupSpaceLow", "multi2:19161", "clA", None, None, None, None)],
+        [("OracleAsmDiskgroupSpaceLow", "multi1:19161", "clB", None, None, None, None)],
+        [("OracleExporterDown", "expY:19161", None, None, None, None, None)],
+        [("OracleExporterDown", "expZ:19161", None, None, None, None, None)],
+        [("OracleRecoveryAreaFull", "siteA:19161", None, None, None, None, "A")],
+        [("OracleRecoveryAreaFull", "siteB:19161", None, None, None, None, "B")],
+        [("OracleTablespaceFull", "multi1:19161", None, None, None, "SYSAUX", None)],
+        [("OracleTablespaceFull", "multi1:19161", None, None, None, "USERS", None)],
+    ])
+    assert len({k for _p, k, _l in _Hook.keys}) == 10
+    assert _inhibited_keys(alertmanager) == set()
+
+
+def test_a_critical_hides_only_the_warning_of_the_same_object(alertmanager):
+    """Failure first (review finding 10): the catch-all 'critical hides warning' compared alertname,
+    exporter and database only: a page for cluster clA's DATA hid the ticket for clB's RECO, a full
+    CDB$ROOT.USERS hid PDB9.APPDATA, processes near the limit hid sessions near the limit. It hides
+    the warning variant of the same object only."""
+    asm = dict(layer="oracle", type="NORMAL", **MULTI)
+    tbs = dict(layer="oracle", database="TSDB", contents="PERMANENT", **MULTI)
+    res = dict(layer="oracle", database="TSDB", inst_id="1", **MULTI)
+    pdb = dict(layer="oracle", database="TSDB", inst_id="1", **MULTI)
+    _post(alertmanager, [
+        _alert("OracleAsmDiskgroupSpaceLow", "time_to_full", asm_cluster="clA", diskgroup="DATA", **asm),
+        _alert("OracleAsmDiskgroupSpaceLow", asm_cluster="clB", diskgroup="RECO", space_basis="file_space", **asm),
+        _alert("OracleAsmDiskgroupSpaceLow", asm_cluster="clA", diskgroup="RECO", space_basis="file_space", **asm),
+        _alert("OracleAsmDiskgroupSpaceLow", asm_cluster="clA", diskgroup="DATA", space_basis="file_space", **asm),   # hidden
+        _sev(_alert("OracleTablespaceFull", container="CDB$ROOT", tablespace="USERS", **tbs), "critical"),
+        _sev(_alert("OracleTablespaceFull", container="PDB9", tablespace="APPDATA", **tbs), "warning"),
+        _sev(_alert("OracleTablespaceFull", container="PDB9", tablespace="USERS", **tbs), "warning"),
+        _sev(_alert("OracleTablespaceFull", container="CDB$ROOT", tablespace="USERS", **tbs), "warning"),     # hidden
+        _sev(_alert("OracleResourceLimitNear", resource="processes", **res), "critical"),
+        _sev(_alert("OracleResourceLimitNear", resource="sessions", **res), "warning"),
+        _sev(_alert("OracleResourceLimitNear", resource="processes", **{**res, "inst_id": "2"}), "warning"),
+        _sev(_alert("OracleResourceLimitNear", resource="processes", **res), "warning"),                     # hidden
+        _alert("OraclePdbNotOpen", "not_open", pdb="PDB_A", **pdb),
+        _alert("OraclePdbNotOpen", "restricted", pdb="PDB_B", **pdb),
+    ])
+    _wait_posts(4)
+    inhibited = sorted(tuple(a["labels"].get(k) for k in ("alertname", "asm_cluster", "diskgroup", "container",
+                                                          "tablespace", "resource", "inst_id"))
+                       for a in _state(alertmanager) if a["status"]["inhibitedBy"])
+    assert inhibited == [("OracleAsmDiskgroupSpaceLow", "clA", "DATA", None, None, None, None),
+                         ("OracleResourceLimitNear", None, None, None, None, "processes", "1"),
+                         ("OracleTablespaceFull", None, None, "CDB$ROOT", "USERS", None, None)]
+
+
+def test_in_probe_mode_one_exporters_outage_hides_only_its_own_view(alertmanager):
+    """Probe mode (instance = the database for both exporters of an HA pair): exporter A's
+    OracleDown hides A's stale alerts of ODS, not exporter B's commit-hang page, because every
+    inhibition compares `exporter` too (comparing job and instance only, it hid it)."""
+    ods = dict(layer="oracle", job="oracle", database="ODS", instance="ODS", inst_id="1")
+    _post(alertmanager, [
+        _alert("OracleDown", exporter=PRIMARY_A, **{k: v for k, v in ods.items() if k != "inst_id"}),
+        _alert("OracleLogFileSyncSlow", exporter=PRIMARY_A, **ods),
+        _alert("OracleCommitsStuck", exporter=SECONDARY_B, event="log file sync", **ods)])
+    _wait_posts(2)
+    assert {(a["labels"]["alertname"], a["labels"]["exporter"]) for a in _state(alertmanager)
+            if a["status"]["inhibitedBy"]} == {("OracleLogFileSyncSlow", PRIMARY_A)}
+    assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleCommitsStuck"], ["OracleDown"]]
+
+
+def test_the_ha_secondary_firing_first_still_pages_once(alertmanager):
+    """The pair's exporters scrape at different moments, so the secondary's OracleDown may fire
+    first. Inhibition is judged when a group is flushed (after group_wait, 1s here, 30s shipped):
+    a primary firing within it keeps the outage one page."""
+    hadb = dict(layer="oracle", job="oracle", database="HADB")
+    _post(alertmanager, [_alert("OracleDown", instance=SECONDARY_B, exporter_replica="secondary", **hadb)])
+    time.sleep(0.3)
+    _post(alertmanager, [_alert("OracleDown", instance=PRIMARY_A, **hadb)])
+    _wait_posts(1)
+    assert [(p[0], [a["instance"] for a in labels]) for p, (_, _k, labels) in zip(_Hook.posts, _Hook.keys)] == [
+        ("/pager", [PRIMARY_A])]

@@ -4,13 +4,22 @@ fixed. Each check is a function returning its violations; every check is also ru
 deliberately bad synthetic rule or inhibition, which it must report.
 
 1. An inhibition never hides a higher severity under a lower one.
-2. An inhibition's `equal` names the exporter target (`instance`, and `job` except where two
-   exporters of one host measure the same host and the symptom is derived from the cause).
+2. An inhibition's `equal` names the exporter target (`instance` and `exporter`, the target in
+   probe mode; and `job` except where two exporters of one host measure the same host and the
+   symptom is derived from the cause). The one rule across exporters: the same alert of the same
+   database from an HA pair's second exporter (`exporter_replica="secondary"`).
+2b. An inhibition's `equal` names every object label (tablespace, PDB, disk group, device ...) that
+   its source and its target both carry: a critical hides the warning of the same object only.
 3. An alert on a gauge tolerates one failed scrape: a raw gauge is read through a range
    function (last_over_time, max_over_time, rate ...), directly or in the recording rule it
    reads. The rules written before issue 23 that do not yet are listed in GAUGE_DEBT; the list
    can only shrink (an entry that no longer violates fails the test).
 4. No changing value (state, status, role of a database, reason) in an alert's identity.
+2c. Grouping: a page's group key names its alert and every object it carries (a pager folds a new
+   page into an acknowledged incident of the same key); an Oracle alert is grouped on the database,
+   never on the exporter that saw it (an HA pair's two exporters make one notification), except an
+   exporter's outage (OracleDown, the monitoring layer), grouped on the exporter: `instance`, or
+   the `exporter` label in probe mode (where `instance` is the database).
 5. No fixed look-back that lets a vanished thing resolve: no count/max/last/present_over_time over
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
    presence, like database:oracle_instances:expected); the ones left are listed in
@@ -29,6 +38,11 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode"}
 # cause -> symptom across two exporters of one host (instance = the host for both jobs)
 CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwitches")}
+# Labels of an alert's identity that do not name an object: the scope (exporter target, site) and
+# what differs between an alert's variants or series without naming another object. Every other
+# label an alert carries is an object, which an inhibition between two alerts carrying it compares.
+NOT_OBJECT = {"alertname", "severity", "layer", "field_note", "cause", "job", "instance", "exporter", "site",
+              "event", "wait_class", "type", "space_basis", "class", "contents", "blocker_kind", "level", "code"}
 # issue 23 debt: alerts that read a raw gauge without a range function (one failed scrape makes
 # the series stale for a scrape interval and restarts their `for`). Never add to this list.
 GAUGE_DEBT = {
@@ -84,27 +98,51 @@ def _static(rule: dict) -> dict:
 
 
 # ---------------------------------------------------------------- the checks
+def _pairs(inh: dict, rules: list[dict]):
+    """The (source, target) rules an inhibition can pair: both match, and every label of `equal`
+    that both set statically (severity, cause) is the same."""
+    sources = [r for r in rules if _matches(inh["source_matchers"], _static(r))]
+    targets = [r for r in rules if _matches(inh["target_matchers"], _static(r))]
+    for s in sources:
+        for t in targets:
+            ss, ts = _static(s), _static(t)
+            if all(ss.get(k) == ts.get(k) for k in inh.get("equal", []) if k in ss and k in ts):
+                yield s, t
+
+
 def inhibition_severity_violations(rules: list[dict], am: dict) -> list[str]:
     out = []
     for i, inh in enumerate(am.get("inhibit_rules", [])):
-        sources = [_static(r) for r in rules if _matches(inh["source_matchers"], _static(r))]
-        targets = [_static(r) for r in rules if _matches(inh["target_matchers"], _static(r))]
-        for s in sources:
-            for t in targets:
-                if s["alertname"] == t["alertname"] and s.get("cause") == t.get("cause") and s["severity"] == t["severity"]:
-                    continue    # an alert does not inhibit itself (equal keeps a series apart)
-                if SEVERITY_RANK.get(t["severity"], 9) > SEVERITY_RANK.get(s["severity"], -1):
-                    out.append(f"inhibit_rules[{i}]: {s['alertname']} ({s['severity']}) can hide "
-                               f"{t['alertname']} ({t['severity']})")
+        for rs, rt in _pairs(inh, rules):
+            s, t = _static(rs), _static(rt)
+            if s["alertname"] == t["alertname"] and s.get("cause") == t.get("cause") and s["severity"] == t["severity"]:
+                continue    # an alert does not inhibit itself (equal keeps a series apart)
+            if SEVERITY_RANK.get(t["severity"], 9) > SEVERITY_RANK.get(s["severity"], -1):
+                out.append(f"inhibit_rules[{i}]: {s['alertname']} ({s['severity']}) can hide "
+                           f"{t['alertname']} ({t['severity']})")
     return sorted(set(out))
+
+
+def _ha_secondary_rule(inh: dict, rules: list[dict]) -> bool:
+    """The HA pair's rule: the same alert (alertname, severity, cause compared) of the same database
+    (site, database compared), from the pair's second exporter only."""
+    equal = set(inh.get("equal", []))
+    names = {r["alert"] for r in rules if _matches(inh["source_matchers"], _static(r))} | {
+        r["alert"] for r in rules if _matches(inh["target_matchers"], _static(r))}
+    return ('exporter_replica="secondary"' in inh["target_matchers"]
+            and 'exporter_replica!="secondary"' in inh["source_matchers"]
+            and {"alertname", "severity", "cause", "site", "database"} <= equal and len(names) == 1)
 
 
 def inhibition_target_violations(rules: list[dict], am: dict) -> list[str]:
     out = []
     for i, inh in enumerate(am.get("inhibit_rules", [])):
         equal = set(inh.get("equal", []))
-        if "instance" not in equal:
-            out.append(f"inhibit_rules[{i}]: equal {sorted(equal)} does not name the exporter target (instance)")
+        if _ha_secondary_rule(inh, rules):
+            continue
+        if not {"instance", "exporter"} <= equal:
+            out.append(f"inhibit_rules[{i}]: equal {sorted(equal)} does not name the exporter target "
+                       "(instance, and exporter in probe mode)")
             continue
         if "job" in equal:
             continue
@@ -114,6 +152,92 @@ def inhibition_target_violations(rules: list[dict], am: dict) -> list[str]:
             out.append(f"inhibit_rules[{i}]: equal {sorted(equal)} lacks job: one exporter's alert "
                        f"({sorted(sources)}) could hide another exporter's ({sorted(targets)})")
     return out
+
+
+def _identities(tests: list[dict]) -> dict:
+    """(alertname, severity, cause) -> the labels its alerts carry, from the promtool tests' firing
+    alerts (an alert's identity as it reaches Alertmanager), and alertname -> their union."""
+    out: dict = {}
+    for t in tests:
+        for check in t.get("alert_rule_test", []):
+            for exp in check.get("exp_alerts", []):
+                labels = exp.get("exp_labels", {})
+                for key in ((check["alertname"], labels.get("severity"), labels.get("cause")), check["alertname"]):
+                    out.setdefault(key, set()).update(labels)
+    return out
+
+
+def _objects(rule: dict, identities: dict) -> set[str]:
+    st = _static(rule)
+    labels = identities.get((rule["alert"], st.get("severity"), st.get("cause")), identities.get(rule["alert"], set()))
+    return set(labels) - NOT_OBJECT
+
+
+def inhibition_object_violations(rules: list[dict], am: dict, identities: dict) -> list[str]:
+    out = []
+    for i, inh in enumerate(am.get("inhibit_rules", [])):
+        equal = set(inh.get("equal", []))
+        for s, t in _pairs(inh, rules):
+            missing = (_objects(s, identities) & _objects(t, identities)) - equal
+            if missing:
+                out.append(f"inhibit_rules[{i}]: {s['alert']} ({s['labels']['severity']}) can hide "
+                           f"{t['alert']} ({t['labels']['severity']}) of another {'/'.join(sorted(missing))}: "
+                           f"equal {sorted(equal)} lacks {sorted(missing)}")
+    return sorted(set(out))
+
+
+def _am_matches(matchers: list[str], labels: dict) -> bool:
+    """Alertmanager's matching: an absent label is the empty string."""
+    for m in matchers:
+        name, op, value = _MATCHER.match(m).groups()
+        v = labels.get(name, "")
+        ok = {"=": v == value, "!=": v != value, "=~": re.fullmatch(value, v) is not None,
+              "!~": re.fullmatch(value, v) is None}[op]
+        if not ok:
+            return False
+    return True
+
+
+def _route(labels: dict, node: dict, group_by=(), receiver=None) -> tuple[list[str], str]:
+    """The group_by and receiver of the route Alertmanager picks (first matching child, recursively)."""
+    group_by = node.get("group_by", group_by)
+    receiver = node.get("receiver", receiver)
+    for child in node.get("routes", []):
+        if _am_matches(child.get("matchers", []), labels):
+            return _route(labels, child, group_by, receiver)
+    return list(group_by), receiver
+
+
+# grouped on the exporter that failed, not on the database (one exporter losing 50 databases is one page)
+GROUPED_BY_EXPORTER = {"OracleDown"}
+
+
+def grouping_violations(rules: list[dict], am: dict, identities: dict) -> list[str]:
+    out = []
+    for r in rules:
+        st = _static(r)
+        ident = identities.get((r["alert"], st.get("severity"), st.get("cause")), identities.get(r["alert"], set()))
+        base = {**{k: "x" for k in ident}, **st}
+        for mode, labels in (("metrics", {k: v for k, v in base.items() if k != "exporter" or r["alert"] == "ScrapeJobAbsent"}),
+                             ("probe", {**base, "exporter": base.get("exporter", "x")} if "instance" in ident else base)):
+            group_by, receiver = _route(labels, am["route"])
+            g = set(group_by)
+            where = f"{r['alert']} ({st['severity']}, {mode} mode): group_by {group_by}"
+            if receiver == "pager":
+                missing = ({"alertname"} | _objects(r, identities)) - g
+                if r["alert"] in GROUPED_BY_EXPORTER:
+                    missing -= {"database"}
+                if missing:
+                    out.append(f"{where} lacks {sorted(missing)}: a new page of another object joins an acknowledged one")
+            exporter_scoped = st["layer"] == "monitoring" or r["alert"] in GROUPED_BY_EXPORTER
+            if exporter_scoped and "instance" in ident:
+                want = "exporter" if mode == "probe" else "instance"
+                if want not in g or (mode == "probe" and "instance" in g):
+                    out.append(f"{where}: one exporter's outage must be one notification, grouped on {want}")
+            elif st["layer"] == "oracle" and receiver in ("pager", "ticket"):
+                if g & {"instance", "exporter", "job"} or not {"database", "asm_cluster"} & g:
+                    out.append(f"{where}: an Oracle alert is grouped on its database, not on the exporter that saw it")
+    return sorted(set(out))
 
 
 def _strip(expr: str) -> str:
@@ -196,6 +320,31 @@ def test_every_inhibition_is_scoped_to_the_exporter_target():
     assert inhibition_target_violations(alert_rules(), _am()) == []
 
 
+def test_every_inhibition_compares_the_objects_source_and_target_share():
+    ids = _identities(_tests())
+    # the identities are read from the promtool tests: every alert of the pack has a firing test
+    assert {r["alert"] for r in alert_rules()} - {"Watchdog"} <= set(ids)
+    assert {"container", "tablespace"} <= _objects(
+        next(r for r in alert_rules() if r["alert"] == "OracleTablespaceFull"), ids)
+    assert inhibition_object_violations(alert_rules(), _am(), ids) == []
+
+
+def test_group_keys_are_one_incident():
+    ids = _identities(_tests())
+    assert grouping_violations(alert_rules(), _am(), ids) == []
+    # the review's routing (findings 4, 5, 6) is reported
+    old = {"route": {"receiver": "ticket", "group_by": ["database", "instance"], "routes": [
+        {"matchers": ['layer="monitoring"'], "group_by": ["alertname", "job"], "receiver": "pager"},
+        {"matchers": ['alertname="OracleDown"'], "group_by": ["alertname", "job", "instance", "cause"], "receiver": "pager"},
+        {"matchers": ['layer="oracle"', 'severity="critical"'], "group_by": ["alertname", "database", "inst_id"],
+         "receiver": "pager"}]}}
+    found = grouping_violations(alert_rules(), old, ids)
+    assert any(v.startswith("OracleDown (critical, probe mode)") for v in found)                       # finding 4
+    assert any(v.startswith("OracleLogFileSyncSlow (warning, metrics mode)") for v in found)           # finding 5
+    assert any(v.startswith("OracleExporterDown (critical, metrics mode)") for v in found)             # finding 6
+    assert any(v.startswith("OracleAsmDiskgroupSpaceLow (critical, metrics mode)") and "asm_cluster" in v for v in found)
+
+
 def test_alerts_on_gauges_tolerate_one_failed_scrape():
     found = gauge_gap_violations(alert_rules(), _recording(), _counters())
     names = {v.split(":")[0] for v in found}
@@ -243,17 +392,42 @@ def test_the_checks_report_a_deliberately_bad_pack():
     am = {"inhibit_rules": [
         # a ticket hiding a page (the issue's 'recovery area filling' over 'archiver stuck')
         {"source_matchers": ['alertname="BadFillingUp"'], "target_matchers": ['alertname="BadArchiverStuck"'],
-         "equal": ["job", "instance", "database"]},
+         "equal": ["job", "instance", "exporter", "database"]},
         # OracleDown inhibiting on the database alone (the issue's HA pair)
         {"source_matchers": ['alertname="BadArchiverStuck"'], "target_matchers": ['alertname="BadFillingUp"'],
          "equal": ["database"]},
         # a host exporter's outage hiding another exporter's alerts of the host
-        {"source_matchers": ['alertname="BadFillingUp"'], "target_matchers": ['layer="storage"'], "equal": ["instance"]},
+        {"source_matchers": ['alertname="BadFillingUp"'], "target_matchers": ['layer="storage"'],
+         "equal": ["instance", "exporter"]},
+        # scoped by instance only: in probe mode (instance = the database) it crosses exporters
+        {"source_matchers": ['alertname="BadArchiverStuck"'], "target_matchers": ['alertname="BadFillingUp"'],
+         "equal": ["job", "instance", "database"]},
     ]}
     assert inhibition_severity_violations(BAD_RULES, am) == [
         "inhibit_rules[0]: BadFillingUp (warning) can hide BadArchiverStuck (critical)"]
     target = inhibition_target_violations(BAD_RULES, am)
-    assert [v.split(":")[0] for v in target] == ["inhibit_rules[1]", "inhibit_rules[2]"]
+    assert [v.split(":")[0] for v in target] == ["inhibit_rules[1]", "inhibit_rules[2]", "inhibit_rules[3]"]
+    # the review's catch-all (finding 10): a critical hiding the warning of another tablespace or disk group
+    ids = {("BadTbs", "critical", None): {"database", "container", "tablespace", "contents", "instance", "job"},
+           ("BadTbs", "warning", None): {"database", "container", "tablespace", "contents", "instance", "job"},
+           ("BadAsm", "critical", "time_to_full"): {"asm_cluster", "diskgroup", "type", "instance", "job"},
+           ("BadAsm", "warning", None): {"asm_cluster", "diskgroup", "type", "space_basis", "instance", "job"}}
+    variants = [{"alert": a, "labels": {"severity": sev, **({"cause": c} if c else {})}} for a, sev, c in ids]
+    catch_all = {"source_matchers": ['severity="critical"'], "target_matchers": ['severity="warning"'],
+                 "equal": ["alertname", "job", "instance", "exporter", "database"]}
+    assert inhibition_object_violations(variants, {"inhibit_rules": [catch_all]}, ids) == [
+        "inhibit_rules[0]: BadAsm (critical) can hide BadAsm (warning) of another asm_cluster/diskgroup: "
+        "equal ['alertname', 'database', 'exporter', 'instance', 'job'] lacks ['asm_cluster', 'diskgroup']",
+        "inhibit_rules[0]: BadTbs (critical) can hide BadTbs (warning) of another container/tablespace: "
+        "equal ['alertname', 'database', 'exporter', 'instance', 'job'] lacks ['container', 'tablespace']"]
+    fixed = dict(catch_all, equal=catch_all["equal"] + ["asm_cluster", "diskgroup", "container", "tablespace"])
+    assert inhibition_object_violations(variants, {"inhibit_rules": [fixed]}, ids) == []
+    # the HA pair's rule crosses exporters on purpose, but only for the same alert of the same database
+    ha = {"source_matchers": ['alertname="BadArchiverStuck"', 'exporter_replica!="secondary"'],
+          "target_matchers": ['alertname="BadArchiverStuck"', 'exporter_replica="secondary"'],
+          "equal": ["alertname", "severity", "cause", "site", "database"]}
+    assert inhibition_target_violations(BAD_RULES, {"inhibit_rules": [ha]}) == []
+    assert inhibition_target_violations(BAD_RULES, {"inhibit_rules": [dict(ha, equal=["alertname", "severity", "cause"])]}) != []
     gaps = gauge_gap_violations(BAD_RULES[:1], {}, set())
     assert gaps == ["BadFillingUp: reads gauge(s) ['oracle_recovery_area_limit_bytes', 'oracle_recovery_area_used_bytes'] "
                     "without a range function (one failed scrape restarts its `for`; use last_over_time(...[3m]))"]

@@ -106,7 +106,8 @@ def test_each_database_is_scraped_by_exactly_one_agent(fleet):
     def scraped():
         out = {}
         for s in range(SHARDS):
-            ts = http_json(url[f"agent{s}"] + "/api/v1/targets?state=active")["data"]["activeTargets"]
+            ts = [t for t in http_json(url[f"agent{s}"] + "/api/v1/targets?state=active")["data"]["activeTargets"]
+                  if t["scrapePool"] == "oracle"]      # the probes (not the exporter's own /metrics)
             if not ts or any(t["health"] != "up" for t in ts):
                 return None
             out[s] = ts
@@ -126,6 +127,31 @@ def test_each_database_is_scraped_by_exactly_one_agent(fleet):
     for r in res:
         shards.setdefault(r["metric"]["database"], []).append(int(r["metric"]["shard"]))
     assert shards == {db: [prometheus_hashmod(db, SHARDS)] for db in DATABASES}
+
+
+def test_probes_name_their_exporter_and_its_process_metrics_arrive(fleet):
+    """Review of issue 23, findings 4 and 13: in probe mode `instance` is the database, so every
+    probe also carries `exporter` (the exporter's address; Alertmanager groups one exporter's
+    outage on it), and /probe has no process metrics: one agent also scrapes the exporter's
+    /metrics for process_* only (job oracle, like the probes), so ExporterCrashLooping sees the
+    exporter's restarts."""
+    url, sup = fleet
+    address = url["exporter"].removeprefix("http://")
+
+    def arrived():
+        res = vm_query(url["vm"], 'changes(process_start_time_seconds{job=~"oracle|dbhost"}[1h])')
+        return res or None
+    res = wait_until(arrived, 40, "the exporter's process_start_time_seconds in VictoriaMetrics", interval=1.0,
+                     alive=sup.check_alive)
+    assert [(r["metric"]["job"], r["metric"]["instance"], r["metric"]["exporter"], r["metric"]["shard"])
+            for r in res] == [("oracle", address, address, str(prometheus_hashmod(address, SHARDS)))]
+    # the alert's input is there and a healthy exporter stays below its 3 restarts (VictoriaMetrics'
+    # changes() counts the first sample of a new series as one change)
+    assert float(res[0]["value"][1]) < 3
+    # only the process metrics of that scrape are kept: no second copy of the databases' series
+    assert vm_query(url["vm"], f'count(oracle_up{{instance="{address}"}})') == []
+    ups = vm_query(url["vm"], "count by (exporter, database) (oracle_up)")
+    assert {(r["metric"]["exporter"], r["metric"]["database"]) for r in ups} == {(address, db) for db in DATABASES}
 
 
 def test_vmalert_rules_on_victoriametrics_reach_alertmanager(fleet):

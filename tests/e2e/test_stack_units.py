@@ -302,6 +302,11 @@ def test_scaleout_renders_one_file_per_shard(tmp_path):
         assert [r["regex"] for r in rl if r.get("action") == "keep"] == [str(n)]
         assert doc["global"]["external_labels"] == {"shard": str(n)}
         assert [r["replacement"] for r in rl if r.get("target_label") == "__address__"] == ["exp:1"]
+        # the exporter's own /metrics (process_* for ExporterCrashLooping), kept by one shard like a probe
+        proc = next(sc for sc in doc["scrape_configs"] if sc["job_name"] == "oracle-exporter-process")
+        assert proc["static_configs"] == [{"targets": ["exp:1"]}]
+        assert [r["regex"] for r in proc["relabel_configs"] if r.get("action") == "keep"] == [str(n)]
+        assert proc["metric_relabel_configs"] == [{"source_labels": ["__name__"], "regex": "process_.+", "action": "keep"}]
         assert doc["remote_write"][0]["url"] == "http://vm:8428/api/v1/write"
     bad = subprocess.run([sys.executable, "-m", "stack.scaleout", "--shards", "0", "--exporter", "e:1",
                           "--remote-write", "http://x"], cwd=ROOT, capture_output=True, text=True, timeout=60)
