@@ -218,7 +218,7 @@ def test_values_are_typed_as_oracle_returns_them(recordings) -> None:
     text_columns |= {"BACKUP_TYPE", "COMPLETION_TIME", "INPUT_TYPE", "START_TIME", "END_TIME",   # issue 24 signals
                      "BEGIN_TIME", "USERNAME", "SESSION_ADDR", "SQL_ID", "TABLESPACE", "SEGTYPE",
                      "ORIGINATING_TIMESTAMP", "MESSAGE_TEXT",     # the alert log (a TIMESTAMP as ISO text)
-                     "RESTRICTED", "SQL_ID_TEMPSEG", "INPUT_TYPE"}  # GV$PDBS, temp (review of issue 24)
+                     "RESTRICTED", "SQL_ID_TEMPSEG"}  # GV$PDBS, temp (review of issue 24)
     for snaps in recordings.values():
         for snap in snaps[:3] + snaps[-3:]:
             for view, rows in snap.views.items():
