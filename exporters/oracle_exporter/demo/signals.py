@@ -129,9 +129,10 @@ def alert_log(db: Any, i: int, start: _dt.datetime, zone: _dt.tzinfo) -> list[di
     as there); the later reads find nothing new."""
     if i != 0 or db.name not in SNAPSHOT_TOO_OLD:
         return []
-    logged = (start - _dt.timedelta(minutes=5)).astimezone(zone).replace(tzinfo=None)
+    # as the live statement selects it: SYS_EXTRACT_UTC, UTC text (python-oracledb drops a TIMESTAMP's zone)
+    logged = (start - _dt.timedelta(minutes=5)).astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return [registry.row(
-        "V$DIAG_ALERT_EXT", ORIGINATING_TIMESTAMP=logged.isoformat(timespec="microseconds"), RECORD_ID=48213,
+        "V$DIAG_ALERT_EXT", ORIGINATING_TIMESTAMP=logged.isoformat(timespec="microseconds") + "Z", RECORD_ID=48213,
         MESSAGE_LEVEL=16, MESSAGE_TEXT="ORA-01555 caused by SQL statement below (SQL ID: 7h35uxf5uhmm1, Query "
                                        "Duration=5712 sec, SCN: 0x00000b2c4f1a2d90):")]
 
