@@ -98,16 +98,21 @@ def undostat(db: Any, now: _dt.datetime, start: _dt.datetime, zone: _dt.tzinfo) 
             rows.append(registry.row(
                 "GV$UNDOSTAT", INST_ID=inst.inst_id, BEGIN_TIME=begin.isoformat(timespec="seconds"),
                 END_TIME=end.isoformat(timespec="seconds"), MAXQUERYLEN=5712 if bad else 1260 + 37 * k,
-                SSOLDERRCNT=1 if bad else 0, NOSPACEERRCNT=0, TUNED_UNDORETENTION=1800 if bad else 2400 + 30 * k))
+                SSOLDERRCNT=1 if bad else 0, NOSPACEERRCNT=0, TUNED_UNDORETENTION=1800 if bad else 2400 + 30 * k,
+                CON_ID=0))                     # a non-CDB, or shared undo: the instance's rows
             if quiet:
                 rows[-1].update(MAXQUERYLEN=0, TUNED_UNDORETENTION=900)
     return rows
 
 
 def tempseg(db: Any, i: int) -> list[dict]:
-    """A report hashing a large join on instance 1, a few small sorts everywhere (none on a MOUNTED standby)."""
+    """A report hashing a large join on instance 1, a few small sorts everywhere (none on a MOUNTED standby);
+    in the CDB RACDB the sessions are in PDB SALES. The report's segments were created by its join
+    (SQL_ID_TEMPSEG) while the session runs its next statement now (SQL_ID)."""
     if db.profile.name == "standby":
         return []
+    setup = SETUPS.get(db.name)
+    con = CONTAINERS["SALES"] if setup is not None and setup.cdb else 0
     rows = []
     for inst in db.instances:
         base = 0x7F3A0000 + 0x10000 * inst.inst_id
@@ -117,8 +122,10 @@ def tempseg(db: Any, i: int) -> list[dict]:
                 ("APP", "g0bggfqrddc4w", "SORT", 128), ("APP", "5qgz1p0cut7mx", "LOB_DATA", 128))):
             rows.append(registry.row("GV$TEMPSEG_USAGE", INST_ID=inst.inst_id, USERNAME=user,
                                      SESSION_ADDR=f"{base + 0x2A8 * (0 if n < 2 else n + 3):016X}",
-                                     SESSION_NUM=4021 + 7 * (n if n > 1 else 0), SQL_ID=sql, TABLESPACE="TEMP",
-                                     SEGTYPE=segtype, BLOCKS=blocks))
+                                     SESSION_NUM=4021 + 7 * (n if n > 1 else 0),
+                                     SQL_ID="2b5xrj1zk4hvt" if n < 2 else sql, SQL_ID_TEMPSEG=sql,
+                                     TABLESPACE="TEMP", SEGTYPE=segtype, BLOCKS=blocks, CON_ID=con,
+                                     **{"SEGRFNO#": 1, "SEGBLK#": 128 + 2048 * n}))
     return rows
 
 
