@@ -84,6 +84,10 @@ def test_a_mode_a_later_release_adds_gets_its_own_series_and_the_allow_list_appl
     assert {dict(labels)["pdb"] for _, labels in samples(fams)} == {"SALES"}
 
 
+def test_an_unknown_open_mode_is_no_series_rather_than_not_open():
+    assert samples(run(pdbs((3, "SALES", None, None)))) == {}
+
+
 def test_a_non_cdb_or_a_snapshot_without_the_view_exports_nothing():
     assert samples(run({"GV$PDBS": []})) == {}
     assert samples(run({})) == {}

@@ -69,6 +69,8 @@ def states(rows: Iterable[dict[str, Any]], allowed: Iterable[str] = ()) -> dict[
         i, name = inst(row), clean(row.get("NAME"))
         if i is None or not name or con_id(row) == SEED_CON_ID or (wanted and name.upper() not in wanted):
             continue
+        if not clean(row.get("OPEN_MODE")):      # unknown (NULL): no series, never "not open"
+            continue
         out.setdefault((i, name), (clean(row.get("OPEN_MODE")).upper(), clean(row.get("RESTRICTED")).upper()))
     return out
 
