@@ -180,3 +180,17 @@ def test_only_recent_records_are_read():
     assert "COMPLETION_TIME > SYSDATE - :backup_lookback / 86400" in on["V$BACKUP_SET"].sql
     assert on["V$BACKUP_SET"].binds == {"backup_lookback": 35 * 86400, "backup_log_lookback": 8 * 86400}
     assert "START_TIME > SYSDATE - :backup_lookback / 86400" in on["V$RMAN_BACKUP_JOB_DETAILS"].sql
+
+
+def test_a_level_0_set_whose_job_record_was_reused_still_counts_as_of_its_completion():
+    """The control file reuses the RMAN job records before the backup set records: the set alone says
+    level 0, and nothing says it was partial or failed."""
+    sets = [bset(1, "I", 0, "2025-02-18T23:55:40"), autobackup(2, "2025-02-18T23:56:10")]
+    assert value(run(sets, []), "oracle_backup_age_seconds", kind="full") == 20 * 86400 + 10 * 3600 + 4 * 60 + 20
+
+
+def test_a_level_0_job_still_running_is_not_yet_a_full_backup():
+    sets = [bset(1, "I", 0, "2025-03-02T23:55:40"), bset(2, "I", 0, "2025-03-11T09:30:00")]
+    jobs = [job(70, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:41"),
+            job(71, "DB INCR", "RUNNING", "2025-03-11T09:00:00", None)]
+    assert value(run(sets, jobs), "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 19

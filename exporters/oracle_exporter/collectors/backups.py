@@ -10,7 +10,9 @@ default), so they answer on a mounted standby too.
   (V$RMAN_BACKUP_JOB_DETAILS) with INPUT_TYPE ``DB FULL`` (BACKUP DATABASE, also BACKUP AS COPY
   DATABASE: image copies) or ``DB INCR`` that wrote an incremental level 0 backup set
   (V$BACKUP_SET, BACKUP_TYPE I, INCREMENTAL_LEVEL 0, completed between the job's START_TIME and
-  END_TIME), and ended COMPLETED or COMPLETED WITH WARNINGS. Not full: a control file or spfile
+  END_TIME), and ended COMPLETED or COMPLETED WITH WARNINGS; a level 0 set whose job is no longer
+  recorded (the control file reuses RMAN's job records first) counts as of its completion. Not
+  full: a level 0 set of a failed or still running job, or of a DATAFILE INCR job; a control file or spfile
   autobackup (a set with BACKUP_TYPE D and INCREMENTAL_LEVEL NULL, written after every backup
   and after every structural change while CONTROLFILE AUTOBACKUP is ON, the default from 12.1), a
   BACKUP DATAFILE / TABLESPACE (INPUT_TYPE DATAFILE FULL / DATAFILE INCR: part of the database), a
@@ -164,17 +166,29 @@ def set_kind(row: dict[str, Any]) -> str | None:
     return None
 
 
-def full_backups(snapshot: Any, offset: Any, level0: list[float]) -> list[float]:
-    """END_TIMEs (Unix) of the successful whole-database full backups: DB FULL jobs, and DB INCR jobs
-    during which a level 0 set completed (``level0``: their completion times)."""
-    out = []
+def full_backups(snapshot: Any, offset: Any, level0: list[float], now: float | None = None) -> list[float]:
+    """Times (Unix) of the whole-database full backups: the END_TIME of every successful DB FULL job;
+    for each level 0 set (``level0``: completion times), the END_TIME of the successful DB INCR job it
+    belongs to; a level 0 set of a job that failed, still runs, or backed up only datafiles or
+    tablespaces (DATAFILE INCR) is not full; a level 0 set whose job the control file no longer
+    records (its RMAN records reused first) is full as of its own completion."""
+    out, jobs = [], []
     for row in snapshot.rows(JOB_DETAILS.name):
         kind, status = clean(row.get("INPUT_TYPE")).upper(), clean(row.get("STATUS")).upper()
         start, end = local_to_unix(row.get("START_TIME"), offset), local_to_unix(row.get("END_TIME"), offset)
-        if status not in SUCCEEDED or start is None or end is None:
+        if start is None:
             continue
-        if kind == "DB FULL" or (kind == "DB INCR" and any(start <= t <= end for t in level0)):
+        end = end if end is not None else (now if now is not None else float("inf"))    # running
+        ok = status in SUCCEEDED
+        if kind == "DB FULL" and ok:
             out.append(end)
+        jobs.append((start, end, kind, ok))
+    for done in level0:
+        during = [(end, kind, ok) for start, end, kind, ok in jobs if start <= done <= end]
+        if not during:
+            out.append(done)
+        elif any(kind in ("DB INCR", "DB FULL") and ok for _, kind, ok in during):
+            out.append(max(end for end, kind, ok in during if kind in ("DB INCR", "DB FULL") and ok))
     return out
 
 
@@ -189,7 +203,7 @@ def ages(snapshot: Any) -> dict[str, float]:
             level0.append(done)
         elif kind is not None and done is not None:
             newest[kind] = max(done, newest.get(kind, done))
-    fulls = full_backups(snapshot, offset, level0)
+    fulls = full_backups(snapshot, offset, level0, now)
     if fulls:
         newest["full"] = max(fulls)
     if now is None:
