@@ -194,3 +194,23 @@ def test_a_level_0_job_still_running_is_not_yet_a_full_backup():
     jobs = [job(70, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:41"),
             job(71, "DB INCR", "RUNNING", "2025-03-11T09:00:00", None)]
     assert value(run(sets, jobs), "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 19
+
+
+def test_demo_every_job_has_its_autobackup_and_the_standby_records_its_own_backups():
+    """Finding 16 (demo): a standby's control file records the backups taken on the standby, not the
+    primary's; every successful job is followed by its control file autobackup, which is never full."""
+    import datetime as dt
+
+    from oracle_exporter.demo import generate, signals
+    utc = dt.timezone.utc
+    ages = {}
+    for db in (generate.DEMO_DB, generate.DEMO_STANDBY_DB):
+        views = signals.backups(db, generate.START, utc)
+        autobackups = [r for r in views["V$BACKUP_SET"] if r["BACKUP_TYPE"] == "D"]
+        assert len(autobackups) == sum(j["STATUS"] != "FAILED" for j in views["V$RMAN_BACKUP_JOB_DETAILS"])
+        snap = Snapshot(db.name, "2025-03-11T09:00:00Z",
+                        {**views, "DUAL": [{"SYSTIMESTAMP": "2025-03-11T09:00:00.000000+00:00"}]})
+        ages[db.name] = backups.ages(snap)
+    assert ages["DEMO"]["full"] != ages["DEMOSB"]["full"]
+    # DEMO's level 0 job: Sunday 23:00-23:49, 33 h 11 min before Tuesday 09:00
+    assert ages["DEMO"]["full"] == 33 * 3600 + 11 * 60
