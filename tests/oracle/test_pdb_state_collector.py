@@ -116,3 +116,21 @@ def test_declared_once_and_generated_everywhere():
     assert "GRANT SELECT ON SYS.GV_$PDBS TO oramon;" in (ROOT / "docs/oracle-monitoring-user.sql").read_text()
     assert "`oracle_pdb_restricted`" in (ROOT / "docs/metrics.md").read_text()
     assert not pdb_state.SPEC.opt_in and pdb_state.VIEWS == ("GV$PDBS",)
+
+
+def test_an_11_2_database_costs_no_error_the_live_source_reads_one_v_instance_row_instead():
+    """On by default now: before 12.1 (no GV$PDBS, ORA-00942) the exporter must not report the collector
+    failed on every fetch of every old database."""
+    from oracle_sim import FakeClock, FakeConnection
+
+    from oracle_exporter.config import DatabaseConfig
+    from oracle_exporter.sources.live import LiveSource
+    conn = FakeConnection(fail={"GV$PDBS": "ORA-00942: table or view does not exist",
+                                "V$CONTAINERS": "ORA-00942: table or view does not exist"},
+                          rows={"V$INSTANCE": [("orcl11",)]})
+    db = DatabaseConfig("old11", dsn="h:1521/S", user="mon", password="pw", timeout_seconds=4)
+    src = LiveSource(db, Settings(), connect=lambda d, t: conn, clock=FakeClock(), connect_timeout=2.5)
+    snap = src.fetch()
+    assert "GV$PDBS" not in snap.errors and "V$CONTAINERS" not in snap.errors
+    assert sum(s.startswith("SELECT INSTANCE_NAME, CON_ID FROM V$INSTANCE") for s in conn.executed) == 2
+    assert samples(collect(snap, Settings(), names=["pdb_state"])) == {}
