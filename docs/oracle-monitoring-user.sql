@@ -112,8 +112,8 @@ GRANT SELECT ON SYS.V_$DIAG_ALERT_EXT TO oramon;   -- since 12.1
 GRANT SELECT ON SYS.V_$BACKUP_SET TO oramon;   -- since 8.0
 GRANT SELECT ON SYS.V_$RMAN_BACKUP_JOB_DETAILS TO oramon;   -- since 10.2
 
--- collector pdb_state (opt-in): Open mode and restricted state of every PDB (GV$PDBS).
-GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1
+-- collector pdb_state: Open mode and restricted state of every PDB (GV$PDBS).
+GRANT SELECT ON SYS.GV_$PDBS TO oramon;   -- since 12.1; on ORA-00942, ORA-04043 reads V$INSTANCE (no PDBs before 12.1)
 
 -- collector scheduler_jobs (opt-in): DBMS_SCHEDULER job runs that failed in the last 24 hours, per job.
 GRANT SELECT ON SYS.CDB_SCHEDULER_JOB_RUN_DETAILS TO oramon;   -- since 12.1; on ORA-00942, ORA-04043 reads DBA_SCHEDULER_JOB_RUN_DETAILS (CDB_ views need 12.1); needs an open database

@@ -34,7 +34,8 @@ def job(key, input_type, status, start, end):
 HEALTHY_SETS = [bset(1, "I", 0, "2025-03-09T23:40:12"), bset(2, "I", 0, "2025-03-09T23:55:40"),
                 bset(3, "I", 1, "2025-03-10T23:12:05"), bset(4, "L", None, "2025-03-11T08:01:30"),
                 bset(5, "L", None, "2025-03-11T09:59:00")]
-HEALTHY_JOBS = [job(101, "DB INCR", "COMPLETED", "2025-03-10T23:00:01", "2025-03-10T23:12:09"),
+HEALTHY_JOBS = [job(100, "DB INCR", "COMPLETED", "2025-03-09T23:00:02", "2025-03-09T23:55:40"),
+                job(101, "DB INCR", "COMPLETED", "2025-03-10T23:00:01", "2025-03-10T23:12:09"),
                 job(102, "ARCHIVELOG", "COMPLETED", "2025-03-11T08:00:02", "2025-03-11T08:01:33"),
                 job(103, "ARCHIVELOG", "COMPLETED WITH WARNINGS", "2025-03-11T09:58:00", "2025-03-11T09:59:02")]
 
@@ -48,8 +49,8 @@ def test_on_by_default_every_5_minutes_and_off_takes_its_views_out():
     assert Settings().enabled("backups") and backups.SPEC.interval == 300
     assert "V$BACKUP_SET" not in queries.build_queries(Settings(collectors={"backups": False}))
     on = queries.build_queries(ON)
-    assert on["V$BACKUP_SET"].sql == ("SELECT SET_STAMP, SET_COUNT, BACKUP_TYPE, INCREMENTAL_LEVEL, COMPLETION_TIME, "
-                                      "CON_ID FROM V$BACKUP_SET")
+    assert on["V$BACKUP_SET"].sql.startswith("SELECT SET_STAMP, SET_COUNT, BACKUP_TYPE, INCREMENTAL_LEVEL, "
+                                             "COMPLETION_TIME, CON_ID FROM V$BACKUP_SET WHERE ")
     assert on["V$RMAN_BACKUP_JOB_DETAILS"].sql.startswith("SELECT SESSION_KEY, INPUT_TYPE, STATUS, START_TIME")
 
 
@@ -66,7 +67,8 @@ def test_a_database_backed_up_on_schedule_shows_host_clock_ages_and_no_failure()
 def test_level_0_stopped_a_week_ago_and_last_nights_job_failed():
     sets = [bset(1, "I", 0, "2025-03-02T23:55:40"), bset(3, "I", 1, "2025-03-09T23:12:05"),
             bset(4, "L", None, "2025-03-11T09:59:00")]
-    jobs = HEALTHY_JOBS[1:] + [job(104, "DB INCR", "FAILED", "2025-03-10T23:00:01", "2025-03-10T23:03:40"),
+    jobs = HEALTHY_JOBS[2:] + [job(99, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:40"),
+                               job(104, "DB INCR", "FAILED", "2025-03-10T23:00:01", "2025-03-10T23:03:40"),
                                job(105, "DB FULL", "COMPLETED WITH ERRORS", "2025-03-11T01:00:00", "2025-03-11T02:00:00")]
     fams = run(sets, jobs)
     assert value(fams, "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 20
@@ -119,3 +121,96 @@ def test_policy_durations(text, seconds):
 def test_policy_durations_refused(bad):
     with pytest.raises(ValueError):
         backups._duration(bad)
+
+
+# ---- review of issue 24, finding 3: what counts as a full backup
+
+def autobackup(n, done):
+    """The control file / spfile autobackup RMAN writes after every backup job (CONTROLFILE AUTOBACKUP ON,
+    the default from 12.1): a set of its own, BACKUP_TYPE D, INCREMENTAL_LEVEL NULL."""
+    return bset(n, "D", None, done)
+
+
+def test_control_file_autobackups_after_the_archivelog_backups_are_not_a_full_backup():
+    # the level 0 ran three weeks ago; since then only archivelog jobs, each followed by its autobackup
+    sets = [bset(1, "I", 0, "2025-02-18T23:55:40"), autobackup(2, "2025-02-18T23:56:10"),
+            bset(3, "L", None, "2025-03-11T09:58:00"), autobackup(4, "2025-03-11T09:58:30")]
+    jobs = [job(50, "DB INCR", "COMPLETED", "2025-02-18T23:00:00", "2025-02-18T23:56:12"),
+            job(51, "ARCHIVELOG", "COMPLETED", "2025-03-11T09:57:00", "2025-03-11T09:58:31")]
+    fams = run(sets, jobs)
+    assert value(fams, "oracle_backup_age_seconds", kind="full") == 20 * 86400 + 10 * 3600 + 3 * 60 + 48
+    assert value(fams, "oracle_backup_age_seconds", kind="archivelog") == 2 * 60
+
+
+def test_a_datafile_or_tablespace_backup_is_not_a_full_backup_of_the_database():
+    # BACKUP TABLESPACE USERS (full, D) and BACKUP INCREMENTAL LEVEL 0 DATAFILE 7 this morning: parts only
+    sets = [bset(1, "I", 0, "2025-03-02T23:55:40"), bset(2, "D", None, "2025-03-11T07:10:00"),
+            bset(3, "I", 0, "2025-03-11T08:10:00")]
+    jobs = [job(60, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:41"),
+            job(61, "DATAFILE FULL", "COMPLETED", "2025-03-11T07:00:00", "2025-03-11T07:10:01"),
+            job(62, "DATAFILE INCR", "COMPLETED", "2025-03-11T08:00:00", "2025-03-11T08:10:01")]
+    assert value(run(sets, jobs), "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 19
+
+
+def test_a_level_0_job_that_failed_half_way_is_not_a_full_backup():
+    # the level 0 job wrote two sets, then died (RMAN-03009): the sets exist, the backup does not
+    sets = [bset(1, "I", 0, "2025-03-02T23:55:40"), bset(2, "I", 0, "2025-03-09T23:20:00")]
+    jobs = [job(70, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:41"),
+            job(71, "DB INCR", "FAILED", "2025-03-09T23:00:00", "2025-03-09T23:31:00")]
+    assert value(run(sets, jobs), "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 19
+
+
+def test_a_whole_database_full_backup_counts_also_as_image_copies():
+    # BACKUP AS COPY DATABASE writes image copies (no backup set at all): the job says DB FULL
+    jobs = [job(80, "DB FULL", "COMPLETED WITH WARNINGS", "2025-03-10T22:00:00", "2025-03-10T23:30:00")]
+    assert value(run([], jobs), "oracle_backup_age_seconds", kind="full") == 10 * 3600 + 30 * 60
+
+
+def test_a_level_1_job_is_incremental_and_never_full():
+    sets = [bset(1, "I", 1, "2025-03-10T23:12:05"), autobackup(2, "2025-03-10T23:12:30")]
+    jobs = [job(90, "DB INCR", "COMPLETED", "2025-03-10T23:00:00", "2025-03-10T23:12:31")]
+    got = samples(run(sets, jobs))
+    assert ("oracle_backup_age_seconds", (("kind", "full"),)) not in got
+    assert got[("oracle_backup_age_seconds", (("kind", "incremental"),))] == 10 * 3600 + 47 * 60 + 55
+
+
+def test_only_recent_records_are_read():
+    """Finding 16: a control file keeping months of records is not read whole every 5 minutes."""
+    on = queries.build_queries(ON)
+    assert "COMPLETION_TIME > SYSDATE - :backup_lookback / 86400" in on["V$BACKUP_SET"].sql
+    assert on["V$BACKUP_SET"].binds == {"backup_lookback": 35 * 86400, "backup_log_lookback": 8 * 86400}
+    assert "START_TIME > SYSDATE - :backup_lookback / 86400" in on["V$RMAN_BACKUP_JOB_DETAILS"].sql
+
+
+def test_a_level_0_set_whose_job_record_was_reused_still_counts_as_of_its_completion():
+    """The control file reuses the RMAN job records before the backup set records: the set alone says
+    level 0, and nothing says it was partial or failed."""
+    sets = [bset(1, "I", 0, "2025-02-18T23:55:40"), autobackup(2, "2025-02-18T23:56:10")]
+    assert value(run(sets, []), "oracle_backup_age_seconds", kind="full") == 20 * 86400 + 10 * 3600 + 4 * 60 + 20
+
+
+def test_a_level_0_job_still_running_is_not_yet_a_full_backup():
+    sets = [bset(1, "I", 0, "2025-03-02T23:55:40"), bset(2, "I", 0, "2025-03-11T09:30:00")]
+    jobs = [job(70, "DB INCR", "COMPLETED", "2025-03-02T23:00:00", "2025-03-02T23:55:41"),
+            job(71, "DB INCR", "RUNNING", "2025-03-11T09:00:00", None)]
+    assert value(run(sets, jobs), "oracle_backup_age_seconds", kind="full") == 8 * 86400 + 10 * 3600 + 4 * 60 + 19
+
+
+def test_demo_every_job_has_its_autobackup_and_the_standby_records_its_own_backups():
+    """Finding 16 (demo): a standby's control file records the backups taken on the standby, not the
+    primary's; every successful job is followed by its control file autobackup, which is never full."""
+    import datetime as dt
+
+    from oracle_exporter.demo import generate, signals
+    utc = dt.timezone.utc
+    ages = {}
+    for db in (generate.DEMO_DB, generate.DEMO_STANDBY_DB):
+        views = signals.backups(db, generate.START, utc)
+        autobackups = [r for r in views["V$BACKUP_SET"] if r["BACKUP_TYPE"] == "D"]
+        assert len(autobackups) == sum(j["STATUS"] != "FAILED" for j in views["V$RMAN_BACKUP_JOB_DETAILS"])
+        snap = Snapshot(db.name, "2025-03-11T09:00:00Z",
+                        {**views, "DUAL": [{"SYSTIMESTAMP": "2025-03-11T09:00:00.000000+00:00"}]})
+        ages[db.name] = backups.ages(snap)
+    assert ages["DEMO"]["full"] != ages["DEMOSB"]["full"]
+    # DEMO's level 0 job: Sunday 23:00-23:49, 33 h 11 min before Tuesday 09:00
+    assert ages["DEMO"]["full"] == 33 * 3600 + 11 * 60

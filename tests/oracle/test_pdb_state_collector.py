@@ -35,10 +35,20 @@ def run(views, settings=ON):
     return collect(snap(views), settings, names=["pdb_state"])
 
 
-def test_off_by_default_and_its_view_not_even_queried():
-    assert not Settings().enabled("pdb_state")
-    assert "GV$PDBS" not in queries.build_queries(Settings())
-    assert queries.build_queries(ON)["GV$PDBS"].sql == "SELECT INST_ID, CON_ID, NAME, OPEN_MODE, RESTRICTED FROM GV$PDBS"
+def test_on_by_default_every_minute_so_the_page_works_on_a_default_install():
+    """Review of issue 24, finding 2: OraclePdbNotOpen (critical) reads this collector; opt-in, it
+    never fired where nobody had switched it on."""
+    assert Settings().enabled("pdb_state") and not pdb_state.SPEC.opt_in and pdb_state.SPEC.interval == 60
+    assert queries.build_queries(Settings())["GV$PDBS"].sql == \
+        "SELECT INST_ID, CON_ID, NAME, OPEN_MODE, RESTRICTED FROM GV$PDBS"
+    assert "GV$PDBS" not in queries.build_queries(Settings(collectors={"pdb_state": False}))
+
+
+def test_before_12_1_the_view_is_replaced_by_one_cheap_row_and_nothing_is_exported():
+    (fallback,) = pdb_state.PDBS.fallbacks
+    assert "ORA-00942" in fallback.codes
+    assert fallback.use.name == "V$INSTANCE"
+    assert samples(run({"V$INSTANCE": [{"INSTANCE_NAME": "orcl11"}]})) == {}
 
 
 def test_every_pdb_open_read_write_is_quiet_and_the_seed_is_left_out():
@@ -74,6 +84,10 @@ def test_a_mode_a_later_release_adds_gets_its_own_series_and_the_allow_list_appl
     assert {dict(labels)["pdb"] for _, labels in samples(fams)} == {"SALES"}
 
 
+def test_an_unknown_open_mode_is_no_series_rather_than_not_open():
+    assert samples(run(pdbs((3, "SALES", None, None)))) == {}
+
+
 def test_a_non_cdb_or_a_snapshot_without_the_view_exports_nothing():
     assert samples(run({"GV$PDBS": []})) == {}
     assert samples(run({})) == {}
@@ -101,4 +115,22 @@ def test_declared_once_and_generated_everywhere():
     assert catalog["metrics"]["oracle_pdb_open_mode"]["labels"] == ["database", "inst_id", "pdb", "open_mode"]
     assert "GRANT SELECT ON SYS.GV_$PDBS TO oramon;" in (ROOT / "docs/oracle-monitoring-user.sql").read_text()
     assert "`oracle_pdb_restricted`" in (ROOT / "docs/metrics.md").read_text()
-    assert pdb_state.SPEC.opt_in and pdb_state.VIEWS == ("GV$PDBS",)
+    assert not pdb_state.SPEC.opt_in and pdb_state.VIEWS == ("GV$PDBS",)
+
+
+def test_an_11_2_database_costs_no_error_the_live_source_reads_one_v_instance_row_instead():
+    """On by default now: before 12.1 (no GV$PDBS, ORA-00942) the exporter must not report the collector
+    failed on every fetch of every old database."""
+    from oracle_sim import FakeClock, FakeConnection
+
+    from oracle_exporter.config import DatabaseConfig
+    from oracle_exporter.sources.live import LiveSource
+    conn = FakeConnection(fail={"GV$PDBS": "ORA-00942: table or view does not exist",
+                                "V$CONTAINERS": "ORA-00942: table or view does not exist"},
+                          rows={"V$INSTANCE": [("orcl11",)]})
+    db = DatabaseConfig("old11", dsn="h:1521/S", user="mon", password="pw", timeout_seconds=4)
+    src = LiveSource(db, Settings(), connect=lambda d, t: conn, clock=FakeClock(), connect_timeout=2.5)
+    snap = src.fetch()
+    assert "GV$PDBS" not in snap.errors and "V$CONTAINERS" not in snap.errors
+    assert sum(s.startswith("SELECT INSTANCE_NAME, CON_ID FROM V$INSTANCE") for s in conn.executed) == 2
+    assert samples(collect(snap, Settings(), names=["pdb_state"])) == {}

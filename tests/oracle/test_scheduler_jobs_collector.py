@@ -19,8 +19,14 @@ def run_row(log_id, owner, job, when, error, con_id=3):
             "STATUS": "FAILED", "ERROR#": error}
 
 
+# V$CONTAINERS as CDB$ROOT returns it (names of the containers)
+CONTAINERS = [{"CON_ID": 1, "NAME": "CDB$ROOT"}, {"CON_ID": 2, "NAME": "PDB$SEED"}, {"CON_ID": 3, "NAME": "SALES"},
+              {"CON_ID": 4, "NAME": "HR"}]
+
+
 def run(rows, settings=ON, view="CDB_SCHEDULER_JOB_RUN_DETAILS"):
-    return collect(Snapshot("CDB1", "2025-03-11T09:00:00Z", {view: rows}), settings, names=["scheduler_jobs"])
+    views = {view: rows, **({"V$CONTAINERS": CONTAINERS} if view.startswith("CDB_") else {})}
+    return collect(Snapshot("CDB1", "2025-03-11T09:00:00Z", views), settings, names=["scheduler_jobs"])
 
 
 def test_off_by_default_and_the_statement_reads_only_failed_runs_of_the_last_day():
@@ -41,9 +47,9 @@ def test_a_nightly_job_failing_and_its_newest_error_code():
             run_row(9107, "APP", "PURGE_AUDIT", "2025-03-11T02:00:03.902000+01:00", 1013),
             run_row(9050, "SYS", "ORA$AT_OS_OPT_SY_4711", "2025-03-10T22:00:12.000000+01:00", 20000, con_id=1)]
     fams = run(rows)
-    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="PURGE_AUDIT") == 2
-    assert value(fams, "oracle_scheduler_job_last_error_code", owner="APP", job="PURGE_AUDIT") == 1013
-    assert value(fams, "oracle_scheduler_job_failures", owner="SYS", job="ORA$AT_OS_OPT_SY_4711") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="PURGE_AUDIT") == 2
+    assert value(fams, "oracle_scheduler_job_last_error_code", container="SALES", owner="APP", job="PURGE_AUDIT") == 1013
+    assert value(fams, "oracle_scheduler_job_failures", container="CDB$ROOT", owner="SYS", job="ORA$AT_OS_OPT_SY_4711") == 1
 
 
 def test_a_flood_of_failing_jobs_is_bounded_most_failures_first():
@@ -52,11 +58,34 @@ def test_a_flood_of_failing_jobs_is_bounded_most_failures_first():
     fams = run(rows, Settings(collectors={"scheduler_jobs": True}, scheduler_jobs_max=5))
     jobs = {dict(k[1])["job"] for k in samples(fams) if k[0] == "oracle_scheduler_job_failures"}
     assert len(jobs) == 5 and "EVERY_MINUTE" in jobs
-    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="EVERY_MINUTE") == 60
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="EVERY_MINUTE") == 60
     assert value(fams, "oracle_scheduler_job_failures_omitted") == 300 - 4 * 10
 
 
 def test_before_12_1_the_dba_view_is_read_the_same_way():
     rows = [{k: v for k, v in run_row(1, "APP", "NIGHTLY", "2025-03-11T02:00:00", 1652).items() if k != "CON_ID"}]
     fams = run(rows, view="DBA_SCHEDULER_JOB_RUN_DETAILS")
-    assert value(fams, "oracle_scheduler_job_failures", owner="APP", job="NIGHTLY") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="", owner="APP", job="NIGHTLY") == 1
+
+
+def test_the_same_job_failing_in_two_pdbs_is_two_series_from_the_root():
+    """Review of issue 24, finding 13: an application installed in SALES and HR, its purge failing in
+    both; read from CDB$ROOT each PDB's job keeps its own count and its own error code."""
+    rows = [run_row(501, "APP", "NIGHTLY_PURGE", "2025-03-11T02:00:03.000000+01:00", 1013, con_id=3),
+            run_row(501, "APP", "NIGHTLY_PURGE", "2025-03-11T02:00:05.000000+01:00", 1652, con_id=4),
+            run_row(502, "APP", "NIGHTLY_PURGE", "2025-03-10T02:00:05.000000+01:00", 1652, con_id=4)]
+    fams = run(rows)
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="NIGHTLY_PURGE") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="HR", owner="APP", job="NIGHTLY_PURGE") == 2
+    assert value(fams, "oracle_scheduler_job_last_error_code", container="SALES", owner="APP",
+                 job="NIGHTLY_PURGE") == 1013
+    assert value(fams, "oracle_scheduler_job_last_error_code", container="HR", owner="APP",
+                 job="NIGHTLY_PURGE") == 1652
+
+
+def test_without_container_names_the_con_id_keeps_them_apart():
+    rows = [run_row(1, "APP", "J", "2025-03-11T02:00:00", 1013, con_id=3),
+            run_row(1, "APP", "J", "2025-03-11T02:00:00", 1013, con_id=5)]
+    fams = collect(Snapshot("CDB1", "2025-03-11T09:00:00Z", {"CDB_SCHEDULER_JOB_RUN_DETAILS": rows}), ON,
+                   names=["scheduler_jobs"])
+    assert {dict(k[1])["container"] for k in samples(fams) if k[0] == "oracle_scheduler_job_failures"} == {"3", "5"}

@@ -5,12 +5,22 @@ The first question after "is it up" is "can we restore it". Both views come from
 file (no recovery catalog needed; they hold what CONTROL_FILE_RECORD_KEEP_TIME keeps, 7 days by
 default), so they answer on a mounted standby too.
 
-* ``oracle_backup_age_seconds{kind}``: seconds from the completion of the newest backup set of
-  ``kind`` to the snapshot (V$BACKUP_SET.COMPLETION_TIME): ``full`` (a full datafile backup,
-  BACKUP_TYPE D, or an incremental level 0, the base of an incremental strategy), ``incremental``
-  (INCREMENTAL_LEVEL 1 or more) and ``archivelog`` (BACKUP_TYPE L). Absent when the control file
-  records no backup of that kind. A backup set exists only once RMAN wrote it completely, but a
-  job that failed half way leaves the sets it finished: oracle_backup_jobs_failed says so.
+* ``oracle_backup_age_seconds{kind}``: seconds from the newest backup of ``kind`` to the snapshot:
+  ``full``: the newest *whole-database* base a restore can start from: the END_TIME of an RMAN job
+  (V$RMAN_BACKUP_JOB_DETAILS) with INPUT_TYPE ``DB FULL`` (BACKUP DATABASE, also BACKUP AS COPY
+  DATABASE: image copies) or ``DB INCR`` that wrote an incremental level 0 backup set
+  (V$BACKUP_SET, BACKUP_TYPE I, INCREMENTAL_LEVEL 0, completed between the job's START_TIME and
+  END_TIME), and ended COMPLETED or COMPLETED WITH WARNINGS; a level 0 set whose job is no longer
+  recorded (the control file reuses RMAN's job records first) counts as of its completion. Not
+  full: a level 0 set of a failed or still running job, or of a DATAFILE INCR job; a control file or spfile
+  autobackup (a set with BACKUP_TYPE D and INCREMENTAL_LEVEL NULL, written after every backup
+  and after every structural change while CONTROLFILE AUTOBACKUP is ON, the default from 12.1), a
+  BACKUP DATAFILE / TABLESPACE (INPUT_TYPE DATAFILE FULL / DATAFILE INCR: part of the database), a
+  job that failed. ``incremental``: the newest incremental backup set of level 1 or more
+  (V$BACKUP_SET.COMPLETION_TIME); ``archivelog``: the newest archived-log set (BACKUP_TYPE L).
+  Absent when none is found. Incrementally updated backups (image copies rolled forward by
+  RECOVER COPY OF DATABASE, Oracle's suggested strategy) make their level 0 copy once, then only
+  level 1 sets: declare ``incremental`` (and ``archivelog``) in their backup_policy, not ``full``.
 * ``oracle_backup_jobs_failed{input_type}``: RMAN jobs (V$RMAN_BACKUP_JOB_DETAILS) that started
   in the 24 hours before the snapshot and ended FAILED or COMPLETED WITH ERRORS, per INPUT_TYPE
   (DB FULL, DB INCR, ARCHIVELOG, DATAFILE FULL, DATAFILE INCR, CONTROLFILE, SPFILE, RECVR AREA,
@@ -18,6 +28,11 @@ default), so they answer on a mounted standby too.
 * ``oracle_backup_policy_max_age_seconds{kind}``: the maximum age the ``backup_policy`` setting
   declares for this database and kind. A database without a policy (a standby backed up
   elsewhere, a test database) has none, and OracleBackupTooOld stays silent for it.
+
+Only the recent rows are read (the last 35 days, and the last 8 days of archived-log sets and of
+the jobs that are not whole-database backups): a control file with a long CONTROL_FILE_RECORD_KEEP_TIME
+holds thousands of records, most of them archived-log sets. A backup older than the lookback is
+"none" (OracleBackupTooOld, cause none, fires as for a database never backed up).
 
 Times are DATEs on the database host's clock: they are converted with the host's UTC offset
 (SYSTIMESTAMP, read with every fetch).
@@ -38,18 +53,27 @@ from ._health import clean, host_utc_offset, local_to_unix
 BACKUP_SET = register(View(
     "V$BACKUP_SET", ("SET_STAMP", "SET_COUNT", "BACKUP_TYPE", "INCREMENTAL_LEVEL", "COMPLETION_TIME"),
     identity=("SET_STAMP", "SET_COUNT"), since="8.0",
+    # level 0 / full sets of the lookback (35 days), archived-log sets of the last 8 days only
+    where="COMPLETION_TIME > SYSDATE - :backup_lookback / 86400 "
+          "AND (BACKUP_TYPE <> 'L' OR COMPLETION_TIME > SYSDATE - :backup_log_lookback / 86400)",
+    where_binds={"backup_lookback": 35 * 86400, "backup_log_lookback": 8 * 86400},
     doc="V$BACKUP_SET, the backup sets the control file records (BACKUP_TYPE D full, I incremental, "
         "L archived log)"))
 
 JOB_DETAILS = register(View(
     "V$RMAN_BACKUP_JOB_DETAILS", ("SESSION_KEY", "INPUT_TYPE", "STATUS", "START_TIME", "END_TIME"),
     identity=("SESSION_KEY",), since="10.2",
+    # whole-database jobs of the lookback (the full backup), every job of the last 8 days (the failures)
+    where="START_TIME > SYSDATE - :backup_lookback / 86400 "
+          "AND (INPUT_TYPE IN ('DB FULL', 'DB INCR') OR START_TIME > SYSDATE - :backup_log_lookback / 86400)",
+    where_binds={"backup_lookback": 35 * 86400, "backup_log_lookback": 8 * 86400},
     doc="V$RMAN_BACKUP_JOB_DETAILS, one row per RMAN backup job the control file records"))
 
 KINDS = ("full", "incremental", "archivelog")
 INPUT_TYPES = ("DB FULL", "DB INCR", "ARCHIVELOG", "DATAFILE FULL", "DATAFILE INCR", "CONTROLFILE", "SPFILE",
                "RECVR AREA", "BACKUPSET")
 FAILED = ("FAILED", "COMPLETED WITH ERRORS")
+SUCCEEDED = ("COMPLETED", "COMPLETED WITH WARNINGS")
 DAY = 86400.0
 
 
@@ -109,10 +133,12 @@ SPEC = Collector(
         "silent for a database without one; OracleBackupFailed fires on a failed RMAN job of the last day.",
     metrics=(
         Family("oracle_backup_age_seconds", "gauge",
-               "Seconds since the newest backup set of the kind completed (V$BACKUP_SET.COMPLETION_TIME): full "
-               "(BACKUP_TYPE D or incremental level 0), incremental (level 1+), archivelog (BACKUP_TYPE L).",
-               ("kind",), source="V$BACKUP_SET.COMPLETION_TIME",
-               note="kind: full, incremental, archivelog; absent when the control file records none.", views=(BACKUP_SET.name,)),
+               "Seconds since the newest backup of the kind: full (the END_TIME of a successful DB FULL job, or of a "
+               "DB INCR job that wrote a level 0 set; never a control file / spfile autobackup or a datafile or "
+               "tablespace backup), incremental (level 1+ set), archivelog (BACKUP_TYPE L set).",
+               ("kind",), source="V$BACKUP_SET.COMPLETION_TIME, V$RMAN_BACKUP_JOB_DETAILS.END_TIME",
+               note="kind: full, incremental, archivelog; absent when the control file records none within "
+                    "the lookback (35 days; archived-log sets 8 days).", views=(BACKUP_SET.name, JOB_DETAILS.name)),
         Family("oracle_backup_jobs_failed", "gauge",
                "RMAN backup jobs started in the last 24 hours that ended FAILED or COMPLETED WITH ERRORS "
                "(V$RMAN_BACKUP_JOB_DETAILS), per INPUT_TYPE.",
@@ -127,25 +153,59 @@ NAME, VIEWS = SPEC.name, SPEC.reads
 
 
 def set_kind(row: dict[str, Any]) -> str | None:
-    """full / incremental / archivelog of a V$BACKUP_SET row (None: not a datafile or log backup)."""
+    """level0 / incremental / archivelog of a V$BACKUP_SET row (None: a full datafile backup set,
+    a control file or spfile (auto)backup: whether it is part of a whole-database full backup is
+    the job's to say, full_backups())."""
     kind, level = clean(row.get("BACKUP_TYPE")).upper(), num(row.get("INCREMENTAL_LEVEL"))
     if kind == "L":
         return "archivelog"
-    if kind == "D" or (kind == "I" and level == 0):
-        return "full"
-    if kind == "I":
+    if kind == "I" and level == 0:
+        return "level0"
+    if kind == "I" and level is not None:
         return "incremental"
     return None
 
 
+def full_backups(snapshot: Any, offset: Any, level0: list[float], now: float | None = None) -> list[float]:
+    """Times (Unix) of the whole-database full backups: the END_TIME of every successful DB FULL job;
+    for each level 0 set (``level0``: completion times), the END_TIME of the successful DB INCR job it
+    belongs to; a level 0 set of a job that failed, still runs, or backed up only datafiles or
+    tablespaces (DATAFILE INCR) is not full; a level 0 set whose job the control file no longer
+    records (its RMAN records reused first) is full as of its own completion."""
+    out, jobs = [], []
+    for row in snapshot.rows(JOB_DETAILS.name):
+        kind, status = clean(row.get("INPUT_TYPE")).upper(), clean(row.get("STATUS")).upper()
+        start, end = local_to_unix(row.get("START_TIME"), offset), local_to_unix(row.get("END_TIME"), offset)
+        if start is None:
+            continue
+        end = end if end is not None else (now if now is not None else float("inf"))    # running
+        ok = status in SUCCEEDED
+        if kind == "DB FULL" and ok:
+            out.append(end)
+        jobs.append((start, end, kind, ok))
+    for done in level0:
+        during = [(end, kind, ok) for start, end, kind, ok in jobs if start <= done <= end]
+        if not during:
+            out.append(done)
+        elif any(kind in ("DB INCR", "DB FULL") and ok for _, kind, ok in during):
+            out.append(max(end for end, kind, ok in during if kind in ("DB INCR", "DB FULL") and ok))
+    return out
+
+
 def ages(snapshot: Any) -> dict[str, float]:
-    """{kind: seconds since its newest backup set completed}."""
+    """{kind: seconds since its newest backup completed}."""
     now, offset = parse_time(snapshot.time), host_utc_offset(snapshot)
     newest: dict[str, float] = {}
+    level0: list[float] = []
     for row in snapshot.rows(BACKUP_SET.name):
         kind, done = set_kind(row), local_to_unix(row.get("COMPLETION_TIME"), offset)
-        if kind is not None and done is not None:
+        if kind == "level0" and done is not None:
+            level0.append(done)
+        elif kind is not None and done is not None:
             newest[kind] = max(done, newest.get(kind, done))
+    fulls = full_backups(snapshot, offset, level0, now)
+    if fulls:
+        newest["full"] = max(fulls)
     if now is None:
         return {}
     return {k: max(0.0, now - t) for k, t in newest.items()}
@@ -171,7 +231,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     age = SPEC.family("oracle_backup_age_seconds")
     failed = SPEC.family("oracle_backup_jobs_failed")
     policy = SPEC.family("oracle_backup_policy_max_age_seconds")
-    if snapshot.has(BACKUP_SET.name):
+    if snapshot.has(BACKUP_SET.name) and snapshot.has(JOB_DETAILS.name):   # both: else a full looks missing
         for kind, seconds in sorted(ages(snapshot).items(), key=lambda kv: KINDS.index(kv[0])):
             age.add_metric([kind], seconds)
         declared = (getattr(settings, "backup_policy", None) or {}).get(snapshot.database, {})

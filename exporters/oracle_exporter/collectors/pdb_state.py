@@ -1,4 +1,4 @@
-"""Open mode and restricted state of every PDB (GV$PDBS, 12.1+; opt-in: ``collectors: {pdb_state: true}``).
+"""Open mode and restricted state of every PDB (GV$PDBS, 12.1+; on by default, read every minute).
 
 A PDB left MOUNTED after an instance restart (no saved state, ``ALTER PLUGGABLE DATABASE ...
 SAVE STATE`` forgotten) or opened RESTRICTED (a plug-in with violations, an upgrade left
@@ -15,7 +15,9 @@ from a PDB that PDB only; a non-CDB has none (nothing is exported then).
   absent while the PDB is MOUNTED (RESTRICTED is NULL then).
 
 PDB$SEED (CON_ID 2, always READ ONLY) is left out; the ``pdbs`` allow-list of the pdb
-collector applies here too (case-blind).
+collector applies here too (case-blind). On by default (OraclePdbNotOpen pages on it): one cheap
+statement a minute, a row per PDB and instance. Before 12.1 (no GV$PDBS, ORA-00942) one row of
+V$INSTANCE is read in its place, as for V$CONTAINERS, and nothing is exported.
 """
 from __future__ import annotations
 
@@ -25,13 +27,15 @@ from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
 
-from ..views import View, register
+from ..ora_errors import MISSING_VIEW
+from ..views import CONTAINERS_BEFORE_12, Fallback, View, register
 from ._common import emit, inst, sorted_inst
 from ._health import clean, con_id
 
 PDBS = register(View(
     "GV$PDBS", ("INST_ID", "CON_ID", "NAME", "OPEN_MODE", "RESTRICTED"),
     identity=("INST_ID", "CON_ID"), since="12.1",
+    fallbacks=(Fallback(MISSING_VIEW, CONTAINERS_BEFORE_12, "no PDBs before 12.1"),),
     doc="V$PDBS, open mode and restricted state of each PDB of the instance"))
 
 OPEN_MODES = ("MOUNTED", "READ WRITE", "READ ONLY", "MIGRATE")
@@ -41,8 +45,8 @@ SPEC = Collector(
     "pdb_state", "Open mode and restricted state of every PDB (GV$PDBS).",
     title="PDB open mode",
     reads=(PDBS.name,),
-    opt_in=True,
-    doc="A PDB left MOUNTED after an instance restart, or opened RESTRICTED, is the most common "
+    interval=60.0,
+    doc="On by default, read every minute. A PDB left MOUNTED after an instance restart, or opened RESTRICTED, is the most common "
         "multitenant outage: the CDB is up and oracle_up is 1 while the application cannot connect. "
         "PDB$SEED is left out; the pdb collector's `pdbs` allow-list applies. A non-CDB has no rows.",
     metrics=(
@@ -64,6 +68,8 @@ def states(rows: Iterable[dict[str, Any]], allowed: Iterable[str] = ()) -> dict[
     for row in rows:
         i, name = inst(row), clean(row.get("NAME"))
         if i is None or not name or con_id(row) == SEED_CON_ID or (wanted and name.upper() not in wanted):
+            continue
+        if not clean(row.get("OPEN_MODE")):      # unknown (NULL): no series, never "not open"
             continue
         out.setdefault((i, name), (clean(row.get("OPEN_MODE")).upper(), clean(row.get("RESTRICTED")).upper()))
     return out

@@ -6,15 +6,22 @@ job log has the row, nobody reads it. The statement reads only the runs logged i
 hours that FAILED (``LOG_DATE > SYSTIMESTAMP - INTERVAL '1' DAY AND STATUS = 'FAILED'``): usually
 no rows at all.
 
-* ``oracle_scheduler_job_failures{owner, job}``: failed runs of the job in the last 24 hours. At
+* ``oracle_scheduler_job_failures{container, owner, job}``: failed runs of the job in the last 24 hours. At
   most ``scheduler_jobs_max`` jobs (default 20, most failures first) get a series; the failures of
   the rest are counted in ``oracle_scheduler_job_failures_omitted``.
-* ``oracle_scheduler_job_last_error_code{owner, job}``: ERROR# of the job's newest failed run (the
+* ``oracle_scheduler_job_last_error_code{container, owner, job}``: ERROR# of the job's newest failed run (the
   ORA- code as a number, e.g. 1013 for a timeout): the code, never the text, so the series stay bounded.
 
 From 12.1 the exporter reads CDB_SCHEDULER_JOB_RUN_DETAILS (from a CDB root every open container:
-a job of a PDB appears under its owner and name; in a PDB or a non-CDB its own jobs); before 12.1
-DBA_SCHEDULER_JOB_RUN_DETAILS (the fallback on ORA-00942). A data dictionary view: not read on a mounted database.
+the same job in two PDBs (an application installed in each) is two series, ``container`` the PDB's
+name from V$CONTAINERS (its CON_ID when unnamed); in a PDB that PDB's jobs, in a non-CDB its own,
+``container=""`` there); before 12.1 DBA_SCHEDULER_JOB_RUN_DETAILS (the fallback on ORA-00942,
+``container=""``). A data dictionary view: not read on a mounted database.
+
+A job that failed ``max_failures`` times in a row is BROKEN (DBA_SCHEDULER_JOBS.STATE) and runs no
+more: its failures leave the 24-hour window and the series drops to nothing while the job stays
+broken. OracleSchedulerJobFailed fires for the failures; whether the job runs again is
+DBA_SCHEDULER_JOBS' (not read here).
 """
 from __future__ import annotations
 
@@ -27,7 +34,8 @@ from exporter_common.declare import Collector, Family, Setting
 from ..ora_errors import MISSING_VIEW
 from ..views import MOUNTED, Fallback, View, register
 from ._common import emit, num
-from ._health import clean, host_utc_offset, local_to_unix
+from ._health import clean, con_id, host_utc_offset, local_to_unix
+from .tablespaces import CONTAINERS, container_names
 
 COLUMNS = ("LOG_ID", "LOG_DATE", "OWNER", "JOB_NAME", "STATUS", "ERROR#")
 RUNS_WHERE = "LOG_DATE > SYSTIMESTAMP - INTERVAL '1' DAY AND STATUS = 'FAILED'"
@@ -39,10 +47,13 @@ RUNS = register(View(
     refused_in=MOUNTED, doc="failed scheduler job runs of the last day, every open container"))
 register(DBA_RUNS)
 
+_LABELS = ("container", "owner", "job")
+_VIEWS = (RUNS.name, DBA_RUNS.name)     # names from V$CONTAINERS when it answers, else the CON_ID
+
 SPEC = Collector(
     "scheduler_jobs", "DBMS_SCHEDULER job runs that failed in the last 24 hours, per job.",
     title="Scheduler job failures",
-    reads=(RUNS.name, DBA_RUNS.name),
+    reads=(RUNS.name, DBA_RUNS.name, CONTAINERS.name),
     opt_in=True,
     interval=300.0,
     settings=(Setting("scheduler_jobs_max", 20, "scheduler jobs with a failure series (most failures first)",
@@ -53,26 +64,28 @@ SPEC = Collector(
     metrics=(
         Family("oracle_scheduler_job_failures", "gauge",
                "Runs of the scheduler job that FAILED in the last 24 hours (*_SCHEDULER_JOB_RUN_DETAILS).",
-               ("owner", "job"), source="CDB_SCHEDULER_JOB_RUN_DETAILS.STATUS", since="10.1"),
+               _LABELS, source="CDB_SCHEDULER_JOB_RUN_DETAILS.STATUS", since="10.1", views=_VIEWS),
         Family("oracle_scheduler_job_last_error_code", "gauge",
                "ERROR# of the job's newest failed run in the last 24 hours (the ORA- code as a number).",
-               ("owner", "job"), source="CDB_SCHEDULER_JOB_RUN_DETAILS.ERROR#", since="10.1"),
+               _LABELS, source="CDB_SCHEDULER_JOB_RUN_DETAILS.ERROR#", since="10.1", views=_VIEWS),
         Family("oracle_scheduler_job_failures_omitted", "gauge",
                "Failed runs of the last 24 hours of the jobs beyond scheduler_jobs_max (no series of their own).",
-               (), source="CDB_SCHEDULER_JOB_RUN_DETAILS.STATUS"),
+               (), source="CDB_SCHEDULER_JOB_RUN_DETAILS.STATUS", views=_VIEWS),
     ))
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 
-def failures(snapshot: Any) -> dict[tuple[str, str], tuple[int, float | None, float]]:
-    """{(owner, job): (failed runs, newest ERROR#, newest LOG_DATE)} of the rows fetched."""
+def failures(snapshot: Any) -> dict[tuple[str, str, str], tuple[int, float | None, float]]:
+    """{(container, owner, job): (failed runs, newest ERROR#, newest LOG_DATE)} of the rows fetched."""
     rows = snapshot.rows(RUNS.name) or snapshot.rows(DBA_RUNS.name)
     offset = host_utc_offset(snapshot)
-    out: dict[tuple[str, str], tuple[int, float | None, float]] = {}
+    names = container_names(snapshot)
+    out: dict[tuple[str, str, str], tuple[int, float | None, float]] = {}
     for row in rows:
         if clean(row.get("STATUS")).upper() != "FAILED":
             continue
-        key = (clean(row.get("OWNER")), clean(row.get("JOB_NAME")))
+        cid = con_id(row)
+        key = ("" if cid == 0 else names.get(cid, str(cid)), clean(row.get("OWNER")), clean(row.get("JOB_NAME")))
         when = local_to_unix(row.get("LOG_DATE"), offset) or 0.0
         count, code, newest = out.get(key, (0, None, float("-inf")))
         if when >= newest:
@@ -88,10 +101,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     limit = getattr(settings, "scheduler_jobs_max", SPEC.default("scheduler_jobs_max"))
     found = failures(snapshot)
     ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    for (owner, job), (count, err, _) in ranked[:limit]:
-        failed.add_metric([owner, job], float(count))
+    for (container, owner, job), (count, err, _) in ranked[:limit]:
+        failed.add_metric([container, owner, job], float(count))
         if err is not None:
-            code.add_metric([owner, job], err)
+            code.add_metric([container, owner, job], err)
     if snapshot.has(RUNS.name) or snapshot.has(DBA_RUNS.name):
         omitted.add_metric([], float(sum(c for _, (c, _, _) in ranked[limit:])))
     yield from emit([failed, code, omitted])

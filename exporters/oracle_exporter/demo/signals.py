@@ -11,6 +11,7 @@ import datetime as _dt
 from typing import Any
 
 from .. import views as registry
+from .health import CONTAINERS, SETUPS
 
 FAILED_LEVEL1 = ("DEMO",)
 
@@ -20,7 +21,10 @@ def _date(moment: _dt.datetime, zone: _dt.tzinfo) -> str:
 
 
 def backups(db: Any, start: _dt.datetime, zone: _dt.tzinfo) -> dict[str, list[dict]]:
-    """A level 0 on Sunday night, a level 1 every other night, archivelogs every 2 hours."""
+    """A level 0 on Sunday night, a level 1 every other night, archivelogs every 2 hours, each job followed by
+    its control file autobackup (a D set, level NULL: not a full backup). The standby DEMOSB, to which
+    the backups are offloaded, runs its own schedule two hours later (its control file records its
+    own backups, not the primary's)."""
     day = start.astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
     sets, jobs = [], []
     n, key = 0, 9000
@@ -36,16 +40,20 @@ def backups(db: Any, start: _dt.datetime, zone: _dt.tzinfo) -> dict[str, list[di
         key += 3
         jobs.append(registry.row("V$RMAN_BACKUP_JOB_DETAILS", SESSION_KEY=key, INPUT_TYPE=input_type, STATUS=status,
                                  START_TIME=_date(begin, zone), END_TIME=_date(end, zone)))
+        if status != "FAILED":
+            add_set("D", None, end - _dt.timedelta(seconds=2))      # CONTROLFILE AUTOBACKUP ON (default)
+
+    shift = _dt.timedelta(hours=2 if getattr(getattr(db, "profile", None), "name", "") == "standby" else 0)
 
     for back in (3, 2, 1):                                   # Saturday, Sunday, Monday nights
-        night = day - _dt.timedelta(days=back) + _dt.timedelta(hours=23)
+        night = day - _dt.timedelta(days=back) + _dt.timedelta(hours=23) + shift
         level = 0 if back == 2 else 1
         if db.name in FAILED_LEVEL1 and back == 1:           # RMAN-03009 / ORA-19502: the job fails ...
             add_job("DB INCR", "FAILED", night, night + _dt.timedelta(minutes=4, seconds=12))
             night += _dt.timedelta(hours=1, minutes=30)       # ... and the re-run succeeds
         add_set("I", level, night + _dt.timedelta(minutes=11 if level else 47))
         add_job("DB INCR", "COMPLETED", night, night + _dt.timedelta(minutes=12 if level else 49))
-    archived = day - _dt.timedelta(days=1)
+    archived = day - _dt.timedelta(days=1) + shift
     while archived < start.astimezone(zone) - _dt.timedelta(minutes=20):
         add_set("L", None, archived + _dt.timedelta(minutes=1, seconds=27))
         add_job("ARCHIVELOG", "COMPLETED", archived, archived + _dt.timedelta(minutes=1, seconds=31))
@@ -90,16 +98,21 @@ def undostat(db: Any, now: _dt.datetime, start: _dt.datetime, zone: _dt.tzinfo) 
             rows.append(registry.row(
                 "GV$UNDOSTAT", INST_ID=inst.inst_id, BEGIN_TIME=begin.isoformat(timespec="seconds"),
                 END_TIME=end.isoformat(timespec="seconds"), MAXQUERYLEN=5712 if bad else 1260 + 37 * k,
-                SSOLDERRCNT=1 if bad else 0, NOSPACEERRCNT=0, TUNED_UNDORETENTION=1800 if bad else 2400 + 30 * k))
+                SSOLDERRCNT=1 if bad else 0, NOSPACEERRCNT=0, TUNED_UNDORETENTION=1800 if bad else 2400 + 30 * k,
+                CON_ID=0))                     # a non-CDB, or shared undo: the instance's rows
             if quiet:
                 rows[-1].update(MAXQUERYLEN=0, TUNED_UNDORETENTION=900)
     return rows
 
 
 def tempseg(db: Any, i: int) -> list[dict]:
-    """A report hashing a large join on instance 1, a few small sorts everywhere (none on a MOUNTED standby)."""
+    """A report hashing a large join on instance 1, a few small sorts everywhere (none on a MOUNTED standby);
+    in the CDB RACDB the sessions are in PDB SALES. The report's segments were created by its join
+    (SQL_ID_TEMPSEG) while the session runs its next statement now (SQL_ID)."""
     if db.profile.name == "standby":
         return []
+    setup = SETUPS.get(db.name)
+    con = CONTAINERS["SALES"] if setup is not None and setup.cdb else 0
     rows = []
     for inst in db.instances:
         base = 0x7F3A0000 + 0x10000 * inst.inst_id
@@ -109,8 +122,10 @@ def tempseg(db: Any, i: int) -> list[dict]:
                 ("APP", "g0bggfqrddc4w", "SORT", 128), ("APP", "5qgz1p0cut7mx", "LOB_DATA", 128))):
             rows.append(registry.row("GV$TEMPSEG_USAGE", INST_ID=inst.inst_id, USERNAME=user,
                                      SESSION_ADDR=f"{base + 0x2A8 * (0 if n < 2 else n + 3):016X}",
-                                     SESSION_NUM=4021 + 7 * (n if n > 1 else 0), SQL_ID=sql, TABLESPACE="TEMP",
-                                     SEGTYPE=segtype, BLOCKS=blocks))
+                                     SESSION_NUM=4021 + 7 * (n if n > 1 else 0),
+                                     SQL_ID="2b5xrj1zk4hvt" if n < 2 else sql, SQL_ID_TEMPSEG=sql,
+                                     TABLESPACE="TEMP", SEGTYPE=segtype, BLOCKS=blocks, CON_ID=con,
+                                     **{"SEGRFNO#": 1, "SEGBLK#": 128 + 2048 * n}))
     return rows
 
 
@@ -121,11 +136,23 @@ def alert_log(db: Any, i: int, start: _dt.datetime, zone: _dt.tzinfo) -> list[di
     as there); the later reads find nothing new."""
     if i != 0 or db.name not in SNAPSHOT_TOO_OLD:
         return []
-    logged = (start - _dt.timedelta(minutes=5)).astimezone(zone).replace(tzinfo=None)
+    # as the live statement selects it: SYS_EXTRACT_UTC, UTC text (python-oracledb drops a TIMESTAMP's zone)
+    logged = (start - _dt.timedelta(minutes=5)).astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return [registry.row(
-        "V$DIAG_ALERT_EXT", ORIGINATING_TIMESTAMP=logged.isoformat(timespec="microseconds"), RECORD_ID=48213,
+        "V$DIAG_ALERT_EXT", ORIGINATING_TIMESTAMP=logged.isoformat(timespec="microseconds") + "Z", RECORD_ID=48213,
         MESSAGE_LEVEL=16, MESSAGE_TEXT="ORA-01555 caused by SQL statement below (SQL ID: 7h35uxf5uhmm1, Query "
                                        "Duration=5712 sec, SCN: 0x00000b2c4f1a2d90):")]
+
+
+def pdbs(db: Any) -> list[dict]:
+    """GV$PDBS (pdb_state, on by default): in the CDB RACDB, PDB$SEED READ ONLY and every PDB open READ WRITE
+    on every instance; a 19c non-CDB has the view and no rows."""
+    setup = SETUPS.get(db.name)
+    if setup is None or not setup.cdb:
+        return []
+    return [registry.row("GV$PDBS", INST_ID=inst.inst_id, CON_ID=cid, NAME=name,
+                         OPEN_MODE="READ ONLY" if name == "PDB$SEED" else "READ WRITE", RESTRICTED="NO")
+            for inst in db.instances for name, cid in CONTAINERS.items() if cid > 1]
 
 
 def views(db: Any, i: int, dt: int, start: _dt.datetime, zone: _dt.tzinfo) -> dict[str, list[dict]]:
@@ -136,4 +163,5 @@ def views(db: Any, i: int, dt: int, start: _dt.datetime, zone: _dt.tzinfo) -> di
     out["GV$UNDOSTAT"] = undostat(db, now, start, zone)
     out["GV$TEMPSEG_USAGE"] = tempseg(db, i)
     out["V$DIAG_ALERT_EXT"] = alert_log(db, i, start, zone)   # issue 24 point 1 (opt-in alert_log)
+    out["GV$PDBS"] = pdbs(db)                                 # pdb_state, on by default (review of issue 24)
     return out

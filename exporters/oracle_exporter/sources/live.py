@@ -83,6 +83,7 @@ from typing import Any, Callable, Mapping
 
 from exporter_common.config import ConfigError, read_secret_file
 
+from ..collectors import alert_log as _alert_log
 from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
 from ..intervals import view_intervals
 from ..queries import build_plan
@@ -347,7 +348,7 @@ class LiveSource:
         self._refused = False                   # the current password is refused (not tried again)
         self._retry_requested = False           # SIGHUP: one more attempt (RefusalStore.grant_retry)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
-        self._alert_since: str | None = None    # V$DIAG_ALERT_EXT: the database clock of its last read
+        self._alert_since: str | None = None    # V$DIAG_ALERT_EXT: its read position (collectors.alert_log)
 
     # -- credentials -------------------------------------------------------
     def _credentials(self) -> tuple[str, Any]:
@@ -663,12 +664,13 @@ class LiveSource:
         timeout = min(float(getattr(self.settings, "alert_log_timeout_seconds", 10.0)), left)
         query = self.plan.statement(view)
         binds = {**query.binds, **self._alert_log_binds(snap)}
+        sql = _alert_log.live_statement(query.sql)        # ORIGINATING_TIMESTAMP as UTC text
         clock = next((r.get("SYSTIMESTAMP") for r in snap.views.get("DUAL", ())), None)
         previous = conn.call_timeout
         t0 = time.monotonic()
         try:
             conn.call_timeout = max(1, int(timeout * 1000))
-            rows = self._run(conn, query.sql, binds, int(binds["alert_log_rows"]))
+            rows = self._run(conn, sql, binds, int(binds["alert_log_rows"]))
         except Exception as exc:
             text = error_text(exc)
             snap.durations[view.name] = time.monotonic() - t0
@@ -687,8 +689,11 @@ class LiveSource:
                 pass
         snap.durations[view.name] = time.monotonic() - t0
         snap.views[view.name] = rows
-        if isinstance(clock, str) and clock:
-            self._alert_since = clock    # the next read: the messages written after this fetch's clock
+        # the next read: from this fetch's clock, or from the newest message read when the read hit
+        # its row bound (ordered oldest first: the rest is read next time, nothing skipped)
+        position = _alert_log.position_after(rows, int(binds["alert_log_rows"]), clock, binds["alert_log_since"])
+        if position is not None:
+            self._alert_since = position
         if interval > 0:
             self._cache[view.name] = (now, view.name, rows)
             self._held.pop(view.name, None)
