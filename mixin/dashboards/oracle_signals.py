@@ -37,14 +37,14 @@ def undo_temp(cfg: Config) -> list:
         timeseries_panel("ORA-01555 and undo space errors (last hour)", "[O22] GV$UNDOSTAT: queries that failed "
                          "with ORA-01555 (OracleSnapshotTooOld) and requests for undo space that failed "
                          "(OracleUndoSpaceErrors), summed over the 10-minute intervals of the last hour.", "short",
-                         [q(f"oracle_undo_snapshot_too_old_errors{{{DB}}}", "{{database}} {{inst_id}} ORA-01555", "A"),
-                          q(f"oracle_undo_space_errors{{{DB}}}", "{{database}} {{inst_id}} out of undo space", "B")],
+                         [q(f"oracle_undo_snapshot_too_old_errors{{{DB}}}", "{{database}} {{inst_id}} {{container}} ORA-01555", "A"),
+                          q(f"oracle_undo_space_errors{{{DB}}}", "{{database}} {{inst_id}} {{container}} out of undo space", "B")],
                          w=8, th=cfg.th("O22_snapshot_too_old")),
         timeseries_panel("Longest query against the tuned undo retention", "[O22] GV$UNDOSTAT: the longest query "
                          "of the last hour (MAXQUERYLEN) and the retention Oracle achieves (TUNED_UNDORETENTION): a "
                          "query longer than the retention may fail with ORA-01555.", "s",
-                         [q(f"oracle_undo_max_query_length_seconds{{{DB}}}", "{{database}} {{inst_id}} longest query", "A"),
-                          q(f"oracle_undo_tuned_retention_seconds{{{DB}}}", "{{database}} {{inst_id}} tuned retention",
+                         [q(f"oracle_undo_max_query_length_seconds{{{DB}}}", "{{database}} {{inst_id}} {{container}} longest query", "A"),
+                          q(f"oracle_undo_tuned_retention_seconds{{{DB}}}", "{{database}} {{inst_id}} {{container}} tuned retention",
                             "B")], w=8),
         timeseries_panel("Temporary tablespaces in use", "[O22] Sort space in use / the size the temporary "
                          "tablespace can reach (tablespaces collector): above the threshold OracleTempSpaceFull, at "
@@ -88,7 +88,7 @@ def pdb_state(cfg: Config) -> list:
     return [
         db.Row("PDB open mode"),
         timeseries_panel("PDBs not open READ WRITE", "[O24] oracle_pdb_open_mode{open_mode=\"READ WRITE\"} == 0 per "
-                         "PDB and instance (opt-in pdb_state collector): a PDB left MOUNTED after a restart "
+                         "PDB and instance (pdb_state collector, on by default): a PDB left MOUNTED after a restart "
                          "(OraclePdbNotOpen). 1 = not open for writing.", "short",
                          [q(f"1 - oracle_pdb_open_mode{{{DB}, open_mode=\"READ WRITE\"}}",
                             "{{database}} {{inst_id}} {{pdb}}", "A")], w=12),
