@@ -312,7 +312,7 @@ def exporter_bridge_tests(pack) -> list:
         t = {"job": "oracle", "instance": inst}
         series.append(_series("up", t, f"1x{die} 0x{n - die - 1}"))
         series.append(_series("oracle_up", {**t, "database": db}, f"{last}x{die} stale"))
-        down.append(pack.expect("OracleExporterDown", 0, {"instance": inst}, 0))
+        down.append(pack.expect("OracleExporterDown", 0, {"job": "oracle", "instance": inst}, 0))
     series.append(_series("oracle_last_error_info", {"job": "oracle", "instance": "e3:9161", "database": "C",
                                                      "reason": "logon denied"}, f"1x{die} stale"))
     fired = [pack.expect("OracleDown", 0, {"instance": "e1:9161", "database": "D"}, 0, unknown)]
