@@ -195,5 +195,5 @@ def pdb_restart_tests(pack) -> list:
                      "memory outlives the restart)",
              "interval": "1m", "input_series": series, "alert_rule_test": [
                  {"eval_time": "29m", "alertname": alert, "exp_alerts": []},
-                 *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (33, 50)]]}]
+                 {"eval_time": "33m", "alertname": alert, "exp_alerts": fired}]}]
 
