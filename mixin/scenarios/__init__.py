@@ -17,7 +17,7 @@ follows Go's humanizeDuration / humanizePercentage / printf); promtool, the real
 template engine, checks them.
 
 The package has one module per rule section, matching alerts/tests/*.test.yml (oracle, host,
-storage, zfs, monitoring, hangs, health, casestudy, recording), the shared helpers in
+storage, zfs, monitoring, hangs, health, casestudy, recording, memory), the shared helpers in
 mixin.scenarios.common, and here the assembly of the test files.
 """
 import math
