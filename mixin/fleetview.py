@@ -90,12 +90,14 @@ RECOVERY_AREA = f"max by (database) ({R.RECOVERY_AREA_USED}{{{DB}}})"
 
 def db_known_expr() -> str:
     """The databases the wallboard keeps a tile for: seen within the hour, or remembered by the
-    pack's presence rule (records.INSTANCES_EXPECTED, which carries the exporter target's job and
-    instance) while that exporter target is still configured (its `up` series exists, 0 when the
-    exporter is down). A database whose exporter stopped answering stays UNKNOWN instead of
-    vanishing after an hour; removing the target from the scrape config removes the tile."""
+    pack's presence rule (records.DATABASES_EXPECTED, which carries the exporter target's job and
+    instance and is kept until the database leaves the exporter's configuration, however long the
+    exporter is down) while that exporter target is still configured (its `up` series exists, 0
+    when the exporter is down). A database whose exporter stopped answering stays UNKNOWN for as
+    long as the outage lasts (rev23 #15: the instances' memory dropped it after a day); removing
+    the target from the scrape config removes the tile."""
     return ('(group by (database) (last_over_time(oracle_up{' + DB + '}[1h]))'
-            ' or group by (database) (' + R.INSTANCES_EXPECTED + '{' + DB + '} and on (job, instance) up))')
+            ' or group by (database) (' + R.DATABASES_EXPECTED + '{' + DB + '} and on (job, instance) up))')
 
 
 def db_status_expr() -> str:

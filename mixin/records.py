@@ -65,36 +65,52 @@ RECOVERY_AREA_USED = "database:oracle_recovery_area_used:ratio"
 INSTANCES = "database:oracle_instances:count"
 INSTANCES_EXPECTED = "database:oracle_instances:expected"
 INSTANCES_STABLE_WINDOW = "1h"
-# issue 24: a PDB seen open READ WRITE is expected open for as long as it exists (appears in
-# oracle_pdb_open_mode in any mode): a PDB left MOUNTED after a restart alerts until it is opened
-# or dropped, never resolved by a look-back that forgets it was open.
+# issue 24: a PDB seen open READ WRITE is expected open for as long as it exists: a PDB left
+# MOUNTED after a restart alerts until it is opened or dropped. Dropped: its instance answers
+# (other PDBs of it are in oracle_pdb_open_mode) without it; an instance down or restarting for
+# minutes or hours concludes nothing (the memory is kept, the alert waits for its data).
 PDB_OPEN_EXPECTED = "pdb:oracle_pdb_open:expected"
 # issue 23 (item 3): scrape targets, databases and multipath maps remembered the same way.
 # A scrape target (job, instance) seen in `up` is expected for as long as Prometheus keeps this
 # series: no look-back forgets a target dropped from service discovery. A target retired on
 # purpose is forgotten by deleting its memory series (docs/runbooks/ScrapeTargetVanished.md).
 TARGETS_EXPECTED = "target:up:expected"
-# A database seen in oracle_up is expected from its exporter target until the exporter has
-# answered (up 1) on every scrape of DATABASE_LEFT_WINDOW without exporting it: that is a
-# database removed from the exporter's configuration (oracle-exporter exports oracle_up for every
-# database it is configured with, 0 when it cannot reach it). While the exporter is down or not
-# scraped nothing is concluded and the database stays expected.
+# A database seen in oracle_up is expected from its exporter target until it leaves the
+# exporter's configuration. oracle-exporter reads its configuration at start only and exports
+# oracle_up for every database it lists (0 when it cannot reach it), so "left the configuration"
+# is: a newer exporter process (process_start_time_seconds) than the one that last exported the
+# database (DATABASE_EXPORTED_BY) answers without it. Then the database is forgotten at once,
+# before OracleDatabaseVanished's `for`: a planned removal (config edit + restart) is quiet. A
+# database missing from the output of the same process (the exporter lost it), or from an
+# exporter that is down or not scraped, stays expected.
 DATABASES_EXPECTED = "database:oracle_up:expected"
-DATABASE_LEFT_WINDOW = "1h"
+DATABASE_EXPORTED_BY = "database:oracle_exporter_process_start_time_seconds:last"
 # The paths a multipath map (dm-multipath, NVMe native multipath) is expected to have: the most it
-# has had, re-based down to its current count once that count held for PATHS_STABLE_WINDOW with
-# every path of the map carrying I/O (a planned reduction: the paths removed from the map while
-# running), unless a path failed since the expectation was set (PATHS_FAILED): an unplanned loss,
-# even one multipathd cleaned out of the map (dev_loss_tmo), stays alerted until repaired.
+# has had. Never lowered by the rule: a path lost between two scrapes (the kernel deleted the SCSI
+# device before a scrape saw it failed: paths and active paths drop together) looks exactly like a
+# planned reduction, and stays alerted until it is back. A planned reduction is declared by
+# deleting the map's memory series (docs/runbooks/LunPathRedundancyLost.md): the rule learns the
+# new count at its next evaluation. Forgotten once the map has been out of the exporter's output
+# for a day.
 # An ASM disk group a database saw (oracle_asm_diskgroup_info, any state) is expected for as long
 # as the database is (DATABASES_EXPECTED): a disk group dismounted under a running database stays
 # alerted until it is mounted again; one dropped on purpose is forgotten by deleting its memory.
 DISKGROUPS_EXPECTED = "database_diskgroup:oracle_asm_diskgroup:expected"
 PATHS = "instance_device:dbhost_multipath_paths:last3m"
 PATHS_ACTIVE = "instance_device:dbhost_multipath_paths_active:last3m"
-PATHS_FAILED = "instance_device:dbhost_multipath_path_failed:expected"
 PATHS_EXPECTED = "instance_device:dbhost_multipath_paths:expected"
-PATHS_STABLE_WINDOW = "2h"
+# rev23 #7: every memory reads its own previous value over MEMORY_RECALL, not as an instant
+# vector (5 minutes of look-back): a rule-evaluation gap (Prometheus restart with a long WAL
+# replay, a vmalert restart) of up to MEMORY_RECALL forgets nothing. A memory stops being written
+# only when the thing left the configuration as each rule says (or its series is deleted).
+MEMORY_RECALL = "2h"
+
+
+def recall(name: str, labels: str) -> str:
+    """A memory's previous value, read across an evaluation gap of up to MEMORY_RECALL, through
+    `max by` its own labels (a ruler that adds external labels to what it records, vmalert's
+    -external.label, reads them back with them)."""
+    return f"max by ({labels}) (last_over_time({name}[{MEMORY_RECALL}]))"
 # issue 23 (item 4): the fast recovery area's reclaimable bytes, per ASM disk group it lives in
 # (oracle_recovery_area_info{diskgroup}): space Oracle deletes by itself when the FRA needs room
 # as space for files (oracle_asm_diskgroup_file_space_bytes' basis: divided by the mirror copies
@@ -238,19 +254,13 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
             (INSTANCES, f"count by ({cfg.by('database')}) (last_over_time(oracle_instance_info[3m]))"),
             (INSTANCES_EXPECTED,
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))\n"
-             f"  >= on ({cfg.by('database')}) {INSTANCES_EXPECTED}\n"
+             f"  >= on ({cfg.by('database')}) {recall(INSTANCES_EXPECTED, cfg.by('database'))}\n"
              f"or\n"
-             f"max by ({cfg.by('database')}) ({INSTANCES_EXPECTED}) and on ({cfg.by('database')}) "
+             f"{recall(INSTANCES_EXPECTED, cfg.by('database'))} and on ({cfg.by('database')}) "
              f"last_over_time(oracle_up[1d])\n"
              f"or\n"
              f"max by ({cfg.by('database')}) (min_over_time({INSTANCES}[{INSTANCES_STABLE_WINDOW}]))"),
-            (PDB_OPEN_EXPECTED,
-             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) "
-             "(last_over_time(oracle_pdb_open_mode{open_mode=\"READ WRITE\"}[3m])) == 1\n"
-             f"or\n"
-             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) ({PDB_OPEN_EXPECTED}) "
-             f"and on ({cfg.by('database', 'inst_id', 'pdb')}) "
-             f"max by ({cfg.by('database', 'inst_id', 'pdb')}) (last_over_time(oracle_pdb_open_mode[3m]))"),
+            (PDB_OPEN_EXPECTED, pdb_open_expected(cfg)),
         ]),
         ("presence.rules", presence_rules(cfg)),
         ("dbhost_process.rules", [
@@ -330,6 +340,25 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
+def pdb_open_expected(cfg: Config) -> str:
+    """pdb:oracle_pdb_open:expected: set while the PDB is open READ WRITE; kept (across an
+    instance restart of any length and an evaluation gap up to MEMORY_RECALL) until the PDB is
+    dropped: its instance answers, other PDBs of it are in oracle_pdb_open_mode, this one is not."""
+    pdb = cfg.by("database", "inst_id", "pdb")
+    inst = cfg.by("database", "inst_id")
+    mem = recall(PDB_OPEN_EXPECTED, pdb)
+    return (f"max by ({pdb}) (last_over_time(oracle_pdb_open_mode{{open_mode=\"READ WRITE\"}}[3m])) == 1\n"
+            f"or\n"
+            f"(\n"
+            f"  {mem}\n"
+            f"  unless on ({pdb}) (\n"
+            f"    {mem}\n"
+            f"    unless on ({pdb}) max by ({pdb}) (last_over_time(oracle_pdb_open_mode[3m]))\n"
+            f"    and on ({inst}) max by ({inst}) (last_over_time(oracle_pdb_open_mode[3m]))\n"
+            f"  )\n"
+            f")")
+
+
 def presence_rules(cfg: Config) -> list[tuple[str, str]]:
     """Issue 23 item 3: presence memory of scrape targets, databases and multipath paths, and the
     recovery area's reclaimable space per ASM disk group (item 4). (Each memory reads itself through
@@ -351,51 +380,38 @@ def presence_rules(cfg: Config) -> list[tuple[str, str]]:
            f"max by ({dg_db}) (last_over_time(oracle_recovery_area_info{{diskgroup!=\"\"}}{gap})))")
     raw = f"max by ({dg_db}) (last_over_time(oracle_asm_diskgroup_info{{space_basis=\"raw_free\"}}{gap}))"
     return [
-        (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\nmax by ({target}) ({TARGETS_EXPECTED})"),
+        (TARGETS_EXPECTED, f"group by ({target}) (up{{{every_job}}})\nor\n{recall(TARGETS_EXPECTED, target)}"),
+        # the start time of the exporter process that exported the database last
+        (DATABASE_EXPORTED_BY,
+         f"group by ({db}) (oracle_up)\n"
+         f"  * on ({target}) group_left () max by ({target}) (process_start_time_seconds{{{oracle}}})\n"
+         f"or\n"
+         f"{recall(DATABASE_EXPORTED_BY, db)} and on ({db}) {recall(DATABASES_EXPECTED, db)}"),
         (DATABASES_EXPECTED,
          f"group by ({db}) (last_over_time(oracle_up{gap}))\n"
          f"or\n"
          f"(\n"
-         f"  max by ({db}) ({DATABASES_EXPECTED})\n"
+         f"  {recall(DATABASES_EXPECTED, db)}\n"
+         # left the configuration: a newer exporter process than the one that exported it last
+         # answered without it
          f"  unless on ({db}) (\n"
-         # left the configuration: not exported for the whole window, while the exporter answered
-         # at its start and on every scrape since
-         f"    max by ({db}) ({DATABASES_EXPECTED})\n"
-         f"    unless on ({db}) last_over_time(oracle_up[{DATABASE_LEFT_WINDOW}])\n"
-         f"    and on ({target}) min_over_time(up{{{oracle}}}[{DATABASE_LEFT_WINDOW}]) == 1\n"
-         f"    and on ({target}) up{{{oracle}}} offset {DATABASE_LEFT_WINDOW} == 1\n"
+         f"    {recall(DATABASE_EXPORTED_BY, db)}\n"
+         f"    < on ({target}) group_left ()\n"
+         f"    max by ({target}) (last_over_time(process_start_time_seconds{{{oracle}}}[{MEMORY_RECALL}]))\n"
          f"  )\n"
          f")"),
         (DISKGROUPS_EXPECTED,
          f"group by ({dg_db}, asm_cluster) (last_over_time(oracle_asm_diskgroup_info{gap}))\n"
          f"or\n"
-         f"max by ({dg_db}, asm_cluster) ({DISKGROUPS_EXPECTED}) and on ({db}) {DATABASES_EXPECTED}"),
+         f"{recall(DISKGROUPS_EXPECTED, dg_db + ', asm_cluster')} and on ({db}) {DATABASES_EXPECTED}"),
         (PATHS, f"max by ({dev}) (last_over_time(dbhost_multipath_paths{gap}))"),
         (PATHS_ACTIVE, f"max by ({dev}) (last_over_time(dbhost_multipath_paths_active{gap}))"),
-        # a path of the map not carrying I/O while fewer paths than expected carry I/O: set, and
-        # kept until as many paths as expected carry I/O again
-        (PATHS_FAILED,
-         f"group by ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS})\n"
-         f"or\n"
-         f"max by ({dev}) ({PATHS_FAILED}) and on ({dev}) ({PATHS_ACTIVE} < on ({dev}) {PATHS_EXPECTED})"),
         (PATHS_EXPECTED,
-         # rises at once to the paths the map has now
-         f"{PATHS} >= on ({dev}) {PATHS_EXPECTED}\n"
-         f"or\n"
-         # re-based: the count held for the window with every path of the map carrying I/O,
-         # and no path failed since the expectation was set
-         f"(\n"
-         f"  {PATHS}\n"
-         f"  and on ({dev}) (\n"
-         f"    max by ({dev}) (max_over_time(dbhost_multipath_paths[{PATHS_STABLE_WINDOW}]))\n"
-         f"    <= on ({dev}) max by ({dev}) (min_over_time(dbhost_multipath_paths_active[{PATHS_STABLE_WINDOW}]))\n"
-         f"  )\n"
-         f"  and on ({dev}) max by ({dev}) (min_over_time(dbhost_multipath_paths_active[{PATHS_STABLE_WINDOW}])) > 0\n"
-         f"  unless on ({dev}) {PATHS_FAILED}\n"
-         f")\n"
+         # rises at once to the paths the map has now; never lowered (see PATHS_EXPECTED)
+         f"{PATHS} >= on ({dev}) {recall(PATHS_EXPECTED, dev)}\n"
          f"or\n"
          # kept while the map is in the exporter's output (a day, as the instances' memory)
-         f"{PATHS_EXPECTED} and on ({dev}) max by ({dev}) (last_over_time(dbhost_multipath_paths[1d]))\n"
+         f"{recall(PATHS_EXPECTED, dev)} and on ({dev}) max by ({dev}) (last_over_time(dbhost_multipath_paths[1d]))\n"
          f"or\n"
          f"{PATHS}"),
         (FRA_RECLAIMABLE_IN_DISKGROUP,

@@ -42,6 +42,8 @@ ORACLE_DOWN_REASON = (
 # victoria-metrics, which the scale-out stack runs on the same rule files) rejects the field; and
 # last_over_time also keeps a *pending* alert's `for`, which keep_firing_for does not.
 GAP_WINDOW = "3m"
+# rev23 #14b: how long OracleDown outlives its exporter (up 0): past OracleExporterDown's `for` (5m)
+EXPORTER_DOWN_BRIDGE = "15m"
 CREDENTIAL_REASONS = 'reason=~"logon denied|null password|no create session privilege|sys must connect as sysdba|account locked|password expired"'
 
 
@@ -98,10 +100,21 @@ def _monitoring(cfg: Config) -> list[dict]:
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
              doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
                  "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
-                 "account being refused.",
+                 "account being refused. When the exporter itself dies during the outage (`up` 0), its last "
+                 "oracle_up 0 keeps the alert firing for " + EXPORTER_DOWN_BRIDGE + ", well past "
+                 "OracleExporterDown's `for`: no moment with neither alert active.",
              expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down}\n"
                   "unless on (" + cfg.by("database") + ")\n"
-                  "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])",
+                  "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])\n"
+                  # rev23 #14b: the exporter died while the database was down: its last oracle_up (0)
+                  # keeps OracleDown firing for EXPORTER_DOWN_BRIDGE, well past OracleExporterDown's `for`
+                  "or\n"
+                  "(\n"
+                  "  last_over_time(oracle_up[" + EXPORTER_DOWN_BRIDGE + "]) == ${ops_oracle_down}\n"
+                  "  and on (" + target + ") max by (" + target + ") (up{" + oracle + "}) == 0\n"
+                  "  unless on (" + cfg.by("database") + ")\n"
+                  "  last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + EXPORTER_DOWN_BRIDGE + "])\n"
+                  ")",
              summary="Oracle database {{ $labels.database }} is down or unreachable: " + ORACLE_DOWN_REASON,
              description="oracle-exporter {{ $labels.instance }} could not query database {{ $labels.database }} "
                          "for ${ops_oracle_down.for} (oracle_up = {{ $value }}); last error: " + ORACLE_DOWN_REASON +
@@ -203,14 +216,14 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "it was dropped from service discovery or the config, so no down alert can fire for it. This "
                          "stays firing until the target is back; a target retired on purpose is forgotten by deleting "
                          "its " + R.TARGETS_EXPECTED + " series (runbook)."),
-        # issue 23: the database is remembered (records.DATABASES_EXPECTED) and forgotten only once the
-        # exporter has answered without it for DATABASE_LEFT_WINDOW: it left the exporter's configuration
+        # issue 23: the database is remembered (records.DATABASES_EXPECTED) and forgotten once it left the
+        # exporter's configuration: a newer exporter process answers without it (rev23 #14c: quiet)
         dict(alert="OracleDatabaseVanished", ids=["ops_database_vanished"], layer="monitoring", dashboard="oracle-wallboard",
-             doc="A database oracle-exporter reported is missing from its output while the exporter answers. It "
-                 "resolves when the database is back, or when the exporter has answered on every scrape of "
-                 + R.DATABASE_LEFT_WINDOW + " without it (removed from the exporter's configuration). While the exporter "
-                 "is down or not scraped the database stays remembered (OracleExporterDown, ScrapeTargetVanished say "
-                 "why), and it fires again if the exporter comes back without it.",
+             doc="A database oracle-exporter reported is missing from the output of the same exporter process "
+                 "(process_start_time_seconds unchanged) while it answers: the exporter lost it. A database "
+                 "removed from the exporter's configuration (read at start only: the exporter restarted without "
+                 "it) is forgotten within " + GAP_WINDOW + " and never fires. While the exporter is down or not "
+                 "scraped the database stays remembered (OracleExporterDown, ScrapeTargetVanished say why).",
              expr="(\n"
                   "  " + R.DATABASES_EXPECTED + "\n"
                   "  unless on (" + cfg.by("database") + ")\n"
@@ -222,8 +235,8 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="oracle-exporter {{ $labels.instance }} reported database {{ $labels.database }} and does not any "
                          "more ({{ $value }} database remembered by " + R.DATABASES_EXPECTED + "), while the exporter "
                          "itself answers (O3): the database left the exporter's config or output, "
-                         "so OracleDown cannot fire for it. Taken as removed from the configuration (and resolved) once "
-                         "the exporter has answered without it for " + R.DATABASE_LEFT_WINDOW + "."),
+                         "so OracleDown cannot fire for it. A database removed from the configuration (the exporter "
+                         "restarted without it) is forgotten at once; this one was lost by a running exporter process."),
         # issue 23: the count of instances a database is expected to have is remembered by a
         # recording rule (records.INSTANCES_EXPECTED): an instance that stays down stays alerted
         # (the [1h] look-back closed it 70 minutes after the node went down); a RAC One Node
@@ -918,8 +931,8 @@ def _paths(cfg: Config) -> list[dict]:
              description="{{ $value }} of the paths {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} is "
                          "expected to have carry no I/O now (O6): it still serves I/O, at reduced bandwidth and without "
                          "redundancy; the next path failure stops it. This stays firing until the paths are back; a "
-                         "planned reduction (paths removed from the map while running) stops alerting once the new "
-                         "count has held for " + R.PATHS_STABLE_WINDOW + " with every path carrying I/O."),
+                         "planned reduction is declared by deleting the map's " + R.PATHS_EXPECTED + " series "
+                         "(runbook), which then learns the new count."),
         dict(alert="LunAllPathsDown", ids=["O6_paths_none"], layer="storage", dashboard="host-storage",
              expr="(\n"
                   "  " + R.PATHS_EXPECTED + " > 0\n"

@@ -17,7 +17,7 @@ follows Go's humanizeDuration / humanizePercentage / printf); promtool, the real
 template engine, checks them.
 
 The package has one module per rule section, matching alerts/tests/*.test.yml (oracle, host,
-storage, zfs, monitoring, hangs, health, casestudy, recording), the shared helpers in
+storage, zfs, monitoring, hangs, health, casestudy, recording, memory), the shared helpers in
 mixin.scenarios.common, and here the assembly of the test files.
 """
 import math
@@ -28,6 +28,7 @@ from mixin.scenarios.common import Pack
 from mixin.scenarios.hangs import hang_tests
 from mixin.scenarios.health import health_tests
 from mixin.scenarios.host import host_tests
+from mixin.scenarios.memory import memory_tests
 from mixin.scenarios.monitoring import monitoring_tests
 from mixin.scenarios.oracle import oracle_tests
 from mixin.scenarios.recording import recording_tests
@@ -150,4 +151,9 @@ def test_files(cfg, alerts_doc: dict) -> dict:
         "recording.test.yml": _rounded(recording_tests(pack)),
         "signals.test.yml": consolidate(signal_tests(pack)),
     }
-    return {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}
+    out = {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}
+    # the presence memories on a recorded history (an evaluation gap): no rule files, each check
+    # names its rule's expression (mixin.scenarios.memory)
+    out["memory.test.yml"] = {"rule_files": [], "evaluation_interval": "1m",
+                              "tests": _relabel_jobs(memory_tests(pack), cfg)}
+    return out

@@ -105,6 +105,7 @@ def monitoring_tests(pack) -> list:
 
     tests += issue23_tests(pack)
     tests += vanished_tests(pack)
+    tests += exporter_bridge_tests(pack)
 
     # the heartbeat
     tests.append({"name": "Watchdog: always firing", "interval": "1m", "input_series": [node_up],
@@ -249,21 +250,30 @@ def vanished_tests(pack) -> list:
     alert = "OracleDatabaseVanished"
     fired = [pack.expect(alert, 0, {"database": "ODS2"}, 1)]
     ods = _series("oracle_up", {**ora, "database": "ODS"}, f"1x{long}")
-    # the DBA removed ODS2 from the exporter's config: the exporter answers without it; the
-    # alert says so, then resolves once the exporter has answered without it for the window
-    tests.append({"name": "OracleDatabaseVanished: a database removed from the exporter's configuration fires, "
-                          "then resolves (the exporter answered without it for an hour)",
+    # rev23 #14c: the exporter process that exported ODS2 still runs and answers without it (it
+    # lost it: the configuration is read at start only): stays alerted past any hour, until back
+    start = _series("process_start_time_seconds", ora, f"1000x{long}")
+    tests.append({"name": "OracleDatabaseVanished: ODS2 missing from the output of the same exporter process fires "
+                          "and stays firing (not taken as a configuration change)",
                   "interval": "1m", "input_series": [
-                      _series("up", ora, f"1x{long}"), ods,
+                      _series("up", ora, f"1x{long}"), ods, start,
                       _series("oracle_up", {**ora, "database": "ODS2"}, f"1x{H} stale")], "alert_rule_test": [
-                      {"eval_time": f"{H + 10}m", "alertname": alert, "exp_alerts": fired},
-                      {"eval_time": f"{H + 50}m", "alertname": alert, "exp_alerts": fired},
-                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []} for t in (H + 70, H + 150)]]})
+                      *[{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired} for t in (H + 10, H + 70)]]})
+    # the DBA removed ODS2 from the exporter's config and restarted it (a newer process answers
+    # without ODS2): forgotten before the alert's `for`, no ticket (the 1-hour rule ticketed it)
+    tests.append({"name": "OracleDatabaseVanished: ODS2 removed from the exporter's configuration (restarted "
+                          "without it) is quiet",
+                  "interval": "1m", "input_series": [
+                      _series("up", ora, f"1x{H} 0x1 1x{long - H - 2}"),
+                      _series("process_start_time_seconds", ora, f"1000x{H} stale _ 5000x{long - H - 2}"),
+                      _series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} stale _ 1x{long - H - 2}"),
+                      _series("oracle_up", {**ora, "database": "ODS2"}, f"1x{H} stale")], "alert_rule_test": [
+                      {"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []} for t in (H + 4, H + 8, H + 12, H + 40)]})
     # the exporter down for two hours (its databases are OracleExporterDown's), then back without
     # ODS2: nothing was concluded while it was down, so ODS2 is still expected and fires
     down = 120
-    tests.append({"name": "OracleDatabaseVanished: the exporter down for 2 hours comes back without ODS2: fires "
-                          "(an exporter outage does not forget its databases)",
+    tests.append({"name": "OracleDatabaseVanished: the exporter unreachable for 2 hours (the same process) comes "
+                          "back without ODS2: fires (an exporter outage does not forget its databases)",
                   "interval": "1m", "input_series": [
                       _series("up", ora, f"1x{H} 0x{down} 1x{long - H - down}"),
                       _series("oracle_up", {**ora, "database": "ODS"}, f"1x{H} stale _x{down - 2} 1x{long - H - down}"),
@@ -287,3 +297,31 @@ def vanished_tests(pack) -> list:
                   "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": fired}
                                       for t in (H + 9, H + 120, H + 190)]})
     return tests
+
+
+def exporter_bridge_tests(pack) -> list:
+    """rev23 #14b, failure first: the exporter of a database that is down dies; OracleDown stays
+    firing until OracleExporterDown has fired (it resolved 3 minutes after the exporter died, two
+    minutes before OracleExporterDown's `for` ended). Quiet: a database that was up when its exporter
+    died gets no OracleDown, nor one refusing the monitoring account (a ticket, not a page)."""
+    from mixin.rules import ORACLE_DOWN_REASON
+    unknown = {ORACLE_DOWN_REASON: "reason unknown (no oracle_last_error_info)"}
+    die, n = 10, 30
+    series, down = [], []
+    for inst, db, last in (("e1:9161", "D", 0), ("e2:9161", "U", 1), ("e3:9161", "C", 0)):
+        t = {"job": "oracle", "instance": inst}
+        series.append(_series("up", t, f"1x{die} 0x{n - die - 1}"))
+        series.append(_series("oracle_up", {**t, "database": db}, f"{last}x{die} stale"))
+        down.append(pack.expect("OracleExporterDown", 0, {"job": "oracle", "instance": inst}, 0))
+    series.append(_series("oracle_last_error_info", {"job": "oracle", "instance": "e3:9161", "database": "C",
+                                                     "reason": "logon denied"}, f"1x{die} stale"))
+    fired = [pack.expect("OracleDown", 0, {"instance": "e1:9161", "database": "D"}, 0, unknown)]
+    return [{"name": "OracleDown: the exporter of a database that is down dies: OracleDown stays firing until "
+                     "OracleExporterDown fires (no moment with neither); none for the database that was up, nor "
+                     "for the one refusing the monitoring account",
+             "interval": "1m", "input_series": series, "alert_rule_test": [
+                 {"eval_time": f"{die + 4}m", "alertname": "OracleDown", "exp_alerts": fired},
+                 {"eval_time": f"{die + 4}m", "alertname": "OracleExporterDown", "exp_alerts": []},
+                 {"eval_time": f"{die + 7}m", "alertname": "OracleDown", "exp_alerts": fired},
+                 {"eval_time": f"{die + 7}m", "alertname": "OracleExporterDown", "exp_alerts": down},
+                 {"eval_time": f"{die + 17}m", "alertname": "OracleDown", "exp_alerts": []}]}]

@@ -173,4 +173,27 @@ def signal_tests(pack) -> list:
     tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
                        [tl2.gauge("oracle_long_call_seconds", short,
                                   [(0, lambda t: 60 * ((t + 20) % 55) + 30)])], n))
-    return tests
+    return tests + pdb_restart_tests(pack)
+
+
+def pdb_restart_tests(pack) -> list:
+    """rev24 #1, failure first: SALES open READ WRITE, the instance restarted for 15 minutes (no
+    data at all: the memory, read through a 3-minute look-back, forgot SALES), SALES comes back
+    MOUNTED: pages until opened. Quiet counterparts: memory.test.yml (a dropped PDB is forgotten)."""
+    alert = "OraclePdbNotOpen"
+    lab = {**ORA, **DB, "inst_id": "1", "pdb": "SALES"}
+    info = {**ORA, **DB, "dbid": "1", "db_name": "ODS", "db_unique_name": "ODS", "database_role": "PRIMARY",
+            "log_mode": "ARCHIVELOG", "open_mode": "READ WRITE"}
+
+    def sr(name, labels, values):
+        return {"series": name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "values": values}
+    series = [sr("oracle_pdb_open_mode", {**lab, "open_mode": "READ WRITE"}, "1x10 _x15 0x25"),
+              sr("oracle_pdb_open_mode", {**lab, "open_mode": "MOUNTED"}, "0x10 _x15 1x25"),
+              sr("oracle_database_info", info, "1x10 _x15 1x25")]
+    fired = [pack.expect(alert, 0, {**DB, "inst_id": "1", "pdb": "SALES"}, 0)]
+    return [{"name": "OraclePdbNotOpen: SALES open, the instance down 15 minutes, SALES back MOUNTED fires (the "
+                     "memory outlives the restart)",
+             "interval": "1m", "input_series": series, "alert_rule_test": [
+                 {"eval_time": "29m", "alertname": alert, "exp_alerts": []},
+                 {"eval_time": "33m", "alertname": alert, "exp_alerts": fired}]}]
+

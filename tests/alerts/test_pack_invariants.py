@@ -24,6 +24,9 @@ deliberately bad synthetic rule or inhibition, which it must report.
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
    presence, like database:oracle_instances:expected); the ones left are listed in
    LOOKBACK_DEBT (issue 23 items not yet converted), also only shrinking.
+6. A presence memory (a recording rule reading its own series) reads itself through
+   last_over_time(<itself>[>= 1h]): a rule-evaluation gap of more than 5 minutes does not make it
+   forget (rev23 #7).
 """
 from __future__ import annotations
 
@@ -442,3 +445,31 @@ def test_the_checks_report_a_deliberately_bad_pack():
     assert any("keeps ['state']" in v for v in states) and any("summary" in v for v in states)
     assert any("fires with ['state']" in v for v in states)
     assert [v.split(":")[0] for v in lookback_violations(BAD_RULES)] == ["BadVanished"]
+
+
+# ---------------------------------------------------------------- rev23 #7: memories outlive an evaluation gap
+def memory_recall_violations(recording: dict[str, str]) -> list[str]:
+    """A recording rule that reads its own series (a presence memory) reads it only through
+    last_over_time(<itself>[d]) with d of an hour or more: as an instant vector (5 minutes of
+    look-back) a rule-evaluation gap (Prometheus restart with a long WAL replay, vmalert restart)
+    of more than 5 minutes made it forget everything it remembered."""
+    out = []
+    for name, expr in recording.items():
+        for m in re.finditer(rf"(?<![\w:]){re.escape(name)}(?![\w:])", expr):
+            before, after = expr[:m.start()], expr[m.end():]
+            rng = re.match(r"\[([^\]]+)\]\)", after)
+            if not (before.endswith("last_over_time(") and rng and _hours(rng.group(1)) >= 1):
+                out.append(f"{name}: reads itself at offset {m.start()} without last_over_time(...[>= 1h]) "
+                           "(a rule-evaluation gap of more than 5 minutes forgets it)")
+    return out
+
+
+def test_every_memory_outlives_an_evaluation_gap_of_an_hour():
+    rec = _recording()
+    memories = [n for n, e in rec.items() if re.search(rf"(?<![\w:]){re.escape(n)}(?![\w:])", e)]
+    assert len(memories) >= 7, memories          # targets, databases, instances, PDBs, disk groups, paths ...
+    assert memory_recall_violations(rec) == []
+    bad = {"target:bad:expected": "group by (job, instance) (up)\nor\nmax by (job, instance) (target:bad:expected)",
+           "target:short:expected": "up or max by (job) (last_over_time(target:short:expected[10m]))"}
+    assert [v.split(":")[0] + ":" + v.split(":")[1] for v in memory_recall_violations(bad)] == [
+        "target:bad", "target:short"]

@@ -450,7 +450,10 @@ def test_wallboard_states_include_unknown_and_the_fleet_is_one_panel_per_kind():
     status = next(t["expr"] for t in panels["Databases"]["targets"] if t["refId"] == "A")
     assert "3 * ((group by (database) (last_over_time(oracle_up{" in status and "unless on (database) oracle_up{" in status
     # kept UNKNOWN while its exporter target is configured, not only for the hour after it was seen
-    assert "database:oracle_instances:expected{" in status and "and on (job, instance) up)" in status
+    # (rev23 #15: by the databases' memory, kept until the database leaves the configuration, not
+    # the instances' one, which forgot it after a day without oracle_up)
+    assert "database:oracle_up:expected{" in status and "and on (job, instance) up)" in status
+    assert "database:oracle_instances:expected" not in status
     for title, var, field in (("Fleet: databases by state", "database", "database"),
                               ("Fleet: hosts by state", "host", "instance")):
         p = panels[title]
