@@ -9,9 +9,10 @@ one, so no answer is older than its request: bytes are shared only with a render
 still running when the request arrived (or started after it).
 
 ``CoalescedRoute`` is a route (``handler(query, headers) -> Response``) built on it. The HTTP
-server asks ``route.pending(query, headers)`` before admitting a request: a request that will only
-wait for a rendering in progress takes no ``--web.max-requests`` slot (it costs no CPU while it
-waits), and is then served by ``route.joined(token, query, headers)``.
+server asks ``route.claim(query, headers, take_slot)`` when a request arrives: a request that will
+only wait for a rendering in progress takes no ``--web.max-requests`` slot (it costs no CPU while
+it waits); the first one takes a slot and leads. Either is then served by
+``route.joined(token, query, headers)``.
 
 A rendering reports whether the time limit of the scrape that led it cut a collector short
 (``Rendered.cut_short``); a waiter then does not take those bytes while it has time of its own
@@ -26,9 +27,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Hashable
 
-from .web import Response
+from .web import CLAIM_REFUSED as REFUSED, Response
 
-__all__ = ["Coalescer", "CoalescedRoute", "Flight", "Rendered"]
+__all__ = ["Coalescer", "CoalescedRoute", "Flight", "REFUSED", "Rendered", "Token"]
 
 
 @dataclass
@@ -71,23 +72,17 @@ class Coalescer:
         self.runs = 0           # renderings started (tests, benchmarks)
         self.joins = 0          # requests answered by a rendering another request led
 
-    def join(self, key: Hashable) -> Flight | None:
-        """The flight in progress for ``key``, counted as joined; None if there is none."""
-        with self._lock:
-            flight = self._flights.get(key)
-            if flight is not None:
-                flight.waiters += 1
-                self.joins += 1
-            return flight
-
-    def join_or_lead(self, key: Hashable) -> tuple[Flight, bool]:
-        """(flight, True) when the caller must run it (then ``finish``), (flight, False) to wait."""
+    def join_or_lead(self, key: Hashable, may_lead: Callable[[], bool] = lambda: True) -> tuple[Flight | None, bool]:
+        """(flight, True) when the caller must run it (then ``finish``), (flight, False) to wait
+        for it; (None, False) when there is none to wait for and ``may_lead()`` says no."""
         with self._lock:
             flight = self._flights.get(key)
             if flight is not None:
                 flight.waiters += 1
                 self.joins += 1
                 return flight, False
+            if not may_lead():
+                return None, False
             flight = self._flights[key] = Flight()
             self.runs += 1
             return flight, True
@@ -108,6 +103,21 @@ class Coalescer:
             raise
         self.finish(key, flight, value)
         return value
+
+
+class Token:
+    """A request the HTTP server's event loop attached to a flight: ``leads`` it (then it took a
+    --web.max-requests slot and must run it) or waits for it (no slot)."""
+
+    __slots__ = ("flight", "key", "leads", "arrival")
+
+    def __init__(self, flight: Flight, key: Hashable, leads: bool):
+        self.flight, self.key, self.leads, self.arrival = flight, key, leads, time.monotonic()
+
+
+# A waiter without a time limit of its own waits at most this long for another request's
+# answer, then renders its own (a server shutting down never leaves it hanging).
+WAIT_LIMIT = 120.0
 
 
 class CoalescedRoute:
@@ -131,22 +141,33 @@ class CoalescedRoute:
         key = self.key(query, headers)
         flight, leader = self.coalescer.join_or_lead(key)
         if leader:
-            deadline = self.deadline(headers, arrival)
-            return self.coalescer.lead(key, flight, lambda: self.render(query, headers, deadline, arrival)).response
+            return self._lead(key, flight, query, headers, arrival)
         return self._wait(flight, query, headers, arrival)
 
-    def pending(self, query: dict, headers: dict):
-        """A token for ``joined`` when a rendering for this request is in progress, else None."""
-        flight = self.coalescer.join(self.key(query, headers))
-        return None if flight is None else (flight, time.monotonic())
+    def claim(self, query: dict, headers: dict, take_slot: Callable[[], bool]):
+        """For the HTTP server's event loop, when a request arrives: a Token that waits for the
+        rendering in progress for its key, or that leads a new one if ``take_slot()`` grants it a
+        slot; REFUSED if it does not. The request is then served by ``joined``. Creating the flight
+        here (not when a worker thread starts the request) lets a burst of requests arriving in
+        one loop turn join the first one instead of each taking a slot."""
+        key = self.key(query, headers)
+        flight, leader = self.coalescer.join_or_lead(key, take_slot)
+        return REFUSED if flight is None else Token(flight, key, leader)
 
-    def joined(self, token, query: dict, headers: dict) -> Response:
-        flight, arrival = token
-        return self._wait(flight, query, headers, arrival)
+    def joined(self, token: Token, query: dict, headers: dict) -> Response:
+        if token.leads:
+            return self._lead(token.key, token.flight, query, headers, token.arrival)
+        return self._wait(token.flight, query, headers, token.arrival)
+
+    def _lead(self, key: Hashable, flight: Flight, query: dict, headers: dict, arrival: float) -> Response:
+        deadline = self.deadline(headers, arrival)
+        since = min(arrival, flight.started)
+        return self.coalescer.lead(key, flight, lambda: self.render(query, headers, deadline, since)).response
 
     def _wait(self, flight: Flight, query: dict, headers: dict, arrival: float) -> Response:
         deadline = self.deadline(headers, arrival)
-        if flight.wait(None if deadline is None else max(0.0, deadline - time.monotonic())):
+        limit = WAIT_LIMIT if deadline is None else max(0.0, deadline - time.monotonic())
+        if flight.wait(limit):
             rendered = flight.result()            # the leader's exception, raised here too
             if not rendered.cut_short or (deadline is not None and time.monotonic() >= deadline):
                 return rendered.response

@@ -49,6 +49,8 @@ class Response:
 
 
 Handler = Callable[[dict[str, list[str]], dict[str, str]], Response]
+# a route's claim() (exporter_common.coalesce): no answer to wait for and no slot to make one
+CLAIM_REFUSED = object()
 
 _TLS_VERSIONS = {
     "TLS10": ssl.TLSVersion.TLSv1,
@@ -422,15 +424,17 @@ class Server:
 
     def __init__(self, sock: socket.socket, serve_request: Callable[..., tuple[Response, bool]],
                  ssl_context: ssl.SSLContext | None, max_requests: int,
-                 join: Callable[[_Request], object] | None = None):
-        """``join(request)``: a token when the request will only wait for an answer another
-        request is computing (exporter_common.coalesce): it takes no --web.max-requests slot and
-        is served by ``serve_request(request, token)``."""
+                 claim: Callable[[_Request, Callable[[], bool]], object] | None = None):
+        """``claim(request, take_slot)``, when the request's route shares answers between
+        requests (exporter_common.coalesce): None if it does not for this request; else a token
+        for ``serve_request(request, token)`` that waits for an answer in progress (no
+        --web.max-requests slot) or leads a new one (``take_slot()`` took a slot for it), or
+        CLAIM_REFUSED when there is no slot to lead one."""
         self.socket = sock
         self.server_address = sock.getsockname()
         self.ssl_context = ssl_context
         self._serve_request = serve_request
-        self._join = join
+        self._claim = claim
         self.max_requests = max_requests
         self._pool = ThreadPoolExecutor(max_workers=max_requests if max_requests > 0 else MAX_WORKERS_UNLIMITED,
                                         thread_name_prefix="http")
@@ -620,17 +624,15 @@ class Server:
             self._refuse(conn, *request)
             return
         token = None
-        if self._join is not None:
+        if self._claim is not None:
             try:
-                token = self._join(request)
+                token = self._claim(request, self._take_slot)
             except Exception as exc:     # never the loop's end: served the ordinary way
-                log.error("client %s: join failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
-        full = False
-        if token is None:           # a request that waits for a rendering in progress costs no slot
-            with self._lock:
-                full = self.max_requests > 0 and self._inflight >= self.max_requests
-                if not full:
-                    self._inflight += 1
+                log.error("client %s: claim failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
+        if token is None:
+            full = not self._take_slot()
+        else:                       # a request that waits for an answer in progress costs no slot
+            full = token is CLAIM_REFUSED
         if full:
             body = b"too many concurrent requests (--web.max-requests)\n"
             self._answer_and_close(conn, Response(503, body), request.method == "HEAD")
@@ -642,9 +644,17 @@ class Server:
         conn.want_write = False
         self._pool.submit(self._work, conn, request, token)
 
+    def _take_slot(self) -> bool:
+        with self._lock:
+            if self.max_requests > 0 and self._inflight >= self.max_requests:
+                return False
+            self._inflight += 1
+            return True
+
     # -- workers -----------------------------------------------------------------------------
     def _work(self, conn: _Conn, request: _Request, token=None) -> None:
         keep = False
+        counted = token is None or token.leads
         try:
             resp, head_only = self._serve_request(request) if token is None else self._serve_request(request, token)
             keep = request.keep_alive and not self._stop.is_set()
@@ -659,7 +669,7 @@ class Server:
             log.error("client %s: request failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
             keep = False
         finally:
-            if token is None:
+            if counted:
                 with self._lock:
                     self._inflight -= 1
         if keep:
@@ -785,17 +795,17 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
     auth = _AuthCache(web.users)
     extra_headers = dict(web.headers)
 
-    def join(request: _Request):
-        """In the event loop: a token when a GET/HEAD with good (already checked) credentials
-        asks a route for an answer it is computing for another request (CoalescedRoute.pending)."""
+    def claim(request: _Request, take_slot: Callable[[], bool]):
+        """In the event loop: for a GET/HEAD with good (already checked) credentials to a route
+        that shares answers between requests, CoalescedRoute.claim; else None."""
         if request.method not in ("GET", "HEAD"):
             return None
         url = urlsplit(request.target)
-        pending = getattr(routes.get(url.path), "pending", None)
-        if pending is None or not auth.known_good(
+        route_claim = getattr(routes.get(url.path), "claim", None)
+        if route_claim is None or not auth.known_good(
                 next((v for k, v in request.headers.items() if k.lower() == "authorization"), None)):
             return None
-        return pending(parse_qs(url.query), dict(request.headers))
+        return route_claim(parse_qs(url.query), dict(request.headers), take_slot)
 
     def serve_request(request: _Request, token=None) -> tuple[Response, bool]:
         head_only = request.method == "HEAD"
@@ -833,4 +843,4 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
     except OSError as exc:
         sock.close()
         raise ConfigError("--web.listen-address", None, f"cannot listen on {listen}: {exc.strerror}") from None
-    return Server(sock, serve_request, web.ssl_context, max_requests, join)
+    return Server(sock, serve_request, web.ssl_context, max_requests, claim)
