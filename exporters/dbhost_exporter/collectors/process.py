@@ -372,6 +372,7 @@ class ProcessCollector:
         self.last_cmdlines_read = 0
         self.last_dirs_listed = 0
         self.last_sched_parsed = 0   # sched (or status) files read because the thread ran (or is new)
+        self.last_stat_parsed = 0    # /proc/PID/stat files parsed (not byte-identical to the last scrape's)
         self._files = 0
         self._parsed = 0
         self._warned_empty = False
@@ -463,6 +464,7 @@ class ProcessCollector:
         fast_sched = _SCHED_FAST.match
         mig_key = _MIG_KEY
         parsed = 0
+        stats = 0    # stat files parsed
         seen = False
         failed = 0   # schedstat opens that found no file (the probe)
 
@@ -558,24 +560,33 @@ class ProcessCollector:
                     # the process is there (its stat read) but has no schedstat: this kernel has none
                     no_ss = self.schedstat_missing = True
                     failed += 1
-                if no_ss and old is not None and old.group is None and old.lss == data:
-                    new_procs[name] = old   # not monitored, byte-identical stat: the same process
-                    continue
-                comm, start, utime, stime, nt = parse_stat(data)
-                head = hash(comm)
-                if old is not None and old.start == start and old.head == head:
+                stat = data
+                if no_ss and old is not None and old.lss == stat:
+                    if old.group is None:
+                        new_procs[name] = old   # not monitored, byte-identical stat: the same process
+                        continue
+                    # byte-identical stat: the same process (comm, start), CPU time and thread
+                    # count as last time; its threads are read below (one may have run without
+                    # a clock tick of CPU time)
                     entry = old
+                    utime, stime, nt = old.utime, old.stime, old.nt
                 else:
-                    # A PID not seen before, reused, or a process that
-                    # exec'd (comm changed): identify it by its command line.
-                    files += 1
-                    cmdlines += 1
-                    group = self.classify(command_line(read_file(pdir + "/cmdline")))
-                    if old is not None and old.start == start and group is not None and old.group == group:
-                        old.head = head   # exec within the same group: same process, same threads
+                    stats += 1
+                    comm, start, utime, stime, nt = parse_stat(data)
+                    head = hash(comm)
+                    if old is not None and old.start == start and old.head == head:
                         entry = old
                     else:
-                        entry = _Proc(head, start, group)
+                        # A PID not seen before, reused, or a process that
+                        # exec'd (comm changed): identify it by its command line.
+                        files += 1
+                        cmdlines += 1
+                        group = self.classify(command_line(read_file(pdir + "/cmdline")))
+                        if old is not None and old.start == start and group is not None and old.group == group:
+                            old.head = head   # exec within the same group: same process, same threads
+                            entry = old
+                        else:
+                            entry = _Proc(head, start, group)
                 group = entry.group
                 if group is None:
                     # without schedstat, its stat bytes say next time whether anything changed
@@ -676,8 +687,13 @@ class ProcessCollector:
                                         m = fast_sched(data, i) if i >= 0 else None
                                         if m is not None:
                                             mg, v, iv = m.groups()
-                                            t = (int(v), int(iv), int(mg), 0, 0, 0, b"") if o is None else \
-                                                (int(v), int(iv), int(mg), o[RUN], o[DELAY], o[SLICES], b"")
+                                            v, iv, mg = int(v), int(iv), int(mg)
+                                            if o is None:
+                                                t = (v, iv, mg, 0, 0, 0, b"")
+                                            elif v == o[0] and iv == o[1] and mg == o[2] and not o[SS]:
+                                                t = o      # it has not switched: the same state
+                                            else:
+                                                t = (v, iv, mg, o[RUN], o[DELAY], o[SLICES], b"")
                                             files += 1
                                             parsed += 1
                                     else:
@@ -698,7 +714,7 @@ class ProcessCollector:
                                     s4 += o[4]
                                     s5 += o[5]
                                 continue
-                            if o is not None and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
+                            if o is not None and t is not o and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
                                                   or t[4] < o[4] or t[5] < o[5]):
                                 # Not the same thread after all (TID reused) or its
                                 # counters were reset: account the old one as exited.
@@ -751,7 +767,8 @@ class ProcessCollector:
                 entry.threads = new_thr
                 entry.sums = (s0, s1, s2, s3, s4, s5)
                 t = new_thr.get(name)
-                entry.lss = lss if t is not None and t[SS] and t[SS] == lss else None
+                # without schedstat, its stat bytes say next time whether stat must be parsed again
+                entry.lss = stat if no_ss else lss if t is not None and t[SS] and t[SS] == lss else None
                 new_procs[name] = entry
                 if live:
                     c = counts.get(group)
@@ -802,6 +819,7 @@ class ProcessCollector:
         self.last_cmdlines_read = cmdlines
         self.last_dirs_listed = dirs
         self.last_sched_parsed = self._parsed + parsed
+        self.last_stat_parsed = stats
         self.last_schedstat_missing_opens = failed
         if seen:
             self.schedstat_seen = True
