@@ -64,3 +64,19 @@ def test_cpu_time_and_a_new_thread_are_seen_when_stat_changes(tmp_path):
     s3 = scrape(coll)
     assert val(s3, "dbhost_process_threads", "R1", "lgwr") == 4
     assert s3 == scrape(ProcessCollector(str(tmp_path)))
+
+
+def test_a_thread_sched_gone_bad_with_stat_unchanged_keeps_its_values_and_the_process_counted(tmp_path):
+    specs = _tree(tmp_path)
+    coll = ProcessCollector(str(tmp_path))
+    s1 = scrape(coll)
+    tid = specs[3].threads[2].tid
+    sched = tmp_path / f"330/task/{tid}/sched"
+    good = sched.read_bytes()
+    sched.write_bytes(b"garbage\n")
+    s2 = scrape(coll)
+    assert val(s2, "dbhost_process_processes", "R3", "lgwr") == 1
+    assert val(s2, "dbhost_process_context_switches_total", "R3", "lgwr", kind="voluntary") == \
+        val(s1, "dbhost_process_context_switches_total", "R3", "lgwr", kind="voluntary")
+    sched.write_bytes(good)
+    assert scrape(coll) == s1

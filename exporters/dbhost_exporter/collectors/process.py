@@ -464,6 +464,7 @@ class ProcessCollector:
         fast_sched = _SCHED_FAST.match
         mig_key = _MIG_KEY
         parsed = 0
+        pre_sched = None   # sched bytes already read for the process being scanned (no schedstat)
         stats = 0    # stat files parsed
         seen = False
         failed = 0   # schedstat opens that found no file (the probe)
@@ -488,6 +489,7 @@ class ProcessCollector:
                 continue
             pdir = root + "/" + name
             old = old_procs.get(name)
+            pre_sched = None
             try:
                 # -- the leader's schedstat: has the process run? ------------
                 ss_absent = False
@@ -566,8 +568,43 @@ class ProcessCollector:
                         new_procs[name] = old   # not monitored, byte-identical stat: the same process
                         continue
                     # byte-identical stat: the same process (comm, start), CPU time and thread
-                    # count as last time; its threads are read below (one may have run without
-                    # a clock tick of CPU time)
+                    # count as last time; its threads' sched decide whether anything else moved
+                    # (a thread may have run without a clock tick of CPU time)
+                    known = old.threads
+                    if old.live == old.nt == len(known):
+                        tdir = pdir + "/task/"
+                        pre_sched = {}
+                        for tid, o in known.items():
+                            try:
+                                fd = open_(tdir + tid + "/sched", flags)
+                                try:
+                                    data = read_(fd, _CHUNK)
+                                finally:
+                                    close_(fd)
+                            except OSError:
+                                break              # gone or unreadable: the full path decides
+                            pre_sched[tid] = data
+                            i = data.rfind(mig_key) if len(data) < _CHUNK else -1
+                            m = fast_sched(data, i) if i >= 0 else None
+                            if m is None or o[SS]:
+                                break
+                            mg, v, iv = m.groups()
+                            if int(v) != o[VOL] or int(iv) != o[INVOL] or int(mg) != o[MIG]:
+                                break              # it switched or migrated: the full path, on these bytes
+                        else:
+                            # no thread switched or migrated, CPU time and thread count unchanged:
+                            # the same state as last time
+                            n = len(pre_sched)
+                            files += n
+                            parsed += n
+                            new_procs[name] = old
+                            c = counts.get(old.group)
+                            if c is None:
+                                counts[old.group] = [1, old.live]
+                            else:
+                                c[0] += 1
+                                c[1] += old.live
+                            continue
                     entry = old
                     utime, stime, nt = old.utime, old.stime, old.nt
                 else:
@@ -673,15 +710,17 @@ class ProcessCollector:
                             elif no_ss:
                                 # no schedstat on this kernel: sched alone, same inline read; the
                                 # run-queue values stay what they were (0: not exported)
-                                try:
-                                    fd = open_(f"{tdir}{tid}/sched", flags)
+                                data = pre_sched.pop(tid, None) if pre_sched else None
+                                if data is None:
                                     try:
-                                        data = read_(fd, _CHUNK)
-                                    finally:
-                                        close_(fd)
-                                except OSError:
-                                    data = None   # _read_thread reads it again and decides
-                                else:
+                                        fd = open_(f"{tdir}{tid}/sched", flags)
+                                        try:
+                                            data = read_(fd, _CHUNK)
+                                        finally:
+                                            close_(fd)
+                                    except OSError:
+                                        data = None   # _read_thread reads it again and decides
+                                if data is not None:
                                     if len(data) < _CHUNK:
                                         i = data.rfind(mig_key)
                                         m = fast_sched(data, i) if i >= 0 else None
