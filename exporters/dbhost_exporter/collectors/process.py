@@ -710,7 +710,9 @@ class ProcessCollector:
                             elif no_ss:
                                 # no schedstat on this kernel: sched alone, same inline read; the
                                 # run-queue values stay what they were (0: not exported)
-                                data = pre_sched.pop(tid, None) if pre_sched else None
+                                data = None
+                                if pre_sched:
+                                    data = pre_sched.pop(tid, None)
                                 if data is None:
                                     try:
                                         fd = open_(f"{tdir}{tid}/sched", flags)
@@ -726,13 +728,8 @@ class ProcessCollector:
                                         m = fast_sched(data, i) if i >= 0 else None
                                         if m is not None:
                                             mg, v, iv = m.groups()
-                                            v, iv, mg = int(v), int(iv), int(mg)
-                                            if o is None:
-                                                t = (v, iv, mg, 0, 0, 0, b"")
-                                            elif v == o[0] and iv == o[1] and mg == o[2] and not o[SS]:
-                                                t = o      # it has not switched: the same state
-                                            else:
-                                                t = (v, iv, mg, o[RUN], o[DELAY], o[SLICES], b"")
+                                            t = (int(v), int(iv), int(mg), 0, 0, 0, b"") if o is None else \
+                                                (int(v), int(iv), int(mg), o[RUN], o[DELAY], o[SLICES], b"")
                                             files += 1
                                             parsed += 1
                                     else:
@@ -753,7 +750,7 @@ class ProcessCollector:
                                     s4 += o[4]
                                     s5 += o[5]
                                 continue
-                            if o is not None and t is not o and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
+                            if o is not None and (t[0] < o[0] or t[1] < o[1] or t[2] < o[2] or t[3] < o[3]
                                                   or t[4] < o[4] or t[5] < o[5]):
                                 # Not the same thread after all (TID reused) or its
                                 # counters were reset: account the old one as exited.
