@@ -286,3 +286,21 @@ def test_scrapes_waiting_for_a_collection_take_no_request_slot(server):
     assert len({out_leader[0][1]} | {out[0][1] for _, out in waiters}) == 1
     assert quick.calls == 1 and gate.calls == 1
     assert _get(port)[0] == 200 and quick.calls == 2         # slots given back; a fresh collection
+
+
+def test_a_waiter_without_a_time_limit_stops_waiting_for_a_leader_that_never_runs(monkeypatch):
+    """A leader attached in the event loop whose worker never starts (a server shutting down
+    cancels queued work) must not hang the scrapes that wait for it."""
+    from exporter_common import coalesce
+
+    monkeypatch.setattr(coalesce, "WAIT_LIMIT", 0.3)
+    quick = _Counting()
+    exp, routes = _routes(quick)
+    metrics = routes["/metrics"]
+    leader = metrics.claim({}, {}, lambda: True)           # its worker never runs
+    waiter = metrics.claim({}, {}, lambda: False)          # joins: needs no slot
+    assert leader.leads and not waiter.leads
+    t0 = time.monotonic()
+    resp = metrics.joined(waiter, {}, {})
+    assert 0.25 < time.monotonic() - t0 < 3
+    assert value(samples(resp.body.decode()), "dbhost_quick_value") == 1 and quick.calls == 1
