@@ -11,8 +11,9 @@ from typing import Callable
 
 from prometheus_client.registry import CollectorRegistry
 
-from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, exposition, run_main, serve,
-                                 setup_logging)
+from exporter_common.cli import (EpilogFormatter, base_parser, choose_format, declarations_help, exposition,
+                                 run_main, serve, setup_logging)
+from exporter_common.coalesce import CoalescedRoute, Rendered
 from exporter_common.exposition import encode_text
 from exporter_common.process import ProcessMetrics, with_process
 from exporter_common.web import landing_page, load_web_config
@@ -58,12 +59,20 @@ def make_routes(registry: CollectorRegistry, telemetry_path: str = "/metrics", o
                 process: ProcessMetrics | None = None) -> dict:
     """The HTTP routes; ``process`` adds the exporter's own process metrics after the host's.
     The collectors of a scrape are bounded by the time limit Prometheus announces in
-    X-Prometheus-Scrape-Timeout-Seconds (scrape.scrape_deadline)."""
+    X-Prometheus-Scrape-Timeout-Seconds (scrape.scrape_deadline). Concurrent scrapes asking for
+    the same format share one collection and rendering (exporter_common.coalesce)."""
     served = with_process(registry, process)
 
-    def metrics(query, headers):
-        with deadline_scope(scrape_deadline(headers)):
-            return exposition(served, headers, openmetrics)
+    def key(query, headers):
+        return choose_format(headers, openmetrics), tuple(sorted((k, tuple(v)) for k, v in query.items()))
+
+    def render(query, headers, deadline, since):
+        cut: list[str] = []
+        with deadline_scope(deadline, since, cut):
+            resp = exposition(served, headers, openmetrics)
+        return Rendered(resp, bool(cut))
+
+    metrics = CoalescedRoute(key, render, scrape_deadline)
 
     return {
         "/": lambda q, h: landing_page(f"dbhost-exporter {__version__}", [(telemetry_path, "Metrics")]),

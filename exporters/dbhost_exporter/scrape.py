@@ -17,6 +17,12 @@ scrapes cost one. Prometheus announces its time limit (X-Prometheus-Scrape-Timeo
 that scrape (``dbhost_collector_success 0``, "past the scrape's time limit") and the answer goes
 out; the run itself completes in the background (its state stays whole) and the next scrape
 joins it if it is still going.
+
+Over HTTP (cli.make_routes) whole answers are shared too (exporter_common.coalesce): a scrape that
+arrives while another one's answer is being collected and rendered waits for it and gets its
+bytes. ``deadline_scope`` also carries the scrape's arrival: a collector run that ended after
+the scrape arrived (a run that an answer shared with it, or one cut short for another scrape and
+finished since) serves it too, never one that ended before.
 """
 from __future__ import annotations
 
@@ -62,6 +68,10 @@ SPEC = Declaration(
 SCRAPE_TIMEOUT_HEADER = "x-prometheus-scrape-timeout-seconds"
 # time.monotonic() by which the scrape being served must be answered (None: no limit announced)
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("dbhost_scrape_deadline", default=None)
+# time.monotonic() at which the scrape being served arrived (None: reuse no finished run)
+_ARRIVAL: contextvars.ContextVar[float | None] = contextvars.ContextVar("dbhost_scrape_arrival", default=None)
+# the collectors cut short by the time limit in this scope (deadline_scope(..., report=[]))
+_CUT: contextvars.ContextVar[list | None] = contextvars.ContextVar("dbhost_scrape_cut", default=None)
 
 
 def scrape_deadline(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -79,22 +89,30 @@ def scrape_deadline(headers: Mapping[str, str], now: float | None = None) -> flo
 
 
 @contextlib.contextmanager
-def deadline_scope(deadline: float | None) -> Iterator[None]:
-    """Collections inside (in this thread) are bounded by ``deadline``."""
-    token = _DEADLINE.set(deadline)
+def deadline_scope(deadline: float | None, arrival: float | None = None,
+                   report: list | None = None) -> Iterator[None]:
+    """Collections inside (in this thread) are bounded by ``deadline``; with ``arrival`` (the
+    scrape's time.monotonic() of arrival) a collector run that ended after it is reused instead of
+    starting another; the names of the collectors cut short by the deadline go to ``report``."""
+    tokens = (_DEADLINE.set(deadline), _ARRIVAL.set(arrival), _CUT.set(report))
     try:
         yield
     finally:
-        _DEADLINE.reset(token)
+        _CUT.reset(tokens[2])
+        _ARRIVAL.reset(tokens[1])
+        _DEADLINE.reset(tokens[0])
 
 
 class _Flight:
-    """The run of one collector in progress, shared by every scrape that arrives during it."""
-    __slots__ = ("lock", "future")
+    """The run of one collector in progress, shared by every scrape that arrives during it; and
+    the last finished run with the time it ended (for scrapes that arrived before that)."""
+    __slots__ = ("lock", "future", "last", "ended")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.future: Future | None = None
+        self.last: Future | None = None
+        self.ended = 0.0
 
 
 class Collector(Protocol):
@@ -113,13 +131,16 @@ class DbhostExporter:
         for c in collectors:
             self.runner.register(c.name)
 
-    def _start(self, collector: Collector, deadline: float | None) -> Future | None:
+    def _start(self, collector: Collector, deadline: float | None, arrival: float | None = None) -> Future | None:
         """The run of ``collector`` this scrape gets: the one in progress if there is one (single
-        flight), else a new one, started in its own thread when there is a deadline (so a slow
-        collector holds up no other), else run here and now. None if the deadline has passed."""
+        flight), or the last one if it ended after the scrape arrived (``arrival``), else a new
+        one, started in its own thread when there is a deadline (so a slow collector holds up no
+        other), else run here and now. None if the deadline has passed."""
         flight = self._flights[collector.name]
         with flight.lock:
             fut = flight.future
+            if fut is None and arrival is not None and flight.last is not None and flight.ended >= arrival:
+                return flight.last
             owner = fut is None
             if owner:
                 if deadline is not None and time.monotonic() >= deadline:
@@ -136,8 +157,9 @@ class DbhostExporter:
                         flight.future = None
                     fut.set_exception(exc)
                     return
-                with flight.lock:
+                with flight.lock:    # a scrape arriving from now on starts a new run
                     flight.future = None
+                    flight.last, flight.ended = fut, time.monotonic()
                 fut.set_result(outcome)
             if deadline is None:
                 work()          # no limit: run in the scraping thread, no thread to start
@@ -157,17 +179,21 @@ class DbhostExporter:
         from exporter_common.runner import Outcome   # noqa: PLC0415
         error = f"TimeoutError: {what} at the scrape's time limit (X-Prometheus-Scrape-Timeout-Seconds)"
         self.runner.note(name, error, cause="deadline")
+        cut = _CUT.get()
+        if cut is not None:
+            cut.append(name)
         return Outcome(name, [], error, waited)
 
     def collect(self) -> Iterable[Metric]:
         success = SPEC.family("dbhost_collector_success")
         duration = SPEC.family("dbhost_collector_duration_seconds")
         deadline = _DEADLINE.get()
+        arrival = _ARRIVAL.get()
         started = time.monotonic()
         if deadline is None:     # one after the other, in this thread
-            runs = ((c, lambda c=c: self._start(c, None)) for c in self.collectors)
+            runs = ((c, lambda c=c: self._start(c, None, arrival)) for c in self.collectors)
         else:                    # all at once, each bounded by the deadline
-            futures = [(c, self._start(c, deadline)) for c in self.collectors]
+            futures = [(c, self._start(c, deadline, arrival)) for c in self.collectors]
             runs = ((c, lambda f=f: f) for c, f in futures)
         for collector, run in runs:
             outcome = self._outcome(collector.name, run(), deadline, started)

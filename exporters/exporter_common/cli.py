@@ -92,6 +92,12 @@ def exposition(registry: CollectorRegistry, headers: dict[str, str] | None = Non
     return Response(200, encoder(registry), content_type)
 
 
+def choose_format(headers: dict[str, str] | None, openmetrics: bool = False) -> str:
+    """The content type ``exposition`` answers these headers with: two scrapes with the same one
+    get the same bytes."""
+    return choose_text_encoder(_accept(headers, openmetrics))[1]
+
+
 def _accept(headers: dict[str, str] | None, openmetrics: bool) -> str:
     accept = (headers or {}).get("Accept", "") or (headers or {}).get("accept", "")
     if not openmetrics:

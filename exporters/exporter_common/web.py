@@ -10,6 +10,8 @@
   (--web.max-requests) runs the routes and writes the answers. An idle or slow
   connection costs a socket, never a thread, and every phase has a deadline.
 * bcrypt checks run one at a time, successful ones are cached (exporter-toolkit).
+* A route may share one answer between concurrent requests (exporter_common.coalesce): a request
+  that only waits for an answer in progress takes no --web.max-requests slot.
 """
 from __future__ import annotations
 
@@ -47,6 +49,8 @@ class Response:
 
 
 Handler = Callable[[dict[str, list[str]], dict[str, str]], Response]
+# a route's claim() (exporter_common.coalesce): no answer to wait for and no slot to make one
+CLAIM_REFUSED = object()
 
 _TLS_VERSIONS = {
     "TLS10": ssl.TLSVersion.TLSv1,
@@ -281,6 +285,25 @@ class _AuthCache:
                 self.ok.add(key)
         return good
 
+    def known_good(self, header: str | None) -> bool:
+        """True when ``check`` would pass without a bcrypt check (no users, or credentials
+        already checked): cheap enough for the event loop."""
+        if not self.users:
+            return True
+        scheme, _, credentials = (header or "").strip().partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(credentials.strip(), validate=True).decode("utf-8").partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        hashed = self.users.get(user)
+        if hashed is None:
+            return False
+        key = hashlib.sha256(f"{user}\0{password}\0".encode() + hashed).digest()
+        with self.lock:
+            return key in self.ok
+
 
 # Limits of the HTTP server (exporter-toolkit / Go net/http parity, issue 15):
 MAX_HEADER_BYTES = 1 << 20      # request line + headers; beyond: 431 (Go: DefaultMaxHeaderBytes, 1 MB)
@@ -399,12 +422,19 @@ class Server:
 
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, sock: socket.socket, serve_request: Callable[[_Request], tuple[Response, bool]],
-                 ssl_context: ssl.SSLContext | None, max_requests: int):
+    def __init__(self, sock: socket.socket, serve_request: Callable[..., tuple[Response, bool]],
+                 ssl_context: ssl.SSLContext | None, max_requests: int,
+                 claim: Callable[[_Request, Callable[[], bool]], object] | None = None):
+        """``claim(request, take_slot)``, when the request's route shares answers between
+        requests (exporter_common.coalesce): None if it does not for this request; else a token
+        for ``serve_request(request, token)`` that waits for an answer in progress (no
+        --web.max-requests slot) or leads a new one (``take_slot()`` took a slot for it), or
+        CLAIM_REFUSED when there is no slot to lead one."""
         self.socket = sock
         self.server_address = sock.getsockname()
         self.ssl_context = ssl_context
         self._serve_request = serve_request
+        self._claim = claim
         self.max_requests = max_requests
         self._pool = ThreadPoolExecutor(max_workers=max_requests if max_requests > 0 else MAX_WORKERS_UNLIMITED,
                                         thread_name_prefix="http")
@@ -593,10 +623,16 @@ class Server:
         if isinstance(request, tuple):
             self._refuse(conn, *request)
             return
-        with self._lock:
-            full = self.max_requests > 0 and self._inflight >= self.max_requests
-            if not full:
-                self._inflight += 1
+        token = None
+        if self._claim is not None:
+            try:
+                token = self._claim(request, self._take_slot)
+            except Exception as exc:     # never the loop's end: served the ordinary way
+                log.error("client %s: claim failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
+        if token is None:
+            full = not self._take_slot()
+        else:                       # a request that waits for an answer in progress costs no slot
+            full = token is CLAIM_REFUSED
         if full:
             body = b"too many concurrent requests (--web.max-requests)\n"
             self._answer_and_close(conn, Response(503, body), request.method == "HEAD")
@@ -606,13 +642,21 @@ class Server:
         conn.state = _BUSY
         self._sel.unregister(conn.sock)
         conn.want_write = False
-        self._pool.submit(self._work, conn, request)
+        self._pool.submit(self._work, conn, request, token)
+
+    def _take_slot(self) -> bool:
+        with self._lock:
+            if self.max_requests > 0 and self._inflight >= self.max_requests:
+                return False
+            self._inflight += 1
+            return True
 
     # -- workers -----------------------------------------------------------------------------
-    def _work(self, conn: _Conn, request: _Request) -> None:
+    def _work(self, conn: _Conn, request: _Request, token=None) -> None:
         keep = False
+        counted = token is None or token.leads
         try:
-            resp, head_only = self._serve_request(request)
+            resp, head_only = self._serve_request(request) if token is None else self._serve_request(request, token)
             keep = request.keep_alive and not self._stop.is_set()
             head = _head(resp, close=not keep)
             conn.sock.settimeout(WRITE_TIMEOUT)
@@ -625,8 +669,9 @@ class Server:
             log.error("client %s: request failed: %s: %s", conn.addr[0], type(exc).__name__, exc)
             keep = False
         finally:
-            with self._lock:
-                self._inflight -= 1
+            if counted:
+                with self._lock:
+                    self._inflight -= 1
         if keep:
             self._returned.append(conn)
         else:
@@ -750,7 +795,19 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
     auth = _AuthCache(web.users)
     extra_headers = dict(web.headers)
 
-    def serve_request(request: _Request) -> tuple[Response, bool]:
+    def claim(request: _Request, take_slot: Callable[[], bool]):
+        """In the event loop: for a GET/HEAD with good (already checked) credentials to a route
+        that shares answers between requests, CoalescedRoute.claim; else None."""
+        if request.method not in ("GET", "HEAD"):
+            return None
+        url = urlsplit(request.target)
+        route_claim = getattr(routes.get(url.path), "claim", None)
+        if route_claim is None or not auth.known_good(
+                next((v for k, v in request.headers.items() if k.lower() == "authorization"), None)):
+            return None
+        return route_claim(parse_qs(url.query), dict(request.headers), take_slot)
+
+    def serve_request(request: _Request, token=None) -> tuple[Response, bool]:
         head_only = request.method == "HEAD"
         if request.method not in ("GET", "HEAD"):
             return Response(501, f"Unsupported method ({request.method!r})\n".encode(),
@@ -763,7 +820,10 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
         if handler is None:
             return Response(404, b"Not Found\n", headers=extra_headers), head_only
         try:
-            resp = handler(parse_qs(url.query), dict(request.headers))
+            if token is None:
+                resp = handler(parse_qs(url.query), dict(request.headers))
+            else:
+                resp = handler.joined(token, parse_qs(url.query), dict(request.headers))
         except Exception:  # never let a handler kill the connection silently
             log.exception("handler for %s failed", url.path)
             resp = Response(500, b"internal error, see exporter log\n")
@@ -783,4 +843,4 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
     except OSError as exc:
         sock.close()
         raise ConfigError("--web.listen-address", None, f"cannot listen on {listen}: {exc.strerror}") from None
-    return Server(sock, serve_request, web.ssl_context, max_requests)
+    return Server(sock, serve_request, web.ssl_context, max_requests, claim)

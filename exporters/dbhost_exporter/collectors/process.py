@@ -372,6 +372,7 @@ class ProcessCollector:
         self.last_cmdlines_read = 0
         self.last_dirs_listed = 0
         self.last_sched_parsed = 0   # sched (or status) files read because the thread ran (or is new)
+        self.last_stat_parsed = 0    # /proc/PID/stat files parsed (not byte-identical to the last scrape's)
         self._files = 0
         self._parsed = 0
         self._warned_empty = False
@@ -463,6 +464,8 @@ class ProcessCollector:
         fast_sched = _SCHED_FAST.match
         mig_key = _MIG_KEY
         parsed = 0
+        pre_sched = None   # sched bytes already read for the process being scanned (no schedstat)
+        stats = 0    # stat files parsed
         seen = False
         failed = 0   # schedstat opens that found no file (the probe)
 
@@ -486,6 +489,7 @@ class ProcessCollector:
                 continue
             pdir = root + "/" + name
             old = old_procs.get(name)
+            pre_sched = None
             try:
                 # -- the leader's schedstat: has the process run? ------------
                 ss_absent = False
@@ -558,24 +562,68 @@ class ProcessCollector:
                     # the process is there (its stat read) but has no schedstat: this kernel has none
                     no_ss = self.schedstat_missing = True
                     failed += 1
-                if no_ss and old is not None and old.group is None and old.lss == data:
-                    new_procs[name] = old   # not monitored, byte-identical stat: the same process
-                    continue
-                comm, start, utime, stime, nt = parse_stat(data)
-                head = hash(comm)
-                if old is not None and old.start == start and old.head == head:
+                stat = data
+                if no_ss and old is not None and old.lss == stat:
+                    if old.group is None:
+                        new_procs[name] = old   # not monitored, byte-identical stat: the same process
+                        continue
+                    # byte-identical stat: the same process (comm, start), CPU time and thread
+                    # count as last time; its threads' sched decide whether anything else moved
+                    # (a thread may have run without a clock tick of CPU time)
+                    known = old.threads
+                    if old.live == old.nt == len(known):
+                        tdir = pdir + "/task/"
+                        pre_sched = {}
+                        for tid, o in known.items():
+                            try:
+                                fd = open_(tdir + tid + "/sched", flags)
+                                try:
+                                    data = read_(fd, _CHUNK)
+                                finally:
+                                    close_(fd)
+                            except OSError:
+                                break              # gone or unreadable: the full path decides
+                            pre_sched[tid] = data
+                            i = data.rfind(mig_key) if len(data) < _CHUNK else -1
+                            m = fast_sched(data, i) if i >= 0 else None
+                            if m is None or o[SS]:
+                                break
+                            mg, v, iv = m.groups()
+                            if int(v) != o[VOL] or int(iv) != o[INVOL] or int(mg) != o[MIG]:
+                                break              # it switched or migrated: the full path, on these bytes
+                        else:
+                            # no thread switched or migrated, CPU time and thread count unchanged:
+                            # the same state as last time
+                            n = len(pre_sched)
+                            files += n
+                            parsed += n
+                            new_procs[name] = old
+                            c = counts.get(old.group)
+                            if c is None:
+                                counts[old.group] = [1, old.live]
+                            else:
+                                c[0] += 1
+                                c[1] += old.live
+                            continue
                     entry = old
+                    utime, stime, nt = old.utime, old.stime, old.nt
                 else:
-                    # A PID not seen before, reused, or a process that
-                    # exec'd (comm changed): identify it by its command line.
-                    files += 1
-                    cmdlines += 1
-                    group = self.classify(command_line(read_file(pdir + "/cmdline")))
-                    if old is not None and old.start == start and group is not None and old.group == group:
-                        old.head = head   # exec within the same group: same process, same threads
+                    stats += 1
+                    comm, start, utime, stime, nt = parse_stat(data)
+                    head = hash(comm)
+                    if old is not None and old.start == start and old.head == head:
                         entry = old
                     else:
-                        entry = _Proc(head, start, group)
+                        # A PID not seen before, reused, or a process that
+                        # exec'd (comm changed): identify it by its command line.
+                        files += 1
+                        cmdlines += 1
+                        group = self.classify(command_line(read_file(pdir + "/cmdline")))
+                        if old is not None and old.start == start and group is not None and old.group == group:
+                            old.head = head   # exec within the same group: same process, same threads
+                            entry = old
+                        else:
+                            entry = _Proc(head, start, group)
                 group = entry.group
                 if group is None:
                     # without schedstat, its stat bytes say next time whether anything changed
@@ -662,15 +710,19 @@ class ProcessCollector:
                             elif no_ss:
                                 # no schedstat on this kernel: sched alone, same inline read; the
                                 # run-queue values stay what they were (0: not exported)
-                                try:
-                                    fd = open_(f"{tdir}{tid}/sched", flags)
+                                data = None
+                                if pre_sched:
+                                    data = pre_sched.pop(tid, None)
+                                if data is None:
                                     try:
-                                        data = read_(fd, _CHUNK)
-                                    finally:
-                                        close_(fd)
-                                except OSError:
-                                    data = None   # _read_thread reads it again and decides
-                                else:
+                                        fd = open_(f"{tdir}{tid}/sched", flags)
+                                        try:
+                                            data = read_(fd, _CHUNK)
+                                        finally:
+                                            close_(fd)
+                                    except OSError:
+                                        data = None   # _read_thread reads it again and decides
+                                if data is not None:
                                     if len(data) < _CHUNK:
                                         i = data.rfind(mig_key)
                                         m = fast_sched(data, i) if i >= 0 else None
@@ -751,7 +803,8 @@ class ProcessCollector:
                 entry.threads = new_thr
                 entry.sums = (s0, s1, s2, s3, s4, s5)
                 t = new_thr.get(name)
-                entry.lss = lss if t is not None and t[SS] and t[SS] == lss else None
+                # without schedstat, its stat bytes say next time whether stat must be parsed again
+                entry.lss = stat if no_ss else lss if t is not None and t[SS] and t[SS] == lss else None
                 new_procs[name] = entry
                 if live:
                     c = counts.get(group)
@@ -802,6 +855,7 @@ class ProcessCollector:
         self.last_cmdlines_read = cmdlines
         self.last_dirs_listed = dirs
         self.last_sched_parsed = self._parsed + parsed
+        self.last_stat_parsed = stats
         self.last_schedstat_missing_opens = failed
         if seen:
             self.schedstat_seen = True
