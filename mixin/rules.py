@@ -60,6 +60,17 @@ def _gauge(expr: str) -> str:
     return "last_over_time(" + expr + "[" + GAP_WINDOW + "])"
 
 
+def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
+    """A gauge whose series exists only while the condition holds (a wait in progress: absent
+    means none), read so that one failed scrape neither resolves nor restarts the alert (issue 23
+    review #1) and a condition that ended is not kept alive by a stale copy: the series as scraped
+    now, or, only while `collector` has no successful answer now (the exporter or the database
+    scrape failed, so every series of the target is stale), its last value within GAP_WINDOW. A
+    wait that ended on a scrape that succeeded is gone at once (a 38 s single wait does not page)."""
+    return ("(" + sel + " or (" + _gauge(sel) + " unless on (" + scope + ") "
+            "oracle_collector_success{collector=\"" + collector + "\"} == 1))")
+
+
 def _shared(cfg: Config) -> tuple[str, ...]:
     """Selectors and expression parts several sections use."""
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
@@ -301,7 +312,8 @@ def _hangs(cfg: Config) -> list[dict]:
                  "older than ${O2_commit|dur} for ${O2_commit.for}: a single wait of 38 s (one checkpoint "
                  "incomplete) does not page, a hang does.",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
+                  "(" + _fresh_or_bridged("oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}", "sessions",
+                                        cfg.by("database")) + ") > ${O2_commit}",
              summary="Commits are stuck on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' on " + _DB +
                          " (threshold ${O2_commit|dur}, O2): commits do not complete. LGWR, the archiver or the redo LUN is "
@@ -313,9 +325,10 @@ def _hangs(cfg: Config) -> list[dict]:
                  "as the tape takes), Scheduler (Resource Manager queueing: resmgr:cpu quantum is the plan "
                  "working), and commit waits (OracleCommitsStuck).",
              expr="max by (" + cfg.by("database", "inst_id", "event", "wait_class") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{wait_class!~\"" + NOT_HANG_CLASSES + "\", "
-                  "event!~\"" + NOT_HANG_EVENTS + "\", "
-                  + R.COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
+                  "(" + _fresh_or_bridged("oracle_sessions_waiting_longest_seconds{wait_class!~\"" + NOT_HANG_CLASSES + "\", "
+                                          "event!~\"" + NOT_HANG_EVENTS + "\", "
+                                          + R.COMMIT_WAITS.replace("=~", "!~") + "}", "sessions", cfg.by("database"))
+                  + ") > ${O2_wait}",
              summary="A session is stuck in '{{ $labels.event }}' on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
                          "({{ $labels.wait_class }}) on " + _DB + " (threshold ${O2_wait|dur}, O2): an I/O, a library "
@@ -324,7 +337,8 @@ def _hangs(cfg: Config) -> list[dict]:
         # log switch on the archiver is blocked by a background process (OracleCommitsStuck's finding)
         dict(alert="OracleSessionsBlocked", ids=["O2_blocked"], layer="oracle", dashboard="oracle-waits",
              expr="max by (" + cfg.by("database", "inst_id", "blocker_kind") + ") "
-                  "(oracle_sessions_blocked_by_longest_seconds{blocker_kind=\"user\"}) > ${O2_blocked}",
+                  "(" + _fresh_or_bridged("oracle_sessions_blocked_by_longest_seconds{blocker_kind=\"user\"}", "sessions",
+                                        cfg.by("database")) + ") > ${O2_blocked}",
              summary="Sessions are blocked by a {{ $labels.blocker_kind }} session (row lock) on " + _DB,
              description="A session on " + _DB + " has been blocked by a {{ $labels.blocker_kind }} session for "
                          "{{ $value | humanizeDuration }} (threshold ${O2_blocked|dur}, O2): a row lock or enqueue "
@@ -788,7 +802,7 @@ def _shm(cfg: Config) -> list[dict]:
     return [
         dict(alert="HostShmallBelowSga", ids=["M5"], layer="host", dashboard="oracle-memory",
              expr=R.SGA_ON_HOST + "\n"
-                  "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (dbhost_kernel_shmall_bytes) > 0)\n"
+                  "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_kernel_shmall_bytes") + ") > 0)\n"
                   "> ${M5}",
              summary="The SGAs on {{ $labels.instance }} do not fit kernel.shmall",
              description="The sga_target of the Oracle instances running on {{ $labels.instance }} add up to "
@@ -797,8 +811,8 @@ def _shm(cfg: Config) -> list[dict]:
         dict(alert="HostHugePagesBelowSga", ids=["M5_hugepages"], layer="host", dashboard="oracle-memory",
              expr=R.SGA_ON_HOST + "\n"
                   "  / on (" + cfg.join("instance") + ") group_left () (\n"
-                  "    max by (" + cfg.by("instance") + ") (dbhost_memory_hugepages{state=\"total\"})\n"
-                  "    * on (" + cfg.join("instance") + ") max by (" + cfg.by("instance") + ") (dbhost_memory_hugepage_size_bytes)\n"
+                  "    max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_memory_hugepages{state=\"total\"}") + ")\n"
+                  "    * on (" + cfg.join("instance") + ") max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_memory_hugepage_size_bytes") + ")\n"
                   "    > 0\n"
                   "  )\n"
                   "> ${M5_hugepages}",

@@ -8,8 +8,9 @@ deliberately bad synthetic rule or inhibition, which it must report.
    exporters of one host measure the same host and the symptom is derived from the cause).
 3. An alert on a gauge tolerates one failed scrape: a raw gauge is read through a range
    function (last_over_time, max_over_time, rate ...), directly or in the recording rule it
-   reads. The rules written before issue 23 that do not yet are listed in GAUGE_DEBT; the list
-   can only shrink (an entry that no longer violates fails the test).
+   reads, or as "the series now, or its last value while its collector has no successful answer
+   now" (a wait in progress, whose series vanish when it ends). GAUGE_DEBT (rules that did not
+   yet) is empty and stays so.
 4. No changing value (state, status, role of a database, reason) in an alert's identity.
 5. No fixed look-back that lets a vanished thing resolve: no count/max/last/present_over_time over
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
@@ -31,13 +32,7 @@ STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode"}
 CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwitches")}
 # issue 23 debt: alerts that read a raw gauge without a range function (one failed scrape makes
 # the series stale for a scrape interval and restarts their `for`). Never add to this list.
-GAUGE_DEBT = {
-    "OracleCommitCpuStarvation", "OracleSessionsStuck", "OracleSessionsBlocked",
-    "HostShmallBelowSga", "HostHugePagesBelowSga", "LunReadLatencyHigh",
-}
-# alerts whose short `for` (a minute or two) makes a pending reset cost a minute, not the alert,
-# and that read the age of a wait, which a stale copy would keep alive after the wait ended
-SHORT_FOR_WAIT_AGE = {"OracleCommitsStuck"}
+GAUGE_DEBT: set[str] = set()
 LOOKBACK_DEBT: set[str] = set()
 
 _MATCHER = re.compile(r'^\s*([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"(.*)"\s*$')
@@ -45,6 +40,11 @@ _METRIC = re.compile(r"(?<![\w:.\"])((?:oracle|dbhost|node|process)_[a-z0-9_]+)\
 _RECORDED = re.compile(r"(?<![\w:])([a-z_]+:[a-z0-9_]+:[a-z0-9_]+)")
 _RANGE_SELECTOR = re.compile(r"[a-zA-Z_:][\w:]*(\{[^}]*\})?\[[^\]]+\]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# rules.fresh_or_bridged: a series that exists only while its condition holds (a wait in progress),
+# read as scraped now or, while its collector has no successful answer now, its last value: it
+# survives a failed scrape and does not outlive the condition (issue 23 review #1)
+_BRIDGED = re.compile(r'\((?P<sel>[a-z_]+(?:\{[^}]*\})?) or \(last_over_time\((?P=sel)\[[^\]]+\]\) '
+                      r'unless on \([^)]*\) oracle_collector_success\{collector="[a-z_]+"\} == 1\)\)')
 
 
 # ---------------------------------------------------------------- reading the pack
@@ -117,7 +117,7 @@ def inhibition_target_violations(rules: list[dict], am: dict) -> list[str]:
 
 
 def _strip(expr: str) -> str:
-    return _RANGE_SELECTOR.sub(" RANGE ", _STRING.sub('""', expr))
+    return _RANGE_SELECTOR.sub(" RANGE ", _STRING.sub('""', _BRIDGED.sub(" BRIDGED ", expr)))
 
 
 def _raw_gauges(expr: str, recording: dict, counters: set, seen: tuple = ()) -> set[str]:
@@ -133,8 +133,6 @@ def _raw_gauges(expr: str, recording: dict, counters: set, seen: tuple = ()) -> 
 def gauge_gap_violations(rules: list[dict], recording: dict, counters: set) -> list[str]:
     out = []
     for r in rules:
-        if r["alert"] in SHORT_FOR_WAIT_AGE:
-            continue
         gauges = _raw_gauges(r["expr"], recording, counters)
         if gauges:
             out.append(f"{r['alert']}: reads gauge(s) {sorted(gauges)} without a range function "
@@ -260,6 +258,17 @@ def test_the_checks_report_a_deliberately_bad_pack():
     fixed = dict(BAD_RULES[0], expr="last_over_time(oracle_recovery_area_used_bytes[3m]) "
                                     "/ last_over_time(oracle_recovery_area_limit_bytes[3m]) > 0.8")
     assert gauge_gap_violations([fixed], {}, set()) == []
+    # a wait age: a raw read is flagged (rev23 #1), the fresh-or-bridged read is not; a bridge that
+    # is not guarded by the collector's answer (a stale copy outliving the wait) is not recognised
+    age = 'oracle_sessions_waiting_longest_seconds{event=~"log file sync"}'
+    raw = dict(BAD_RULES[0], expr=f"max by (database) ({age}) > 30")
+    assert [v.split(":")[0] for v in gauge_gap_violations([raw], {}, set())] == ["BadFillingUp"]
+    bridged = dict(raw, expr=f"max by (database) (({age} or (last_over_time({age}[3m]) unless on (job, instance, "
+                             f'database) oracle_collector_success{{collector="sessions"}} == 1))) > 30')
+    assert gauge_gap_violations([bridged], {}, set()) == []
+    unguarded = dict(raw, expr=f"max by (database) (({age} or (last_over_time({age}[3m]) unless on (job, instance) "
+                               "up == 0))) > 30")
+    assert gauge_gap_violations([unguarded], {}, set()) != []
     # through a recording rule that reads the gauge directly
     rec = {"database:bad:ratio": "max by (database) (oracle_recovery_area_used_bytes)"}
     assert gauge_gap_violations([dict(fixed, expr="database:bad:ratio > 0.8")], rec, set()) != []
