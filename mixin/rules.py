@@ -60,6 +60,26 @@ def _gauge(expr: str) -> str:
     return "last_over_time(" + expr + "[" + GAP_WINDOW + "])"
 
 
+# rev23 #9: OracleCommitCpuStarvation's measured cause, read when the alert is evaluated (a query in
+# the template, like ORACLE_DOWN_REASON): LGWR's run delay per dispatch, else the foregrounds'.
+def _run_delay_query(record: str) -> str:
+    return ('printf "' + record + '{job=%q,instance=%q,database=%q,inst_id=%q} > ${R13_run_delay}" '
+            '$labels.job $labels.instance $labels.database $labels.inst_id | query')
+
+
+STARVATION_CAUSE = (
+    '{{ with ' + _run_delay_query(R.LGWR_RUN_DELAY) + ' }}{{ with . | first }}LGWR waits '
+    '{{ .Value | humanizeDuration }} per dispatch on a run queue for a CPU (over ${R13_run_delay|dur}; '
+    'cause lgwr_cpu_wait, R14): give LGWR a CPU (fixed-priority class, processor set) or unload the run '
+    'queue (C1).{{ end }}'
+    '{{ else }}{{ with ' + _run_delay_query(R.FOREGROUND_RUN_DELAY) + ' }}{{ with . | first }}the foreground '
+    'sessions wait {{ .Value | humanizeDuration }} per dispatch on a run queue for a CPU (over '
+    '${R13_run_delay|dur}; cause session_cpu_wait): a committing session is posted by LGWR but waits for a '
+    'CPU to return; the host is CPU-starved (C1).{{ end }}'
+    '{{ else }}none (no run delay of LGWR or the sessions above ${R13_run_delay|dur}, or no dbhost-exporter '
+    'on the host): check LGWR involuntary context switches (R14), the run queue (C1), CPU steal.{{ end }}{{ end }}')
+
+
 def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
     """A gauge whose series exists only while the condition holds (a wait in progress: absent
     means none), read so that one failed scrape neither resolves nor restarts the alert (issue 23
@@ -397,43 +417,20 @@ def _redo(cfg: Config) -> list[dict]:
              summary="Redo log space requests on " + _DB,
              description="{{ $value | printf \"%.3g\" }} redo log space requests/s on " + _DB +
                          " (R11: eliminate; noise floor ${R11.floor.rate}/s): sessions wait for a log switch to free space."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap"], layer="oracle", dashboard="oracle-redo",
-             doc="'log file sync' average more than ${R13}x and ${R13_gap|dur} above 'log file parallel write', with "
-                 "no measured CPU wait of LGWR or the sessions above ${R13_run_delay|dur} per dispatch to name as the "
-                 "cause (no dbhost-exporter on the host, or the cause is elsewhere: post/wait, LGWR's own CPU work).",
-             expr=r13 + "\n"
-                  "unless on (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  " + R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "  or " + R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
-                  ")",
+        # rev23 #9: one rule, whatever the measured cause: a run delay crossing R13_run_delay moved the
+        # alert between three rules (no cause / lgwr_cpu_wait / session_cpu_wait, each with its own
+        # field_note), each move a new alert whose `for` restarted: a delay alternating 0.35/0.65 ms
+        # never fired. The cause is read by the text (STARVATION_CAUSE), not kept in the labels.
+        dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap", "R13_run_delay"], layer="oracle",
+             dashboard="oracle-redo",
+             doc="'log file sync' average more than ${R13}x and ${R13_gap|dur} above 'log file parallel write'. "
+                 "The text names the cause where dbhost-exporter measures it (run delay per dispatch above "
+                 "${R13_run_delay|dur}: LGWR's, then the foreground sessions'); the cause is not a label, so a "
+                 "cause that changes does not restart `for`.",
+             expr=r13,
              summary="Committing sessions wait far longer than LGWR writes on " + _DB,
              description="'log file sync' averages {{ $value | humanizeDuration }} more than 'log file parallel write' on " + _DB +
-                         " (more than ${R13}x and ${R13_gap|dur}, R13): sessions or LGWR are not getting CPU; "
-                         "check LGWR involuntary context switches (R14) and the run queue (C1)."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
-             dashboard="oracle-redo", labels={"cause": "lgwr_cpu_wait"},
-             doc="R13's gap, and LGWR waits more than ${R13_run_delay|dur} per dispatch on a run queue "
-                 "(dbhost_process_run_delay_seconds_total / dbhost_process_timeslices_total of the LGWR roles): "
-                 "the cause is LGWR's CPU starvation (R14).",
-             expr=R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
-             summary="LGWR waits for a CPU, so commits wait on " + _DB,
-             description="LGWR of " + _DB + " waits {{ $value | humanizeDuration }} on a run queue for a CPU each time "
-                         "it is dispatched (threshold ${R13_run_delay|dur}; R13, R14) while 'log file sync' runs more than "
-                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': the commits wait for LGWR to get a "
-                         "CPU, not for the disk. Give LGWR a CPU (R14: fixed-priority class, processor set) or unload "
-                         "the run queue (C1)."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
-             dashboard="oracle-redo", labels={"cause": "session_cpu_wait"},
-             doc="R13's gap, and the foreground sessions wait more than ${R13_run_delay|dur} per dispatch on a run "
-                 "queue: the committing sessions do not get a CPU when LGWR posts them.",
-             expr=R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
-             summary="Sessions wait for a CPU after commit on " + _DB,
-             description="The foreground sessions of " + _DB + " wait {{ $value | humanizeDuration }} on a run queue for "
-                         "a CPU per dispatch (threshold ${R13_run_delay|dur}; R13) while 'log file sync' runs more than "
-                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': a committing session is posted "
-                         "by LGWR but waits for a CPU to return. The host is CPU-starved (C1): unload it or add CPUs."),
+                         " (more than ${R13}x and ${R13_gap|dur}, R13). Cause measured now: " + STARVATION_CAUSE),
         dict(alert="OracleLgwrInvoluntaryContextSwitches", ids=["R14"], layer="host", dashboard="host-cpu",
              expr=R.PROC_INVOLUNTARY_SHARE + "{" + R.LGWR_ROLES + "} > ${R14}\n"
                   "and on (" + cfg.by("instance", "sid", "role") + ")\n" +
