@@ -80,6 +80,13 @@ STARVATION_CAUSE = (
     'on the host): check LGWR involuntary context switches (R14), the run queue (C1), CPU steal.{{ end }}{{ end }}')
 
 
+# rev24 #5: the statement a long call runs now, read when the alert is evaluated (not a label)
+LONG_CALL_SQL_ID = (
+    '{{ with printf "topk(1, oracle_long_call_seconds{job=%q,instance=%q,database=%q,inst_id=%q,username=%q})" '
+    '$labels.job $labels.instance $labels.database $labels.inst_id $labels.username | query }}'
+    '{{ with . | first }}{{ .Labels.sql_id }}{{ end }}{{ else }}unknown (no sample now){{ end }}')
+
+
 def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
     """A gauge whose series exists only while the condition holds (a wait in progress: absent
     means none), read so that one failed scrape neither resolves nor restarts the alert (issue 23
@@ -1148,13 +1155,24 @@ def _signals(cfg: Config) -> list[dict]:
                          "extrapolated over the window; O26, V$DIAG_ALERT_EXT): the text is in the "
                          "exporter's log (critical messages) and in the alert log; an ORA-00600 or ORA-07445 has "
                          "an ADR incident for Oracle Support (adrci: show incident)."),
+        # rev24 #5: the alert is the call (one user's call on one instance), not the statement it runs
+        # now: a PL/SQL call moves through many SQL_IDs (each its own series, none living for `for`), so
+        # sql_id is aggregated away and the SQL_ID running now is read by the text
         dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
-             expr=_gauge("oracle_long_call_seconds") + " > ${O27_long_call}",
-             summary="SQL_ID {{ $labels.sql_id }} of {{ $labels.username }} has run for over an hour on " + _DB,
-             description="A call of {{ $labels.username }} running SQL_ID {{ $labels.sql_id }} on " + _DB + " has "
-                         "been running for {{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold "
-                         "${O27_long_call|dur}, O27): its plan (DBMS_XPLAN.DISPLAY_CURSOR('{{ $labels.sql_id }}')), "
-                         "its waits and whether it may be killed; the text is in GV$SQL."),
+             doc="An active call of a user has run longer than ${O27_long_call|dur} (the longest per user and "
+                 "instance, whatever statement it runs now: a PL/SQL call's SQL_ID changes, the call does not); the "
+                 "SQL_ID running now is in the text. RMAN channels, Data Pump workers and PX slaves are user "
+                 "sessions too (runbook).",
+             expr="max by (" + cfg.by("database", "inst_id", "username") + ") (\n  "
+                  + _fresh_or_bridged("oracle_long_call_seconds", "long_calls", cfg.by("database"))
+                  + "\n) > ${O27_long_call}",
+             summary="A call of {{ $labels.username }} has run for over an hour on " + _DB,
+             description="A call of {{ $labels.username }} on " + _DB + " has been running for "
+                         "{{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold ${O27_long_call|dur}, "
+                         "O27); it runs SQL_ID " + LONG_CALL_SQL_ID + " now (a PL/SQL call moves through many "
+                         "statements; 'none' between them): its plan (DBMS_XPLAN.DISPLAY_CURSOR), its waits and "
+                         "whether it may be killed; the text is in GV$SQL. An RMAN channel, a Data Pump worker or a "
+                         "PX slave is a user call too: see the runbook before acting."),
     ]
 
 

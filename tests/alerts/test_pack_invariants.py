@@ -11,7 +11,10 @@ deliberately bad synthetic rule or inhibition, which it must report.
    reads, or as "the series now, or its last value while its collector has no successful answer
    now" (a wait in progress, whose series vanish when it ends). GAUGE_DEBT (rules that did not
    yet) is empty and stays so.
-4. No changing value (state, status, role of a database, reason) in an alert's identity.
+4. No changing value (state, status, role of a database, reason, the SQL_ID a session runs now) in
+   an alert's identity; no measured label (cause, field_note) computed by the expression, nor set to
+   different values by rules of one alert and severity (SEPARATE_CONDITIONS: the reasoned few that
+   judge conditions holding side by side).
 5. No fixed look-back that lets a vanished thing resolve: no count/max/last/present_over_time over
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
    presence, like database:oracle_instances:expected); the ones left are listed in
@@ -27,7 +30,24 @@ import yaml
 from pack import ALERTS, ROOT, RULE_TESTS, alert_rules
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
-STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode"}
+# changing values never in an alert's labels: the state or role of a thing, and the statement a
+# session runs now (a PL/SQL call runs many: rev24 #5)
+STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode", "sql_id"}
+# labels naming which of an alert's conditions holds (rev23 #9: OracleCommitCpuStarvation's measured
+# cause, and the field_note each rule's thresholds give): never computed by the expression, and set
+# statically with one value per alert and severity, except where the rules judge conditions that
+# hold side by side (or separate objects), not one measured value on either side of a line
+MEASURED_LABELS = STATE_LABELS | {"cause", "field_note"}
+SEPARATE_CONDITIONS = {
+    "OracleScrapeErrors": "a collector failing on every scrape, and errors counted while it succeeds: both can hold",
+    "OraclePgaOverAllocation": "PGA allocated over target, and the over-allocation counter growing: two measures",
+    "OracleBackupTooOld": "a backup older than the policy, and no backup recorded at all: the second follows the "
+                          "first once the control file forgets the set, once, not back and forth",
+    "LunHostQueueBacklog": "a host queue backlog and the LUN's queue-full share: two queues, both can hold",
+    "LunWriteLatencyHigh": "redo LUNs and data/arch LUNs (role, from configuration): separate objects",
+    "OracleDataGuardLagNotComputed": "a lag computed from stale data, then no lag at all once the standby gave up "
+                                     "on the primary: one way, not back and forth",
+}
 # cause -> symptom across two exporters of one host (instance = the host for both jobs)
 CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwitches")}
 # issue 23 debt: alerts that read a raw gauge without a range function (one failed scrape makes
@@ -144,14 +164,14 @@ def state_label_violations(rules: list[dict], tests: list[dict]) -> list[str]:
     out = []
     for r in rules:
         for clause in re.findall(r"\b(?:by|group_left|group_right)\s*\(([^)]*)\)", r["expr"]):
-            bad = {x.strip() for x in clause.split(",")} & STATE_LABELS
+            bad = {x.strip() for x in clause.split(",")} & MEASURED_LABELS
             if bad:
                 out.append(f"{r['alert']}: keeps {sorted(bad)} in its labels (a changing value restarts `for`)")
         bad = set(r.get("labels", {})) & STATE_LABELS
         if bad:
             out.append(f"{r['alert']}: sets {sorted(bad)} as a label")
         for text in (r["annotations"]["summary"],):
-            bad = set(re.findall(r"\$labels\.([a-z_]+)", text)) & STATE_LABELS
+            bad = set(re.findall(r"\$labels\.([a-z_]+)", text)) & MEASURED_LABELS
             if bad:
                 out.append(f"{r['alert']}: its summary names $labels.{sorted(bad)[0]}: the value is in its identity")
     for t in tests:
@@ -160,6 +180,23 @@ def state_label_violations(rules: list[dict], tests: list[dict]) -> list[str]:
                 bad = set(exp.get("exp_labels", {})) & STATE_LABELS
                 if bad:
                     out.append(f"{check['alertname']}: fires with {sorted(bad)} in its labels in test {t['name']!r}")
+    return sorted(set(out))
+
+
+def static_label_violations(rules: list[dict]) -> list[str]:
+    """Rules of one alert and severity that set a measured label (cause, field_note) to different
+    values: a value moving between their conditions ends one alert and starts another (a new
+    notification, `for` from zero)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rules:
+        groups.setdefault((r["alert"], r.get("labels", {}).get("severity")), []).append(r)
+    out = []
+    for (alert, severity), rs in sorted(groups.items()):
+        for label in sorted(MEASURED_LABELS):
+            values = {r.get("labels", {}).get(label) for r in rs}
+            if len(values) > 1:
+                out.append(f"{alert}: its {severity} rules set {label} to {sorted(map(str, values))}: a measured value "
+                           "moving between them restarts `for` (name it in the text, or merge the rules)")
     return sorted(set(out))
 
 
@@ -203,6 +240,12 @@ def test_alerts_on_gauges_tolerate_one_failed_scrape():
 
 def test_no_state_like_label_in_an_alert_identity():
     assert state_label_violations(alert_rules(), _tests()) == []
+
+
+def test_no_measured_label_splits_an_alert_between_rules():
+    names = {v.split(":")[0] for v in static_label_violations(alert_rules())}
+    assert sorted(names - set(SEPARATE_CONDITIONS)) == []
+    assert sorted(set(SEPARATE_CONDITIONS) - names) == [], "no longer split: remove from SEPARATE_CONDITIONS"
 
 
 def test_no_fixed_lookback_lets_a_vanished_thing_resolve():
@@ -277,3 +320,14 @@ def test_the_checks_report_a_deliberately_bad_pack():
     assert any("keeps ['state']" in v for v in states) and any("summary" in v for v in states)
     assert any("fires with ['state']" in v for v in states)
     assert [v.split(":")[0] for v in lookback_violations(BAD_RULES)] == ["BadVanished"]
+    # rev23 #9: a measured cause in the labels, by rule (static) or by the expression
+    starv = [dict(BAD_RULES[0], labels={"severity": "warning", "field_note": "R13"}),
+             dict(BAD_RULES[0], labels={"severity": "warning", "field_note": "R13,R14", "cause": "lgwr_cpu_wait"})]
+    assert [v.split(":")[0] for v in static_label_violations(starv)] == ["BadFillingUp", "BadFillingUp"]
+    assert static_label_violations(starv[:1] + [dict(starv[1], labels={"severity": "critical"})]) == []
+    by_cause = dict(BAD_RULES[0], expr="max by (database, cause) (x) > 1")
+    assert any("keeps ['cause']" in v for v in state_label_violations([by_cause], []))
+    # rev24 #5: the SQL_ID a session runs now in the identity of a long call
+    call = dict(BAD_RULES[0], annotations={"summary": "SQL_ID {{ $labels.sql_id }} runs long"})
+    assert any("summary" in v for v in state_label_violations([call], [{"name": "t", "alert_rule_test": [
+        {"alertname": "BadFillingUp", "exp_alerts": [{"exp_labels": {"sql_id": "7h35uxf5uhmm1"}}]}]}]))
