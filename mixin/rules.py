@@ -490,8 +490,19 @@ def _space(cfg: Config) -> list[dict]:
     # info metric, per scrape target (the target labels every alert keeps: one exporter serving the databases
     # of a cluster gives one alert per disk group)
     dg_one = cfg.by("asm_cluster", "diskgroup")
+    # rev23 #14e: the recovery area's free space net of what Oracle reclaims by itself, bytes
+    fra_free = ("(\n"
+                "  max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_limit_bytes") + ")\n"
+                "  - max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_used_bytes") + ")\n"
+                "  + max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_reclaimable_bytes") + ")\n"
+                ")")
     dg_db = cfg.by("database", "diskgroup")
     dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (" + _gauge("oracle_asm_diskgroup_info") + ")"
+    # rev23 #3: raw free space of a disk group, one series per (asm_cluster, diskgroup, type)
+    asm_free = ("min by (" + dg_one + ", type) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
+                "  )")
     # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
     # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
     dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
@@ -568,11 +579,24 @@ def _space(cfg: Config) -> list[dict]:
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
                          "reclaimable files (threshold ${O4_fra|pct}, O4): when full, archiving stops (ORA-19809) and then "
                          "every commit (R15)."),
-        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit"], layer="oracle", dashboard="oracle-capacity",
-             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}",
+        # rev23 #14e (issue 23 point 4): the percent alone tickets (O4_fra above); the page is absolute:
+        # more than 95% used AND room for fewer than O4_fra_free archived logs of the database's largest
+        # online log (a 20 TB area at 95% has room for hundreds). No time-to-full page: an RMAN backup
+        # into the area is a step that keeps a 6-hour deriv positive for hours after it ended.
+        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit", "O4_fra_free"], layer="oracle", dashboard="oracle-capacity",
+             doc="The fast recovery area is more than ${O4_fra_crit|pct} full net of reclaimable files AND its free "
+                 "space (limit - used + reclaimable) holds fewer than ${O4_fra_free} more archived logs of the "
+                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809).",
+             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
+                  "and on (" + cfg.by("database") + ")\n" + fra_free + "\n"
+                  "  < on (" + cfg.by("database") + ") (max by (" + cfg.by("database") + ") ("
+                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})",
              summary="The recovery area of {{ $labels.database }} is nearly full",
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
-                         "reclaimable files (threshold ${O4_fra_crit|pct}, O4): archiving is about to stop, then commits (R15)."),
+                         "reclaimable files (threshold ${O4_fra_crit|pct}), and its free space holds fewer than "
+                         "${O4_fra_free} more archived logs of its largest online log (O4): archiving is about to stop "
+                         "(ORA-19809), then commits (R15). Back up and delete archived logs, or raise "
+                         "DB_RECOVERY_FILE_DEST_SIZE (within the space of its disk group or file system)."),
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
              doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
                  "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of the group's size in the "
@@ -614,6 +638,26 @@ def _space(cfg: Config) -> list[dict]:
                          "cluster {{ $labels.asm_cluster }} ({{ $labels.type }}) runs out in "
                          "{{ $value | humanizeDuration }} (threshold ${O4_asm_fill|dur}, O4): then no database on it "
                          "can extend a file, archive redo or, soon after, commit. Add disks or stop the writer now."),
+        # rev23 #3: a full disk group keeps paging: the time-to-full page ends once FREE_MB stops changing
+        # (a full group does not change), this one holds while it is full
+        dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm_free"], layer="oracle", dashboard="oracle-capacity",
+             labels={"cause": "no_space"},
+             doc="An ASM disk group's free space (FREE_MB, raw; plus the reclaimable files of the recovery areas in "
+                 "it) is below ${O4_asm_free|bytes}: files cannot extend now. It pages as long as the group stays "
+                 "full (the time-to-full page ends when the free space stops changing).",
+             expr="(\n"
+                  "  " + asm_free + "\n"
+                  "  + on (" + dg_one + ") group_left ()\n"
+                  "  " + R.FRA_RECLAIMABLE_IN_DISKGROUP + "\n"
+                  "  or\n"
+                  "  " + asm_free + "\n"
+                  ") < ${O4_asm_free}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is full",
+             description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
+                         "({{ $labels.type }}) has {{ $value | humanize1024 }}B free (FREE_MB with the reclaimable "
+                         "files of recovery areas in it; threshold ${O4_asm_free|bytes}, O4): no database on it can "
+                         "extend a file (ORA-01653, ORA-15041), archive redo there or, soon after, commit. Add "
+                         "disks (ALTER DISKGROUP ... ADD DISK) or move or delete files now."),
         dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
              expr="max by (" + cfg.by("database", "diskgroup") + ") (" + _gauge("oracle_asm_diskgroup_offline_disks") + ") > ${O4_asm_offline}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
@@ -1028,6 +1072,20 @@ def _filesystems(cfg: Config) -> list[dict]:
              description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
                          "used (threshold ${O4_fs|pct}, O4), of the space available to Oracle (not root's reserve). "
                          "Add space or purge in working hours before it fills up."),
+        # rev23 #2: a full file system keeps paging: the time-to-full page ends once predict_linear goes
+        # flat (nothing more fits, so nothing grows); this one holds while it is full
+        dict(alert="HostFilesystemFull", ids=["O4_fs_free"], layer="host", dashboard="host-storage",
+             doc="A file system Oracle writes to has less than ${O4_fs_free|bytes} available (to unprivileged "
+                 "users: Oracle) and is more than ${O4_fs_free.floor.used|pct} used. It pages as long as it stays "
+                 "full (HostFilesystemFillingUp ends when the growth stops).",
+             expr="max by (" + by + ") (" + _gauge("node_filesystem_avail_bytes{" + sel + "}") + ") < ${O4_fs_free}\n"
+                  "and on (" + by + ")\n" + used + " > ${O4_fs_free.floor.used}",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} is full",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} has {{ $value | humanize1024 }}B "
+                         "available to Oracle (threshold ${O4_fs_free|bytes}, more than ${O4_fs_free.floor.used|pct} "
+                         "used; O4): the next archived log (ORA-00257, then every commit), data file extension "
+                         "(ORA-01653/ORA-01691) or audit file (logons fail) may not fit. Free space now (old "
+                         "archives after backup, traces, audit files) or grow the file system."),
         dict(alert="HostFilesystemUnreadable", ids=["O4_fs_unreadable"], layer="host", dashboard="host-storage",
              expr=unreadable,
              summary="{{ $labels.mountpoint }} on {{ $labels.instance }} does not answer",

@@ -53,6 +53,16 @@ def go_value(v: float, pipe: str | None) -> str:
             prefix = p
             v *= 1000
         return go_g(v, 4) + prefix + "s"
+    if pipe == "humanize1024":
+        if abs(v) <= 1:
+            return go_g(v, 4)
+        prefix = ""
+        for p in ("ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"):
+            if abs(v) < 1024:
+                break
+            prefix = p
+            v /= 1024
+        return go_g(v, 4) + prefix
     if pipe == "humanizePercentage":
         return go_g(v * 100, 4) + "%"
     m = re.fullmatch(r'printf "%\.(\d+)([gf])"', pipe)

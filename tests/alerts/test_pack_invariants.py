@@ -45,6 +45,8 @@ SEPARATE_CONDITIONS = {
                           "first once the control file forgets the set, once, not back and forth",
     "LunHostQueueBacklog": "a host queue backlog and the LUN's queue-full share: two queues, both can hold",
     "LunWriteLatencyHigh": "redo LUNs and data/arch LUNs (role, from configuration): separate objects",
+    "OracleAsmDiskgroupSpaceLow": "full within hours (time_to_full) and full now (no_space): the first leads into "
+                                  "the second, they overlap while it fills, and the second holds once it is full",
     "OracleDataGuardLagNotComputed": "a lag computed from stale data, then no lag at all once the standby gave up "
                                      "on the primary: one way, not back and forth",
 }
