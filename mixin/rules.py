@@ -1105,11 +1105,14 @@ def _signals(cfg: Config) -> list[dict]:
     PDB state, scheduler jobs."""
     per_kind = cfg.by("database", "kind")
     # O26: the alert-log messages that page (issue 24 point 1): the three codes, or any CRITICAL level; a
-    # counter that grew in 15 minutes, or whose series appeared (its first message since exporter start)
+    # counter that grew in 15 minutes, or whose series appeared (its first message since exporter start);
+    # rev23 #14a: the appeared-branch reads both ends through last_over_time, so one failed scrape
+    # neither resolves and re-fires it (now) nor makes an old series look new (15 minutes later)
     alert_log = ['oracle_alert_log_errors_total{code=~"ORA-00600|ORA-07445|ORA-04031"}',
                  'oracle_alert_log_errors_total{level="critical",code!~"ORA-00600|ORA-07445|ORA-04031"}']
     alert_log_new = "\nor\n".join([f"increase({s}[15m]) > ${{O26_alert_log}}" for s in alert_log]
-                                   + [f"({s} unless {s} offset 15m)" for s in alert_log])
+                                   + [f"(last_over_time({s}[{GAP_WINDOW}]) unless last_over_time({s}[{GAP_WINDOW}] offset 15m))"
+                                      for s in alert_log])
     return [
         dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_backup_age_seconds") + "\n  / on (" + per_kind + ")\n"

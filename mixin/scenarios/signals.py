@@ -173,6 +173,7 @@ def signal_tests(pack) -> list:
                           {k: v for k, v in call.items() if k != "sql_id"}, start + 60 * fire, window=0,
                           queries={LONG_CALL_SQL_ID: "9zg9qd9bm4spu"}))
     tests += long_call_churn_tests(pack, start, fire)
+    tests += alert_log_gap_tests(pack)
     short = {**ORA, **DB, "inst_id": "1", "sql_id": "0k8522rmdzg4k", "username": "BATCH"}
     tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
                        [tl2.gauge("oracle_long_call_seconds", short,
@@ -212,3 +213,23 @@ def long_call_churn_tests(pack, start: int, fire: int) -> list:
                                  {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
             quiet("OracleLongRunningCall: the same churning PL/SQL call at 50 minutes is quiet", alert,
                   churn("BATCH", 3000 - 60 * n), n)]
+
+
+def alert_log_gap_tests(pack) -> list:
+    """rev23 #14a, failure first: the first ORA-04031 since the exporter started (its series appears
+    at minute 2 with 1), and the scrape at minute 4 fails (every series stale): the alert stays
+    firing through it (it resolved and fired again: two notifications). Quiet counterpart: an old
+    ORA-00600 series (3 messages, no new one) with a failed scrape at minute 16 does not look new 15
+    minutes later (its look-back 15 minutes ago hit the stale sample)."""
+    alert = "OracleAlertLogCriticalError"
+    oom = {**DB, "code": "ORA-04031", "level": "severe"}
+    old = {**DB, "code": "ORA-00600", "level": "critical"}
+    first = {"series": sel("oracle_alert_log_errors_total", {**ORA, **oom}), "values": "_ _ 1 1 stale 1 1"}
+    known = {"series": sel("oracle_alert_log_errors_total", {**ORA, **old}),
+             "values": " ".join(["3"] * 16 + ["stale"] + ["3"] * 15)}
+    return [{"name": "OracleAlertLogCriticalError: the first ORA-04031 stays firing through one failed scrape (rev23 #14a)",
+             "interval": "1m", "input_series": [first],
+             "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, oom, 1)]}
+                                 for t in (3, 4, 5)]},
+            quiet("OracleAlertLogCriticalError: an old ORA-00600 with a failed scrape 15 minutes ago does not look new "
+                  "(rev23 #14a)", alert, [known], 31)]
