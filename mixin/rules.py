@@ -965,6 +965,13 @@ def _luns(cfg: Config) -> list[dict]:
 def _paths(cfg: Config) -> list[dict]:
     """Paths: dm-multipath, NVMe (O6)."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    ic = cfg.by("instance", "controller")
+    # rev23 #14d: the share of the scrapes of 30 minutes in which the controller was not live (each
+    # scrape has one state series at 1: the current one)
+    nvme_share = ("(\n"
+                  "  sum by (" + ic + ") (sum_over_time(dbhost_nvme_controller_state{state!=\"live\"}[30m]))\n"
+                  "  / (sum by (" + ic + ") (sum_over_time(dbhost_nvme_controller_state[30m])) > 0)\n"
+                  ")")
     return [
         # issue 23: the paths a map is expected to have are remembered (records.PATHS_EXPECTED): a path
         # multipathd removed from the map (dev_loss_tmo) still counts, with no look-back to forget it;
@@ -999,20 +1006,31 @@ def _paths(cfg: Config) -> list[dict]:
              description="The device-mapper map {{ $labels.device }} ({{ $labels.role }} LUN) on {{ $labels.instance }} has been "
                          "suspended for ${O6_suspended.for} (dm/suspended = {{ $value }}, O6): every I/O to it is held. A "
                          "map reload that never resumed; `dmsetup resume` it."),
-        dict(alert="NvmeControllerNotLive", ids=["O6_nvme"], layer="storage", dashboard="host-storage",
+        dict(alert="NvmeControllerNotLive", ids=["O6_nvme", "O6_nvme_flap"], layer="storage", dashboard="host-storage",
              # issue 23: `state` is not in the alert's identity: a controller cycling between resetting,
-             # connecting and dead is one alert whose `for` runs on; the current state is read by the text
+             # connecting and dead is one alert whose `for` runs on; the current state is read by the text.
+             # rev23 #14d: a controller live for a moment every few minutes (the live sample kept the
+             # condition off for 3 of every 5 minutes) is caught by its share of not-live scrapes.
              doc="An NVMe controller has not been `live` for ${O6_nvme.for} (whatever non-live states it cycles "
-                 "through; the state is named in the text, not in the alert's labels).",
-             expr="max by (" + cfg.by("instance", "controller") + ") "
-                  "(" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
-                  "unless on (" + cfg.by("instance", "controller") + ")\n"
-                  "max by (" + cfg.by("instance", "controller") + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1",
+                 "through; the state is named in the text, not in the alert's labels), or it was not live in more "
+                 "than ${O6_nvme_flap|pct} of the scrapes of 30 minutes and at some scrape of the last 5 (it keeps "
+                 "dropping out and coming back). The value is the not-live share of 30 minutes.",
+             expr=nvme_share + "\n"
+                  "and on (" + ic + ") (\n"
+                  "  max by (" + ic + ") (" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
+                  "  unless on (" + ic + ")\n"
+                  "  max by (" + ic + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1\n"
+                  "  or\n"
+                  "  " + nvme_share + " > ${O6_nvme_flap}\n"
+                  "  and on (" + ic + ") max by (" + ic + ") (max_over_time(dbhost_nvme_controller_state{state!=\"live\"}[5m])) == 1\n"
+                  ")",
              summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is not live (now: " + NVME_STATE + ")",
              description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has not been live for "
-                         "${O6_nvme.for} (now '" + NVME_STATE + "'; value {{ $value }}; O6): its namespaces carry no I/O through it; with native multipath "
-                         "the namespace runs on its other paths (LunPathRedundancyLost), without it the disk is gone."),
-
+                         "${O6_nvme.for}, or keeps dropping out (not live in {{ $value | humanizePercentage }} of the "
+                         "scrapes of 30 minutes, threshold ${O6_nvme_flap|pct}; now '" + NVME_STATE + "'; O6): its "
+                         "namespaces carry no I/O through it while it is down; with native multipath the namespace runs "
+                         "on its other paths (LunPathRedundancyLost), without it the disk is gone. A controller that "
+                         "flaps fails its I/O over again and again: check the fabric or PCIe link (dmesg: nvme reset)."),
     ]
 
 
