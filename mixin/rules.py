@@ -132,6 +132,9 @@ def alerts(cfg: Config) -> list[dict]:
 def _monitoring(cfg: Config) -> list[dict]:
     """Monitoring."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    restart_jump = ("max by (" + cfg.by("database", "inst_id") + ") (\n"
+                    "  " + _gauge("oracle_instance_start_time_seconds")
+                    + " - min_over_time(oracle_instance_start_time_seconds[30m])\n)")
     return [
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
              doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
@@ -279,21 +282,23 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="{{ $labels.database }} runs {{ $value }} instance(s) fewer than the number it had for an hour at "
                          "a time, while the database answers on its other instances (O3): oracle_up stays 1, so "
                          "OracleDown does not fire. This stays firing until the instance is back (GV$INSTANCE)."),
+        # rev23 #12: the daylight-saving exclusion was a +-5 minute band around one hour and half an hour,
+        # which hid every crash after ~1h or ~30m of uptime. The exporter converts STARTUP_TIME with the
+        # host's UTC offset, so an offset change moves it by exactly 3600 or 1800 s (to the second), and
+        # it resets no counter; a restart always resets the instance's GV$SYSSTAT counters.
         dict(alert="OracleInstanceRestarted", ids=["ops_instance_restarted"], layer="oracle", dashboard="oracle-wallboard",
              doc="An instance's start time moved forward by more than ${ops_instance_restarted|dur} within 30 minutes "
-                 "(a restart, also one Clusterware completed within a minute); a shift of one hour or half an hour "
-                 "(within ${ops_instance_restarted|dur}) is the database host's daylight-saving change, not a restart.",
-             expr="max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  ") > ${ops_instance_restarted}\n"
+                 "(a restart, also one Clusterware completed within a minute). Not a restart: a shift of exactly one "
+                 "hour or half an hour (to the second: the database host's daylight-saving change, which the exporter "
+                 "converts with) while the instance's counters (redo size, user commits) did not reset; a restart "
+                 "resets them, so a crash after one hour of uptime still alerts.",
+             expr=restart_jump + " > ${ops_instance_restarted}\n"
                   "unless on (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  "  ) - 3600) < ${ops_instance_restarted}\n"
-                  "  or\n"
-                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  "  ) - 1800) < ${ops_instance_restarted}\n"
+                  "  (abs(" + restart_jump + " - 3600) < 1 or abs(" + restart_jump + " - 1800) < 1)\n"
+                  "  unless on (" + cfg.by("database", "inst_id") + ")\n"
+                  "  max by (" + cfg.by("database", "inst_id") + ") (\n"
+                  "    resets(oracle_redo_size_bytes_total[30m]) or resets(oracle_user_commits_total[30m])\n"
+                  "  ) > 0\n"
                   ")",
              summary="Instance " + "{{ $labels.inst_id }} of {{ $labels.database }} was restarted",
              description="The startup time of " + _DB + " moved forward by {{ $value | humanizeDuration }} in the last "
