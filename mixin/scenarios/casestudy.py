@@ -117,5 +117,5 @@ def _queries(pack, alert):
     """The case study has no oracle_instance_info, so no measured cause (rev23 #9: read by the text)."""
     if alert != "OracleCommitCpuStarvation":
         return None
-    from mixin.scenarios.oracle import starvation_cause
+    from mixin.scenarios.common import starvation_cause
     return starvation_cause(pack, "none")

@@ -1,8 +1,6 @@
 """oracle.test.yml: the Oracle alert rules (wait-event averages and rates, redo, latches, PGA ...)."""
-import re
-
-from mixin.scenarios.common import (DB, every, go_value, H, HOST, length, ORA, quiet, scenario, sel, Timeline, WAIT_CLASS,
-    wait_event)
+from mixin.scenarios.common import (DB, every, H, HOST, length, ORA, quiet, scenario, sel, starvation_cause,
+    Timeline, WAIT_CLASS, wait_event)
 
 
 # ---------------------------------------------------------------- oracle wait-event averages
@@ -378,26 +376,11 @@ def oracle_tests(pack) -> list:
     return tests
 
 
-def starvation_cause(pack, which: str, value: float = 0.0) -> dict:
-    """{OracleCommitCpuStarvation's cause template: what it renders to} (rev23 #9: the measured cause
-    is read by the text, a query render() cannot evaluate): lgwr, session or none."""
-    desc = pack.rules["OracleCommitCpuStarvation"][0]["annotations"]["description"]
-    tpl = desc.split("Cause measured now: ", 1)[1]
-    lgwr, session = re.findall(r"\{\{ with \. \| first \}\}(.*?)\{\{ end \}\}", tpl)
-    none = re.search(r"\{\{ else \}\}(none .*?)\{\{ end \}\}", tpl).group(1)
-    text = {"lgwr": lgwr, "session": session, "none": none}[which]
-    return {tpl: text.replace("{{ .Value | humanizeDuration }}", go_value(value, "humanizeDuration"))}
-
-
 def starvation_identity_tests(pack) -> list:
-    """rev23 #9, failure first: LGWR's run delay alternating 0.35 / 0.65 ms per dispatch in 10-minute
-    phases (around R13_run_delay, 0.5 ms) under a steady R13 gap: one alert whose `for` runs on,
-    fired after 15 minutes; the measured cause moved the alert between rules (and labels) at every
-    flip, so it never fired. Quiet counterpart: the same flipping run delay with no R13 gap."""
-    alert = "OracleCommitCpuStarvation"
-    n = 30
-    tl = Timeline(n)
-
+    """rev23 #9, failure first: LGWR's run delay flipping 0.35 / 0.65 ms per dispatch every 10 minutes
+    (around R13_run_delay) under a steady R13 gap fires after `for` (the cause, a label, restarted it
+    at every flip). Quiet counterpart: the same flipping delay with no R13 gap."""
+    alert, tl = "OracleCommitCpuStarvation", Timeline(30)
     def pair(sync_avg, lfpw_avg):
         return (wait_event(tl, "log file sync", [(0, 4320, sync_avg)])
                 + wait_event(tl, "log file parallel write", [(0, 4440, lfpw_avg)]))
@@ -407,11 +390,10 @@ def starvation_identity_tests(pack) -> list:
     flip = [tl.counter("dbhost_process_timeslices_total", base, [(0, 1000)]),
             tl.counter("dbhost_process_run_delay_seconds_total", base,
                        [(0, lambda t: 0.35 if (t // 10) % 2 == 0 else 0.65)], start=10.0)]
-    gap = pair(0.02645, 0.0118)
-    expected = pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118, starvation_cause(pack, "lgwr", 0.00065))
     return [{"name": "OracleCommitCpuStarvation: LGWR's run delay flipping 0.35/0.65 ms every 10 minutes under a "
                      "steady gap fires once, the cause in the text (rev23 #9)",
-             "interval": "1m", "input_series": gap + [info] + flip,
-             "alert_rule_test": [{"eval_time": "19m", "alertname": alert, "exp_alerts": [expected]}]},
+             "interval": "1m", "input_series": pair(0.02645, 0.0118) + [info] + flip,
+             "alert_rule_test": [{"eval_time": "19m", "alertname": alert, "exp_alerts": [
+                 pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118, starvation_cause(pack, "lgwr", 0.00065))]}]},
             quiet("OracleCommitCpuStarvation: the same flipping run delay without the R13 gap does not fire", alert,
                   pair(0.00213, 0.00055) + [info] + flip, 19)]
