@@ -121,7 +121,7 @@ class Config:
         """The dbhost_lun_info series of the LUNs judged as flash (an empty list: none)."""
         if not self.flash_luns:
             return "vector(0) == 1"
-        return " or ".join(f"dbhost_lun_info{{{m}}}" for m in self.flash_luns)
+        return " or ".join(f"last_over_time(dbhost_lun_info{{{m}}}[3m])" for m in self.flash_luns)
 
     def oracle_fs(self) -> str:
         """The label matchers (all must hold) of the node_filesystem_* series Oracle writes to."""

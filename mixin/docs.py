@@ -32,6 +32,8 @@ def value_text(t: Threshold) -> str:
         return fmt_number(t.value) + "x" if t.value > 1 else fmt_human(t.value, "pct")
     if t.unit == "boolean":
         return fmt_number(t.value)
+    if t.unit == "bytes":
+        return fmt_human(t.value, "bytes")
     return f"{fmt_number(t.value)} {t.unit}"
 
 

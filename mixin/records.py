@@ -165,19 +165,17 @@ SWAP_PAGES = "instance:node_swap_pages:rate5m"
 def by_database_instance(cfg: Config, host_expr: str) -> str:
     """A dbhost-exporter per-(instance, sid) measure as the Oracle instance's (database, inst_id,
     with the oracle-exporter's target labels), worst of its series. oracle_instance_info's
-    INSTANCE_NAME is the sid. Where one instance has that sid the sid decides; where several do
-    (a Data Guard pair, clones on other hosts) the short host name decides too: the dbhost
-    target's `instance` against GV$INSTANCE.HOST_NAME, both up to the first dot. Each side is
-    reduced to one series per join key first, so duplicates never fail the rule."""
-    info = ('label_replace(label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)"), '
+    INSTANCE_NAME is the sid and HOST_NAME the host: both must match (issue 23 review #8), the
+    short host name being the dbhost target's `instance` against GV$INSTANCE.HOST_NAME, both up to
+    the first dot (or colon). A SID alone never decides, not even where it is unique among the
+    monitored databases: an unmonitored standby (or clone) on another host with the same SID
+    would lend its processes to the primary. Each side is reduced to one series per join key
+    first, so duplicates never fail the rule."""
+    info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
             '"host", "$1", "host_name", "([^.]+).*")')
-    shared = f"(count by (sid) ({info}) > 1)"
     host = f'label_replace({host_expr}, "host", "$1", "instance", "([^.:]+).*")'
     return (f"max by ({cfg.by('database', 'inst_id')}) (\n"
-            f"  ({info} unless on (sid) {shared})\n"
-            f"    * on (sid) group_left () max by (sid) ({host_expr})\n"
-            f"  or\n"
-            f"  ({info} and on (sid) {shared})\n"
+            f"  {info}\n"
             f"    * on (sid, host) group_left () max by (sid, host) ({host})\n"
             f")")
 
@@ -185,20 +183,16 @@ def by_database_instance(cfg: Config, host_expr: str) -> str:
 def by_host(cfg: Config, oracle_expr: str) -> str:
     """An Oracle per-(database, inst_id) measure summed over the instances whose SID has
     processes on a dbhost-exporter target (labelled as that target). The reverse of
-    by_database_instance, with the same rule: the sid decides where one Oracle instance has
-    it, the short host name too where several do (a Data Guard pair on two hosts)."""
-    info = ('label_replace(label_replace(oracle_instance_info, "sid", "$1", "instance_name", "(.*)"), '
+    by_database_instance, with the same rule: SID and short host name both match, never the SID
+    alone (an unmonitored standby with the primary's SID on another host must not count)."""
+    info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
             '"host", "$1", "host_name", "([^.]+).*")')
-    shared = f"(count by (sid) ({info}) > 1)"
     ora = (f"({oracle_expr}) * on ({cfg.by('database', 'inst_id')}) group_left (sid, host) "
            f"max by ({cfg.by('database', 'inst_id', 'sid', 'host')}) ({info})")
     sids = f"group by ({cfg.by('instance', 'sid')}) (dbhost_process_context_switches_total)"
     sids_host = f'label_replace({sids}, "host", "$1", "instance", "([^.:]+).*")'
     return (f"sum by ({cfg.by('instance')}) (\n"
-            f"  ({sids} unless on (sid) {shared})\n"
-            f"    * on (sid) group_left () max by (sid) ({ora})\n"
-            f"  or\n"
-            f"  ({sids_host} and on (sid) {shared})\n"
+            f"  {sids_host}\n"
             f"    * on (sid, host) group_left () max by (sid, host) ({ora})\n"
             f")")
 
@@ -284,7 +278,7 @@ def groups(cfg: Config) -> list[tuple[str, list[tuple[str, str]]]]:
                                           "(rate(dbhost_process_timeslices_total[5m])) > 0)"),
             (LGWR_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + "{" + LGWR_ROLES + "}")),
             (FOREGROUND_RUN_DELAY, by_database_instance(cfg, PROC_RUN_DELAY_PER_DISPATCH + '{role="foreground"}')),
-            (SGA_ON_HOST, by_host(cfg, f"max by ({cfg.by('database', 'inst_id')}) (oracle_sga_target_bytes)")),
+            (SGA_ON_HOST, by_host(cfg, f"max by ({cfg.by('database', 'inst_id')}) (last_over_time(oracle_sga_target_bytes[3m]))")),
         ]),
         ("host_storage.rules", [
             (LUN_HOST_QUEUE, f"sum by ({dev}) (avg_over_time(dbhost_lun_inflight_requests{{queue=\"host\"}}[5m]))"),

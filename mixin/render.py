@@ -37,6 +37,11 @@ def fmt_human(v: float, how: str) -> str:
         return fmt_number(round(v * 100, 6)) + "%"
     if how == "num":
         return fmt_number(v)
+    if how == "bytes":        # binary units, as humanize1024 shows a value (1 GiB, 512 MiB)
+        for unit, size in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+            if v >= size:
+                return fmt_number(round(v / size, 3)) + " " + unit
+        return fmt_number(v) + " B"
     raise ValueError(f"unknown format {how!r}")
 
 

@@ -62,6 +62,44 @@ def _gauge(expr: str) -> str:
     return "last_over_time(" + expr + "[" + GAP_WINDOW + "])"
 
 
+# rev23 #9: OracleCommitCpuStarvation's measured cause, read when the alert is evaluated (a query in
+# the template, like ORACLE_DOWN_REASON): LGWR's run delay per dispatch, else the foregrounds'.
+def _run_delay_query(record: str) -> str:
+    return ('printf "' + record + '{job=%q,instance=%q,database=%q,inst_id=%q} > ${R13_run_delay}" '
+            '$labels.job $labels.instance $labels.database $labels.inst_id | query')
+
+
+STARVATION_CAUSE = (
+    '{{ with ' + _run_delay_query(R.LGWR_RUN_DELAY) + ' }}{{ with . | first }}LGWR waits '
+    '{{ .Value | humanizeDuration }} per dispatch on a run queue for a CPU (over ${R13_run_delay|dur}; '
+    'cause lgwr_cpu_wait, R14): give LGWR a CPU (fixed-priority class, processor set) or unload the run '
+    'queue (C1).{{ end }}'
+    '{{ else }}{{ with ' + _run_delay_query(R.FOREGROUND_RUN_DELAY) + ' }}{{ with . | first }}the foreground '
+    'sessions wait {{ .Value | humanizeDuration }} per dispatch on a run queue for a CPU (over '
+    '${R13_run_delay|dur}; cause session_cpu_wait): a committing session is posted by LGWR but waits for a '
+    'CPU to return; the host is CPU-starved (C1).{{ end }}'
+    '{{ else }}none (no run delay of LGWR or the sessions above ${R13_run_delay|dur}, or no dbhost-exporter '
+    'on the host): check LGWR involuntary context switches (R14), the run queue (C1), CPU steal.{{ end }}{{ end }}')
+
+
+# rev24 #5: the statement a long call runs now, read when the alert is evaluated (not a label)
+LONG_CALL_SQL_ID = (
+    '{{ with printf "topk(1, oracle_long_call_seconds{job=%q,instance=%q,database=%q,inst_id=%q,username=%q})" '
+    '$labels.job $labels.instance $labels.database $labels.inst_id $labels.username | query }}'
+    '{{ with . | first }}{{ .Labels.sql_id }}{{ end }}{{ else }}unknown (no sample now){{ end }}')
+
+
+def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
+    """A gauge whose series exists only while the condition holds (a wait in progress: absent
+    means none), read so that one failed scrape neither resolves nor restarts the alert (issue 23
+    review #1) and a condition that ended is not kept alive by a stale copy: the series as scraped
+    now, or, only while `collector` has no successful answer now (the exporter or the database
+    scrape failed, so every series of the target is stale), its last value within GAP_WINDOW. A
+    wait that ended on a scrape that succeeded is gone at once (a 38 s single wait does not page)."""
+    return ("(" + sel + " or (" + _gauge(sel) + " unless on (" + scope + ") "
+            "oracle_collector_success{collector=\"" + collector + "\"} == 1))")
+
+
 def _shared(cfg: Config) -> tuple[str, ...]:
     """Selectors and expression parts several sections use."""
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
@@ -96,6 +134,9 @@ def alerts(cfg: Config) -> list[dict]:
 def _monitoring(cfg: Config) -> list[dict]:
     """Monitoring."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    restart_jump = ("max by (" + cfg.by("database", "inst_id") + ") (\n"
+                    "  " + _gauge("oracle_instance_start_time_seconds")
+                    + " - min_over_time(oracle_instance_start_time_seconds[30m])\n)")
     return [
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
              doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
@@ -254,21 +295,23 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="{{ $labels.database }} runs {{ $value }} instance(s) fewer than the number it had for an hour at "
                          "a time, while the database answers on its other instances (O3): oracle_up stays 1, so "
                          "OracleDown does not fire. This stays firing until the instance is back (GV$INSTANCE)."),
+        # rev23 #12: the daylight-saving exclusion was a +-5 minute band around one hour and half an hour,
+        # which hid every crash after ~1h or ~30m of uptime. The exporter converts STARTUP_TIME with the
+        # host's UTC offset, so an offset change moves it by exactly 3600 or 1800 s (to the second), and
+        # it resets no counter; a restart always resets the instance's GV$SYSSTAT counters.
         dict(alert="OracleInstanceRestarted", ids=["ops_instance_restarted"], layer="oracle", dashboard="oracle-wallboard",
              doc="An instance's start time moved forward by more than ${ops_instance_restarted|dur} within 30 minutes "
-                 "(a restart, also one Clusterware completed within a minute); a shift of one hour or half an hour "
-                 "(within ${ops_instance_restarted|dur}) is the database host's daylight-saving change, not a restart.",
-             expr="max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  ") > ${ops_instance_restarted}\n"
+                 "(a restart, also one Clusterware completed within a minute). Not a restart: a shift of exactly one "
+                 "hour or half an hour (to the second: the database host's daylight-saving change, which the exporter "
+                 "converts with) while the instance's counters (redo size, user commits) did not reset; a restart "
+                 "resets them, so a crash after one hour of uptime still alerts.",
+             expr=restart_jump + " > ${ops_instance_restarted}\n"
                   "unless on (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  "  ) - 3600) < ${ops_instance_restarted}\n"
-                  "  or\n"
-                  "  abs(max by (" + cfg.by("database", "inst_id") + ") (\n"
-                  "    " + _gauge("oracle_instance_start_time_seconds") + " - min_over_time(oracle_instance_start_time_seconds[30m])\n"
-                  "  ) - 1800) < ${ops_instance_restarted}\n"
+                  "  (abs(" + restart_jump + " - 3600) < 1 or abs(" + restart_jump + " - 1800) < 1)\n"
+                  "  unless on (" + cfg.by("database", "inst_id") + ")\n"
+                  "  max by (" + cfg.by("database", "inst_id") + ") (\n"
+                  "    resets(oracle_redo_size_bytes_total[30m]) or resets(oracle_user_commits_total[30m])\n"
+                  "  ) > 0\n"
                   ")",
              summary="Instance " + "{{ $labels.inst_id }} of {{ $labels.database }} was restarted",
              description="The startup time of " + _DB + " moved forward by {{ $value | humanizeDuration }} in the last "
@@ -314,7 +357,8 @@ def _hangs(cfg: Config) -> list[dict]:
                  "older than ${O2_commit|dur} for ${O2_commit.for}: a single wait of 38 s (one checkpoint "
                  "incomplete) does not page, a hang does.",
              expr="max by (" + cfg.by("database", "inst_id", "event") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}) > ${O2_commit}",
+                  "(" + _fresh_or_bridged("oracle_sessions_waiting_longest_seconds{" + R.COMMIT_WAITS + "}", "sessions",
+                                        cfg.by("database")) + ") > ${O2_commit}",
              summary="Commits are stuck on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' on " + _DB +
                          " (threshold ${O2_commit|dur}, O2): commits do not complete. LGWR, the archiver or the redo LUN is "
@@ -326,9 +370,10 @@ def _hangs(cfg: Config) -> list[dict]:
                  "as the tape takes), Scheduler (Resource Manager queueing: resmgr:cpu quantum is the plan "
                  "working), and commit waits (OracleCommitsStuck).",
              expr="max by (" + cfg.by("database", "inst_id", "event", "wait_class") + ") "
-                  "(oracle_sessions_waiting_longest_seconds{wait_class!~\"" + NOT_HANG_CLASSES + "\", "
-                  "event!~\"" + NOT_HANG_EVENTS + "\", "
-                  + R.COMMIT_WAITS.replace("=~", "!~") + "}) > ${O2_wait}",
+                  "(" + _fresh_or_bridged("oracle_sessions_waiting_longest_seconds{wait_class!~\"" + NOT_HANG_CLASSES + "\", "
+                                          "event!~\"" + NOT_HANG_EVENTS + "\", "
+                                          + R.COMMIT_WAITS.replace("=~", "!~") + "}", "sessions", cfg.by("database"))
+                  + ") > ${O2_wait}",
              summary="A session is stuck in '{{ $labels.event }}' on " + _DB,
              description="A session has been waiting {{ $value | humanizeDuration }} in '{{ $labels.event }}' "
                          "({{ $labels.wait_class }}) on " + _DB + " (threshold ${O2_wait|dur}, O2): an I/O, a library "
@@ -337,7 +382,8 @@ def _hangs(cfg: Config) -> list[dict]:
         # log switch on the archiver is blocked by a background process (OracleCommitsStuck's finding)
         dict(alert="OracleSessionsBlocked", ids=["O2_blocked"], layer="oracle", dashboard="oracle-waits",
              expr="max by (" + cfg.by("database", "inst_id", "blocker_kind") + ") "
-                  "(oracle_sessions_blocked_by_longest_seconds{blocker_kind=\"user\"}) > ${O2_blocked}",
+                  "(" + _fresh_or_bridged("oracle_sessions_blocked_by_longest_seconds{blocker_kind=\"user\"}", "sessions",
+                                        cfg.by("database")) + ") > ${O2_blocked}",
              summary="Sessions are blocked by a {{ $labels.blocker_kind }} session (row lock) on " + _DB,
              description="A session on " + _DB + " has been blocked by a {{ $labels.blocker_kind }} session for "
                          "{{ $value | humanizeDuration }} (threshold ${O2_blocked|dur}, O2): a row lock or enqueue "
@@ -396,43 +442,20 @@ def _redo(cfg: Config) -> list[dict]:
              summary="Redo log space requests on " + _DB,
              description="{{ $value | printf \"%.3g\" }} redo log space requests/s on " + _DB +
                          " (R11: eliminate; noise floor ${R11.floor.rate}/s): sessions wait for a log switch to free space."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap"], layer="oracle", dashboard="oracle-redo",
-             doc="'log file sync' average more than ${R13}x and ${R13_gap|dur} above 'log file parallel write', with "
-                 "no measured CPU wait of LGWR or the sessions above ${R13_run_delay|dur} per dispatch to name as the "
-                 "cause (no dbhost-exporter on the host, or the cause is elsewhere: post/wait, LGWR's own CPU work).",
-             expr=r13 + "\n"
-                  "unless on (" + cfg.by("database", "inst_id") + ") (\n"
-                  "  " + R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "  or " + R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
-                  ")",
+        # rev23 #9: one rule, whatever the measured cause: a run delay crossing R13_run_delay moved the
+        # alert between three rules (no cause / lgwr_cpu_wait / session_cpu_wait, each with its own
+        # field_note), each move a new alert whose `for` restarted: a delay alternating 0.35/0.65 ms
+        # never fired. The cause is read by the text (STARVATION_CAUSE), not kept in the labels.
+        dict(alert="OracleCommitCpuStarvation", ids=["R13", "R13_gap", "R13_run_delay"], layer="oracle",
+             dashboard="oracle-redo",
+             doc="'log file sync' average more than ${R13}x and ${R13_gap|dur} above 'log file parallel write'. "
+                 "The text names the cause where dbhost-exporter measures it (run delay per dispatch above "
+                 "${R13_run_delay|dur}: LGWR's, then the foreground sessions'); the cause is not a label, so a "
+                 "cause that changes does not restart `for`.",
+             expr=r13,
              summary="Committing sessions wait far longer than LGWR writes on " + _DB,
              description="'log file sync' averages {{ $value | humanizeDuration }} more than 'log file parallel write' on " + _DB +
-                         " (more than ${R13}x and ${R13_gap|dur}, R13): sessions or LGWR are not getting CPU; "
-                         "check LGWR involuntary context switches (R14) and the run queue (C1)."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
-             dashboard="oracle-redo", labels={"cause": "lgwr_cpu_wait"},
-             doc="R13's gap, and LGWR waits more than ${R13_run_delay|dur} per dispatch on a run queue "
-                 "(dbhost_process_run_delay_seconds_total / dbhost_process_timeslices_total of the LGWR roles): "
-                 "the cause is LGWR's CPU starvation (R14).",
-             expr=R.LGWR_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
-             summary="LGWR waits for a CPU, so commits wait on " + _DB,
-             description="LGWR of " + _DB + " waits {{ $value | humanizeDuration }} on a run queue for a CPU each time "
-                         "it is dispatched (threshold ${R13_run_delay|dur}; R13, R14) while 'log file sync' runs more than "
-                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': the commits wait for LGWR to get a "
-                         "CPU, not for the disk. Give LGWR a CPU (R14: fixed-priority class, processor set) or unload "
-                         "the run queue (C1)."),
-        dict(alert="OracleCommitCpuStarvation", ids=["R13_run_delay", "R13", "R13_gap"], layer="oracle",
-             dashboard="oracle-redo", labels={"cause": "session_cpu_wait"},
-             doc="R13's gap, and the foreground sessions wait more than ${R13_run_delay|dur} per dispatch on a run "
-                 "queue: the committing sessions do not get a CPU when LGWR posts them.",
-             expr=R.FOREGROUND_RUN_DELAY + " > ${R13_run_delay}\n"
-                  "and on (" + cfg.by("database", "inst_id") + ") (\n" + r13 + "\n)",
-             summary="Sessions wait for a CPU after commit on " + _DB,
-             description="The foreground sessions of " + _DB + " wait {{ $value | humanizeDuration }} on a run queue for "
-                         "a CPU per dispatch (threshold ${R13_run_delay|dur}; R13) while 'log file sync' runs more than "
-                         "${R13}x and ${R13_gap|dur} above 'log file parallel write': a committing session is posted "
-                         "by LGWR but waits for a CPU to return. The host is CPU-starved (C1): unload it or add CPUs."),
+                         " (more than ${R13}x and ${R13_gap|dur}, R13). Cause measured now: " + STARVATION_CAUSE),
         dict(alert="OracleLgwrInvoluntaryContextSwitches", ids=["R14"], layer="host", dashboard="host-cpu",
              expr=R.PROC_INVOLUNTARY_SHARE + "{" + R.LGWR_ROLES + "} > ${R14}\n"
                   "and on (" + cfg.by("instance", "sid", "role") + ")\n" +
@@ -485,8 +508,19 @@ def _space(cfg: Config) -> list[dict]:
     # info metric, per scrape target (the target labels every alert keeps: one exporter serving the databases
     # of a cluster gives one alert per disk group)
     dg_one = cfg.by("asm_cluster", "diskgroup")
+    # rev23 #14e: the recovery area's free space net of what Oracle reclaims by itself, bytes
+    fra_free = ("(\n"
+                "  max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_limit_bytes") + ")\n"
+                "  - max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_used_bytes") + ")\n"
+                "  + max by (" + cfg.by("database") + ") (" + _gauge("oracle_recovery_area_reclaimable_bytes") + ")\n"
+                ")")
     dg_db = cfg.by("database", "diskgroup")
     dg_info = "max by (" + dg_db + ", asm_cluster, type, space_basis) (" + _gauge("oracle_asm_diskgroup_info") + ")"
+    # rev23 #3: raw free space of a disk group, one series per (asm_cluster, diskgroup, type)
+    asm_free = ("min by (" + dg_one + ", type) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
+                "  )")
     # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
     # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
     dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
@@ -563,11 +597,24 @@ def _space(cfg: Config) -> list[dict]:
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
                          "reclaimable files (threshold ${O4_fra|pct}, O4): when full, archiving stops (ORA-19809) and then "
                          "every commit (R15)."),
-        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit"], layer="oracle", dashboard="oracle-capacity",
-             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}",
+        # rev23 #14e (issue 23 point 4): the percent alone tickets (O4_fra above); the page is absolute:
+        # more than 95% used AND room for fewer than O4_fra_free archived logs of the database's largest
+        # online log (a 20 TB area at 95% has room for hundreds). No time-to-full page: an RMAN backup
+        # into the area is a step that keeps a 6-hour deriv positive for hours after it ended.
+        dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit", "O4_fra_free"], layer="oracle", dashboard="oracle-capacity",
+             doc="The fast recovery area is more than ${O4_fra_crit|pct} full net of reclaimable files AND its free "
+                 "space (limit - used + reclaimable) holds fewer than ${O4_fra_free} more archived logs of the "
+                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809).",
+             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
+                  "and on (" + cfg.by("database") + ")\n" + fra_free + "\n"
+                  "  < on (" + cfg.by("database") + ") (max by (" + cfg.by("database") + ") ("
+                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})",
              summary="The recovery area of {{ $labels.database }} is nearly full",
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
-                         "reclaimable files (threshold ${O4_fra_crit|pct}, O4): archiving is about to stop, then commits (R15)."),
+                         "reclaimable files (threshold ${O4_fra_crit|pct}), and its free space holds fewer than "
+                         "${O4_fra_free} more archived logs of its largest online log (O4): archiving is about to stop "
+                         "(ORA-19809), then commits (R15). Back up and delete archived logs, or raise "
+                         "DB_RECOVERY_FILE_DEST_SIZE (within the space of its disk group or file system)."),
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm"], layer="oracle", dashboard="oracle-capacity",
              doc="The space left for files of an ASM disk group (oracle_asm_diskgroup_file_space_bytes: USABLE_FILE_MB, "
                  "free per copy or raw free by type, see space_basis) is below ${O4_asm|pct} of the group's size in the "
@@ -609,6 +656,26 @@ def _space(cfg: Config) -> list[dict]:
                          "cluster {{ $labels.asm_cluster }} ({{ $labels.type }}) runs out in "
                          "{{ $value | humanizeDuration }} (threshold ${O4_asm_fill|dur}, O4): then no database on it "
                          "can extend a file, archive redo or, soon after, commit. Add disks or stop the writer now."),
+        # rev23 #3: a full disk group keeps paging: the time-to-full page ends once FREE_MB stops changing
+        # (a full group does not change), this one holds while it is full
+        dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm_free"], layer="oracle", dashboard="oracle-capacity",
+             labels={"cause": "no_space"},
+             doc="An ASM disk group's free space (FREE_MB, raw; plus the reclaimable files of the recovery areas in "
+                 "it) is below ${O4_asm_free|bytes}: files cannot extend now. It pages as long as the group stays "
+                 "full (the time-to-full page ends when the free space stops changing).",
+             expr="(\n"
+                  "  " + asm_free + "\n"
+                  "  + on (" + dg_one + ") group_left ()\n"
+                  "  " + R.FRA_RECLAIMABLE_IN_DISKGROUP + "\n"
+                  "  or\n"
+                  "  " + asm_free + "\n"
+                  ") < ${O4_asm_free}",
+             summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is full",
+             description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
+                         "({{ $labels.type }}) has {{ $value | humanize1024 }}B free (FREE_MB with the reclaimable "
+                         "files of recovery areas in it; threshold ${O4_asm_free|bytes}, O4): no database on it can "
+                         "extend a file (ORA-01653, ORA-15041), archive redo there or, soon after, commit. Add "
+                         "disks (ALTER DISKGROUP ... ADD DISK) or move or delete files now."),
         dict(alert="OracleAsmDiskOffline", ids=["O4_asm_offline"], layer="oracle", dashboard="oracle-capacity",
              expr="max by (" + cfg.by("database", "diskgroup") + ") (" + _gauge("oracle_asm_diskgroup_offline_disks") + ") > ${O4_asm_offline}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.database }}) has offline disks",
@@ -801,7 +868,7 @@ def _shm(cfg: Config) -> list[dict]:
     return [
         dict(alert="HostShmallBelowSga", ids=["M5"], layer="host", dashboard="oracle-memory",
              expr=R.SGA_ON_HOST + "\n"
-                  "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (dbhost_kernel_shmall_bytes) > 0)\n"
+                  "  / on (" + cfg.join("instance") + ") group_left () (max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_kernel_shmall_bytes") + ") > 0)\n"
                   "> ${M5}",
              summary="The SGAs on {{ $labels.instance }} do not fit kernel.shmall",
              description="The sga_target of the Oracle instances running on {{ $labels.instance }} add up to "
@@ -810,8 +877,8 @@ def _shm(cfg: Config) -> list[dict]:
         dict(alert="HostHugePagesBelowSga", ids=["M5_hugepages"], layer="host", dashboard="oracle-memory",
              expr=R.SGA_ON_HOST + "\n"
                   "  / on (" + cfg.join("instance") + ") group_left () (\n"
-                  "    max by (" + cfg.by("instance") + ") (dbhost_memory_hugepages{state=\"total\"})\n"
-                  "    * on (" + cfg.join("instance") + ") max by (" + cfg.by("instance") + ") (dbhost_memory_hugepage_size_bytes)\n"
+                  "    max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_memory_hugepages{state=\"total\"}") + ")\n"
+                  "    * on (" + cfg.join("instance") + ") max by (" + cfg.by("instance") + ") (" + _gauge("dbhost_memory_hugepage_size_bytes") + ")\n"
                   "    > 0\n"
                   "  )\n"
                   "> ${M5_hugepages}",
@@ -916,6 +983,13 @@ def _luns(cfg: Config) -> list[dict]:
 def _paths(cfg: Config) -> list[dict]:
     """Paths: dm-multipath, NVMe (O6)."""
     oracle, hosts, every_job, target, limited, paths_had, paths_active, r13 = _shared(cfg)  # noqa: F841
+    ic = cfg.by("instance", "controller")
+    # rev23 #14d: the share of the scrapes of 30 minutes in which the controller was not live (each
+    # scrape has one state series at 1: the current one)
+    nvme_share = ("(\n"
+                  "  sum by (" + ic + ") (sum_over_time(dbhost_nvme_controller_state{state!=\"live\"}[30m]))\n"
+                  "  / (sum by (" + ic + ") (sum_over_time(dbhost_nvme_controller_state[30m])) > 0)\n"
+                  ")")
     return [
         # issue 23: the paths a map is expected to have are remembered (records.PATHS_EXPECTED): a path
         # multipathd removed from the map (dev_loss_tmo) still counts, with no look-back to forget it;
@@ -950,20 +1024,31 @@ def _paths(cfg: Config) -> list[dict]:
              description="The device-mapper map {{ $labels.device }} ({{ $labels.role }} LUN) on {{ $labels.instance }} has been "
                          "suspended for ${O6_suspended.for} (dm/suspended = {{ $value }}, O6): every I/O to it is held. A "
                          "map reload that never resumed; `dmsetup resume` it."),
-        dict(alert="NvmeControllerNotLive", ids=["O6_nvme"], layer="storage", dashboard="host-storage",
+        dict(alert="NvmeControllerNotLive", ids=["O6_nvme", "O6_nvme_flap"], layer="storage", dashboard="host-storage",
              # issue 23: `state` is not in the alert's identity: a controller cycling between resetting,
-             # connecting and dead is one alert whose `for` runs on; the current state is read by the text
+             # connecting and dead is one alert whose `for` runs on; the current state is read by the text.
+             # rev23 #14d: a controller live for a moment every few minutes (the live sample kept the
+             # condition off for 3 of every 5 minutes) is caught by its share of not-live scrapes.
              doc="An NVMe controller has not been `live` for ${O6_nvme.for} (whatever non-live states it cycles "
-                 "through; the state is named in the text, not in the alert's labels).",
-             expr="max by (" + cfg.by("instance", "controller") + ") "
-                  "(" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
-                  "unless on (" + cfg.by("instance", "controller") + ")\n"
-                  "max by (" + cfg.by("instance", "controller") + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1",
+                 "through; the state is named in the text, not in the alert's labels), or it was not live in more "
+                 "than ${O6_nvme_flap|pct} of the scrapes of 30 minutes and at some scrape of the last 5 (it keeps "
+                 "dropping out and coming back). The value is the not-live share of 30 minutes.",
+             expr=nvme_share + "\n"
+                  "and on (" + ic + ") (\n"
+                  "  max by (" + ic + ") (" + _gauge("dbhost_nvme_controller_state{state!=\"live\"}") + ") == ${O6_nvme}\n"
+                  "  unless on (" + ic + ")\n"
+                  "  max by (" + ic + ") (" + _gauge("dbhost_nvme_controller_state{state=\"live\"}") + ") == 1\n"
+                  "  or\n"
+                  "  " + nvme_share + " > ${O6_nvme_flap}\n"
+                  "  and on (" + ic + ") max by (" + ic + ") (max_over_time(dbhost_nvme_controller_state{state!=\"live\"}[5m])) == 1\n"
+                  ")",
              summary="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} is not live (now: " + NVME_STATE + ")",
              description="NVMe controller {{ $labels.controller }} on {{ $labels.instance }} has not been live for "
-                         "${O6_nvme.for} (now '" + NVME_STATE + "'; value {{ $value }}; O6): its namespaces carry no I/O through it; with native multipath "
-                         "the namespace runs on its other paths (LunPathRedundancyLost), without it the disk is gone."),
-
+                         "${O6_nvme.for}, or keeps dropping out (not live in {{ $value | humanizePercentage }} of the "
+                         "scrapes of 30 minutes, threshold ${O6_nvme_flap|pct}; now '" + NVME_STATE + "'; O6): its "
+                         "namespaces carry no I/O through it while it is down; with native multipath the namespace runs "
+                         "on its other paths (LunPathRedundancyLost), without it the disk is gone. A controller that "
+                         "flaps fails its I/O over again and again: check the fabric or PCIe link (dmesg: nvme reset)."),
     ]
 
 
@@ -1023,6 +1108,20 @@ def _filesystems(cfg: Config) -> list[dict]:
              description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} is {{ $value | humanizePercentage }} "
                          "used (threshold ${O4_fs|pct}, O4), of the space available to Oracle (not root's reserve). "
                          "Add space or purge in working hours before it fills up."),
+        # rev23 #2: a full file system keeps paging: the time-to-full page ends once predict_linear goes
+        # flat (nothing more fits, so nothing grows); this one holds while it is full
+        dict(alert="HostFilesystemFull", ids=["O4_fs_free"], layer="host", dashboard="host-storage",
+             doc="A file system Oracle writes to has less than ${O4_fs_free|bytes} available (to unprivileged "
+                 "users: Oracle) and is more than ${O4_fs_free.floor.used|pct} used. It pages as long as it stays "
+                 "full (HostFilesystemFillingUp ends when the growth stops).",
+             expr="max by (" + by + ") (" + _gauge("node_filesystem_avail_bytes{" + sel + "}") + ") < ${O4_fs_free}\n"
+                  "and on (" + by + ")\n" + used + " > ${O4_fs_free.floor.used}",
+             summary="{{ $labels.mountpoint }} on {{ $labels.instance }} is full",
+             description="File system {{ $labels.mountpoint }} on {{ $labels.instance }} has {{ $value | humanize1024 }}B "
+                         "available to Oracle (threshold ${O4_fs_free|bytes}, more than ${O4_fs_free.floor.used|pct} "
+                         "used; O4): the next archived log (ORA-00257, then every commit), data file extension "
+                         "(ORA-01653/ORA-01691) or audit file (logons fail) may not fit. Free space now (old "
+                         "archives after backup, traces, audit files) or grow the file system."),
         dict(alert="HostFilesystemUnreadable", ids=["O4_fs_unreadable"], layer="host", dashboard="host-storage",
              expr=unreadable,
              summary="{{ $labels.mountpoint }} on {{ $labels.instance }} does not answer",
@@ -1042,11 +1141,14 @@ def _signals(cfg: Config) -> list[dict]:
     PDB state, scheduler jobs."""
     per_kind = cfg.by("database", "kind")
     # O26: the alert-log messages that page (issue 24 point 1): the three codes, or any CRITICAL level; a
-    # counter that grew in 15 minutes, or whose series appeared (its first message since exporter start)
+    # counter that grew in 15 minutes, or whose series appeared (its first message since exporter start);
+    # rev23 #14a: the appeared-branch reads both ends through last_over_time, so one failed scrape
+    # neither resolves and re-fires it (now) nor makes an old series look new (15 minutes later)
     alert_log = ['oracle_alert_log_errors_total{code=~"ORA-00600|ORA-07445|ORA-04031"}',
                  'oracle_alert_log_errors_total{level="critical",code!~"ORA-00600|ORA-07445|ORA-04031"}']
     alert_log_new = "\nor\n".join([f"increase({s}[15m]) > ${{O26_alert_log}}" for s in alert_log]
-                                   + [f"({s} unless {s} offset 15m)" for s in alert_log])
+                                   + [f"(last_over_time({s}[{GAP_WINDOW}]) unless last_over_time({s}[{GAP_WINDOW}] offset 15m))"
+                                      for s in alert_log])
     return [
         dict(alert="OracleBackupTooOld", ids=["O21_backup_age"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_backup_age_seconds") + "\n  / on (" + per_kind + ")\n"
@@ -1150,13 +1252,24 @@ def _signals(cfg: Config) -> list[dict]:
                          "extrapolated over the window; O26, V$DIAG_ALERT_EXT): the text is in the "
                          "exporter's log (critical messages) and in the alert log; an ORA-00600 or ORA-07445 has "
                          "an ADR incident for Oracle Support (adrci: show incident)."),
+        # rev24 #5: the alert is the call (one user's call on one instance), not the statement it runs
+        # now: a PL/SQL call moves through many SQL_IDs (each its own series, none living for `for`), so
+        # sql_id is aggregated away and the SQL_ID running now is read by the text
         dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
-             expr=_gauge("oracle_long_call_seconds") + " > ${O27_long_call}",
-             summary="SQL_ID {{ $labels.sql_id }} of {{ $labels.username }} has run for over an hour on " + _DB,
-             description="A call of {{ $labels.username }} running SQL_ID {{ $labels.sql_id }} on " + _DB + " has "
-                         "been running for {{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold "
-                         "${O27_long_call|dur}, O27): its plan (DBMS_XPLAN.DISPLAY_CURSOR('{{ $labels.sql_id }}')), "
-                         "its waits and whether it may be killed; the text is in GV$SQL."),
+             doc="An active call of a user has run longer than ${O27_long_call|dur} (the longest per user and "
+                 "instance, whatever statement it runs now: a PL/SQL call's SQL_ID changes, the call does not); the "
+                 "SQL_ID running now is in the text. RMAN channels, Data Pump workers and PX slaves are user "
+                 "sessions too (runbook).",
+             expr="max by (" + cfg.by("database", "inst_id", "username") + ") (\n  "
+                  + _fresh_or_bridged("oracle_long_call_seconds", "long_calls", cfg.by("database"))
+                  + "\n) > ${O27_long_call}",
+             summary="A call of {{ $labels.username }} has run for over an hour on " + _DB,
+             description="A call of {{ $labels.username }} on " + _DB + " has been running for "
+                         "{{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold ${O27_long_call|dur}, "
+                         "O27); it runs SQL_ID " + LONG_CALL_SQL_ID + " now (a PL/SQL call moves through many "
+                         "statements; 'none' between them): its plan (DBMS_XPLAN.DISPLAY_CURSOR), its waits and "
+                         "whether it may be killed; the text is in GV$SQL. An RMAN channel, a Data Pump worker or a "
+                         "PX slave is a user call too: see the runbook before acting."),
     ]
 
 

@@ -53,6 +53,16 @@ def go_value(v: float, pipe: str | None) -> str:
             prefix = p
             v *= 1000
         return go_g(v, 4) + prefix + "s"
+    if pipe == "humanize1024":
+        if abs(v) <= 1:
+            return go_g(v, 4)
+        prefix = ""
+        for p in ("ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"):
+            if abs(v) < 1024:
+                break
+            prefix = p
+            v /= 1024
+        return go_g(v, 4) + prefix
     if pipe == "humanizePercentage":
         return go_g(v * 100, 4) + "%"
     m = re.fullmatch(r'printf "%\.(\d+)([gf])"', pipe)
@@ -207,3 +217,15 @@ def quiet(name, alert, series, at):
 
 def length(pack, alert, index=0, window=5):
     return H + pack.for_min(alert, index) + window + 3
+
+
+def starvation_cause(pack, which: str, value: float = 0.0) -> dict:
+    """{OracleCommitCpuStarvation's cause template: what it renders to} (rev23 #9: the measured cause
+    is read by the text, a query render() cannot evaluate): lgwr, session or none."""
+    desc = pack.rules["OracleCommitCpuStarvation"][0]["annotations"]["description"]
+    tpl = desc.split("Cause measured now: ", 1)[1]
+    lgwr, session = re.findall(r"\{\{ with \. \| first \}\}(.*?)\{\{ end \}\}", tpl)
+    none = re.search(r"\{\{ else \}\}(none .*?)\{\{ end \}\}", tpl).group(1)
+    text = {"lgwr": lgwr, "session": session, "none": none}[which]
+    return {tpl: text.replace("{{ .Value | humanizeDuration }}", go_value(value, "humanizeDuration"))}
+

@@ -1,5 +1,5 @@
 """hangs.test.yml: hangs (O2), the age of the current wait."""
-from mixin.scenarios.common import DB, H, ORA, quiet, scenario, Timeline, WAIT_CLASS
+from mixin.scenarios.common import DB, H, ORA, quiet, scenario, sel, Timeline, WAIT_CLASS
 
 
 # ---------------------------------------------------------------- hangs (O2): the age of the current wait
@@ -87,4 +87,45 @@ def hang_tests(pack) -> list:
                         tl.gauge("oracle_sessions_blocked_by_longest_seconds", user, [(0, 0)]),
                         tl.gauge("oracle_sessions_blocked_longest_seconds", {**ORA, **DB},
                                  [(0, 0), (H, lambda t: (t - H) * 60)])], H + 15))
+    return tests + hang_gap_tests(pack)
+
+
+def hang_gap_tests(pack) -> list:
+    """issue 23 review #1, failure first: a commit hang with one failed scrape (every series of the
+    target stale at once, the collector's success too) neither resolves a firing OracleCommitsStuck
+    nor restarts a pending one; the quiet counterpart: a wait that ended on a scrape that succeeded
+    is gone at once (a stale copy must not make a 38 s wait page)."""
+    alert = "OracleCommitsStuck"
+    sync = {"event": "log file sync", "wait_class": "Commit"}
+    other = {**DB, "database": "ODS2"}
+
+    def raw(name, labels, values):
+        return {"series": sel(name, {**ORA, **labels}), "values": values}
+
+    ok = "sessions"
+    series = [
+        # firing by 3m (pending at 2m: 120 s > 30 s), the scrape at 5m fails
+        raw("oracle_sessions_waiting_longest_seconds", {**DB, **sync}, "0 60 120 180 240 stale 360 420"),
+        raw("oracle_collector_success", {**DB, "collector": ok}, "1 1 1 1 1 stale 1 1"),
+        # pending at 2m (40 s), the scrape at 3m fails: still firing at 3m (for 1m ran on)
+        raw("oracle_sessions_waiting_longest_seconds", {**other, **sync}, "0 20 40 stale 80 100 120 140"),
+        raw("oracle_collector_success", {**other, "collector": ok}, "1 1 1 stale 1 1 1 1"),
+    ]
+    exp = [pack.expect(alert, 0, {**DB, "event": "log file sync"}, 180),
+           pack.expect(alert, 0, {**other, "event": "log file sync"}, 40)]
+    tests = [{"name": "OracleCommitsStuck: one failed scrape while firing (5m) or pending (3m) does not resolve or "
+                      "restart the page (rev23 #1)",
+              "interval": "1m", "input_series": series, "alert_rule_test": [
+                  {"eval_time": "3m", "alertname": alert, "exp_alerts": exp},
+                  {"eval_time": "5m", "alertname": alert,
+                   "exp_alerts": [pack.expect(alert, 0, {**DB, "event": "log file sync"}, 240),
+                                  pack.expect(alert, 0, {**other, "event": "log file sync"}, 100)]}]}]
+    # the wait of 38 s ended (its series gone with a staleness marker) while the exporter answered:
+    # no page, although the last value stays within the 3 minutes a failed scrape is bridged
+    tests.append({"name": "OracleCommitsStuck: a 38 s wait that ended on a successful scrape is gone at once (rev23 #1)",
+                  "interval": "1m", "input_series": [
+                      raw("oracle_sessions_waiting_longest_seconds", {**DB, **sync}, "0.01 0.01 38 stale"),
+                      raw("oracle_collector_success", {**DB, "collector": ok}, "1x8")],
+                  "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": []}
+                                      for t in (3, 4, 5)]})
     return tests

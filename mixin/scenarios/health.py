@@ -110,8 +110,7 @@ def health_tests(pack) -> list:
                 tl.gauge("oracle_recovery_area_limit_bytes", lab, [(0, limit)])]
     tests.append(scenario(pack, "OracleRecoveryAreaFull: 90% full net of reclaimable tickets", alert, 0,
                           fra(950 * gb, 50 * gb), {"database": "ODS"}, 0.9, window=1))
-    tests.append(scenario(pack, "OracleRecoveryAreaFull: 98% full net of reclaimable pages", alert, 1,
-                          fra(990 * gb, 10 * gb), {"database": "ODS"}, 0.98, window=1))
+    tests += recovery_area_page_tests(pack, fra, tl, gb)
     tests.append(quiet("OracleRecoveryAreaFull: 99% used but 30% reclaimable (Oracle deletes it itself) does not fire",
                        alert, fra(990 * gb, 300 * gb), n))
 
@@ -178,6 +177,7 @@ def health_tests(pack) -> list:
                           "credits 50 GB per copy and tickets (9%)", alert, 0,
                           reco("+RECO", copies=2, reclaimable=100 * gb, type_="NORMAL"),
                           {**reco_dg, "type": "NORMAL"}, 0.09, window=0))
+    tests += asm_full_tests(pack, asm, tl, gb)
     # issue 23 item 3: a disk group that vanished from the database's view stays alerted for hours
     # (until mounted again); a failing asm collector or a database that is down are not a vanishing
     alert = "OracleAsmDiskgroupVanished"
@@ -341,3 +341,46 @@ def apply_tests(pack, tl, n) -> list:
                tl.gauge("oracle_up", {**ORA, "database": "ODS"}, [(0, 1)])]
     tests.append(quiet("OracleDataGuardApplyStopped: a primary (no apply series) does not fire", alert, primary, n))
     return tests
+
+
+def recovery_area_page_tests(pack, fra, tl, gb) -> list:
+    """rev23 #14e, failure first: the percent tickets, the page is absolute. 98% of a
+    1000 GB area with 20 GB free and 1 GB online logs (room for 20 more archived logs) is the 85%
+    ticket, not a page (it paged at 95%); 99.8% with 2 GB free (fewer than 3 logs) pages."""
+    alert = "OracleRecoveryAreaFull"
+    lab = {**ORA, "database": "ODS"}
+    logs = [tl.gauge("oracle_redo_log_group_size_bytes", {**lab, "thread": "1", "group": str(g)}, [(0, 1 * gb)])
+            for g in (1, 2, 3)]
+    ticket, page = ({"database": "ODS"}, 0), ({"database": "ODS"}, 1)
+    n = tl.minutes
+    tests = [{"name": "OracleRecoveryAreaFull: 98% full with room for 20 archived logs of 1 GB tickets and does not "
+                      "page (rev23 #14e)",
+              "interval": "1m", "input_series": fra(990 * gb, 10 * gb) + logs,
+              "alert_rule_test": [{"eval_time": f"{n}m", "alertname": alert,
+                                   "exp_alerts": [pack.expect(alert, ticket[1], ticket[0], 0.98)]}]},
+             scenario(pack, "OracleRecoveryAreaFull: 99.8% full with room for 2 archived logs of 1 GB pages", alert,
+                      page[1], fra(998 * gb, 0) + logs, page[0], 0.998, window=1)]
+    return tests
+
+
+def asm_full_tests(pack, asm, tl, gb) -> list:
+    """rev23 #3, failure first: DATA full (FREE_MB 0) and flat: the time-to-full page (predict_linear)
+    sees no change and is silent or ends, the absolute page holds while it is full. Quiet
+    counterpart: +RECO with 0.5 GB raw free but 700 GB of reclaimable FRA files in it."""
+    alert = "OracleAsmDiskgroupSpaceLow"
+    index = next(i for i, r in enumerate(pack.rules[alert]) if r["labels"].get("cause") == "no_space")
+    dg = {"asm_cluster": "prodclu", "diskgroup": "DATA", "type": "NORMAL"}
+    lab = {**ORA, "database": "ODS"}
+    reco = asm(40 * gb, type_="EXTERN", name="RECO", free=gb / 2) + [
+        tl.gauge("oracle_asm_diskgroup_mirror_copies", {**lab, "diskgroup": "RECO"}, [(0, 1)]),
+        tl.gauge("oracle_recovery_area_reclaimable_bytes", lab, [(0, 700 * gb)]),
+        tl.gauge("oracle_recovery_area_info", {**lab, "destination": "+RECO", "diskgroup": "RECO"}, [(0, 1)])]
+    only = [r for r in reco if "oracle_asm_diskgroup" in r["series"] or "oracle_recovery_area" in r["series"]]
+    return [{"name": "OracleAsmDiskgroupSpaceLow: DATA full (FREE_MB 0, flat) pages within minutes and keeps "
+                     "paging; the time-to-full page sees no change (rev23 #3)",
+             "interval": "1m", "input_series": asm(0, free=0),
+             "alert_rule_test": [
+                 {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
+                 {"eval_time": "4m", "alertname": alert, "exp_alerts": [pack.expect(alert, index, dg, 0)]}]},
+            quiet("OracleAsmDiskgroupSpaceLow: +RECO with 0.5 GB free but 700 GB of reclaimable recovery-area files "
+                  "in it does not page", alert, only, 4)]

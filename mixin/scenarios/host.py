@@ -208,4 +208,33 @@ def filesystem_tests(pack) -> list:
                        "exp_alerts": [pack.expect(alert, 0, {"mountpoint": "/oraarch"}, 0.9)]}]})
     tests.append(quiet("HostFilesystemUnreadable: a mount that answers (device_error 0) does not ticket",
                        "HostFilesystemUnreadable", series(labels, lambda t: 19_000_000_000, error=lambda t: 0), n))
-    return tests
+    return tests + filesystem_full_tests(pack)
+
+
+def filesystem_full_tests(pack) -> list:
+    """rev23 #2, failure first: /u01 full (0 bytes available) and flat: nothing grows any more, so the
+    time-to-full page (predict_linear) is silent or ends; the absolute page holds while it is full.
+    Quiet counterparts: a 100 GB file system at 95% with 5 GB left (the 85% ticket's, later) and a
+    2 GiB mount with 0.5 GiB left at 75% used (small, not full)."""
+    node = {"job": "node", "instance": HOST}
+    n = 6
+
+    def fs(mountpoint, size, avail):
+        lab = {**node, "device": "/dev/mapper/vg01-" + mountpoint.strip("/").replace("/", "_"), "fstype": "xfs",
+               "mountpoint": mountpoint}
+        return [{"series": sel("node_filesystem_size_bytes", lab), "values": f"{size}x{n}"},
+                {"series": sel("node_filesystem_avail_bytes", lab), "values": f"{avail}x{n}"}]
+    alert = "HostFilesystemFull"
+    index = next(i for i, r in enumerate(pack.rules[alert]) if r["labels"]["severity"] == "critical")
+    return [{"name": "HostFilesystemFull: /u01 full (0 bytes available, flat) pages within minutes and keeps paging "
+                     "while HostFilesystemFillingUp sees no growth (rev23 #2)",
+             "interval": "1m", "input_series": fs("/u01", 100_000_000_000, 0),
+             "alert_rule_test": [
+                 {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
+                 {"eval_time": f"{n}m", "alertname": alert,
+                  "exp_alerts": [pack.expect(alert, index, {"mountpoint": "/u01"}, 0)]},
+                 {"eval_time": f"{n}m", "alertname": "HostFilesystemFillingUp", "exp_alerts": []}]},
+            quiet("HostFilesystemFull: 5 GB left of 100 GB (95%) is the 85% ticket's, not a page; a 2 GiB mount "
+                  "with 0.5 GiB left (75%) is not full", alert,
+                  fs("/u02", 100_000_000_000, 5_000_000_000) + fs("/u01/app/oracle/admin", 2 * 1024 ** 3, 1024 ** 3 // 2),
+                  n)]

@@ -197,6 +197,30 @@ def issue23_tests(pack) -> list:
     for shift, what in ((3600, "spring forward"), (-3600, "fall back"), (1800, "a half-hour zone's change")):
         tests.append(quiet(f"OracleInstanceRestarted: the database host's daylight-saving change ({what}, "
                            f"{shift:+d} s) is not a restart", alert, [start_time(shift)], H + 3))
+    # rev23 #12, failure first: crashes after 62 and 31 minutes of uptime (the start time moves by
+    # 3720 s and 1860 s, inside the old +-5 minute daylight-saving bands), and one after exactly an
+    # hour (3600 s, the redo and commit counters reset by the restart): all alert. Quiet
+    # counterpart: the daylight-saving change with the counters growing on.
+    redo = {**lab}
+
+    def counters(reset):
+        before = [1000 + 50 * t for t in range(H)]
+        after = [(7 if reset else before[-1] + 50) + 50 * t for t in range(26)]
+        return [_series(m, redo, " ".join(str(v) for v in before + after))
+                for m in ("oracle_redo_size_bytes_total", "oracle_user_commits_total")]
+    for shift, why in ((3720, "62 minutes"), (1860, "31 minutes")):
+        tests.append({"name": f"OracleInstanceRestarted: a crash after {why} of uptime (start time +{shift} s) "
+                              "alerts (rev23 #12)",
+                      "interval": "1m", "input_series": [start_time(shift)],
+                      "alert_rule_test": [{"eval_time": f"{H + 1}m", "alertname": alert, "exp_alerts": [
+                          pack.expect(alert, 0, {"database": "ODS", "inst_id": "1"}, shift)]}]})
+    tests.append({"name": "OracleInstanceRestarted: a crash after exactly one hour of uptime (start time +3600 s) "
+                          "resets the instance's counters: alerts (rev23 #12)",
+                  "interval": "1m", "input_series": [start_time(3600)] + counters(reset=True),
+                  "alert_rule_test": [{"eval_time": f"{H + 1}m", "alertname": alert, "exp_alerts": [
+                      pack.expect(alert, 0, {"database": "ODS", "inst_id": "1"}, 3600)]}]})
+    tests.append(quiet("OracleInstanceRestarted: the daylight-saving change (+3600 s) with the counters growing on is "
+                       "not a restart (rev23 #12)", alert, [start_time(3600)] + counters(reset=False), H + 3))
 
     # OracleInstanceVanished: stays firing while the instance stays down (the [1h] look-back closed
     # it about 70 minutes after the node went down)

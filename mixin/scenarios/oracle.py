@@ -1,6 +1,6 @@
 """oracle.test.yml: the Oracle alert rules (wait-event averages and rates, redo, latches, PGA ...)."""
-from mixin.scenarios.common import (DB, every, H, HOST, length, ORA, quiet, scenario, sel, Timeline, WAIT_CLASS,
-    wait_event)
+from mixin.scenarios.common import (DB, every, H, HOST, length, ORA, quiet, scenario, sel, starvation_cause,
+    Timeline, WAIT_CLASS, wait_event)
 
 
 # ---------------------------------------------------------------- oracle wait-event averages
@@ -197,9 +197,9 @@ def oracle_tests(pack) -> list:
         return (wait_event(tl, "log file sync", [(0, s, 0.002), (H, s, sync_avg)])
                 + wait_event(tl, "log file parallel write", [(0, lfpw_rate * 60, 0.001), (H, lfpw_rate * 60, lfpw_avg)]))
     tests.append(scenario(pack, "OracleCommitCpuStarvation: 26.45 ms sync vs 11.8 ms write fires", alert, 0,
-                          pair(0.02645, 0.0118), dict(DB), 0.02645 - 0.0118))
+                          pair(0.02645, 0.0118), dict(DB), 0.02645 - 0.0118, queries=starvation_cause(pack, "none")))
     tests.append(scenario(pack, "OracleCommitCpuStarvation: 7.1 ms vs 3.5 ms (2.03x, 3.6 ms gap) fires", alert, 0,
-                          pair(0.0071, 0.0035), dict(DB), 0.0071 - 0.0035))
+                          pair(0.0071, 0.0035), dict(DB), 0.0071 - 0.0035, queries=starvation_cause(pack, "none")))
     tests.append(quiet("OracleCommitCpuStarvation: 2.13 ms vs 0.55 ms (3.9x but 1.58 ms gap) does not fire", alert,
                        pair(0.00213, 0.00055, 519, 845), n))
     tests.append(quiet("OracleCommitCpuStarvation: 25 ms vs 15 ms (10 ms gap but 1.67x) does not fire", alert,
@@ -236,21 +236,25 @@ def oracle_tests(pack) -> list:
                           "the primary's cause: the unexplained rule fires",
                   "interval": "1m",
                   "input_series": two_hosts + sched("lgwr", 0.00002) + sched("lgwr", 0.004, host="dbhost2"),
-                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118)]}]})
+                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118,
+                                                                          starvation_cause(pack, "none"))]}]})
     tests.append({"name": "OracleCommitCpuStarvation: 0.1 ms run delay per LGWR dispatch names no cause",
                   "interval": "1m", "input_series": gap + [info("dbhost1")] + sched("lgwr", 0.0001),
-                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118)]}]})
+                  "alert_rule_test": [{**only, "exp_alerts": [pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118,
+                                                                          starvation_cause(pack, "none"))]}]})
     tests.append(scenario(pack, f"OracleCommitCpuStarvation: LGWR waits 2 ms per dispatch for a CPU (over "
-                          f"{rd * 1000:g} ms): cause lgwr_cpu_wait, and not the unexplained rule", alert, 1,
+                          f"{rd * 1000:g} ms): the text names cause lgwr_cpu_wait", alert, 0,
                           gap + [info("dbhost1")] + sched("lgwr", 0.002) + sched("foreground", 0.0001),
-                          dict(DB), 0.002))
+                          dict(DB), 0.02645 - 0.0118, queries=starvation_cause(pack, "lgwr", 0.002)))
     tests.append(scenario(pack, "OracleCommitCpuStarvation: LG00 (an LGWR worker) starved on the right host of a "
-                          "shared SID: cause lgwr_cpu_wait", alert, 1,
-                          two_hosts + sched("lg00", 0.003) + sched("lgwr", 0.00002, host="dbhost2"), dict(DB), 0.003))
-    tests.append(scenario(pack, "OracleCommitCpuStarvation: the foregrounds wait 1 ms per dispatch: cause "
-                          "session_cpu_wait", alert, 2,
+                          "shared SID: the text names cause lgwr_cpu_wait", alert, 0,
+                          two_hosts + sched("lg00", 0.003) + sched("lgwr", 0.00002, host="dbhost2"), dict(DB),
+                          0.02645 - 0.0118, queries=starvation_cause(pack, "lgwr", 0.003)))
+    tests.append(scenario(pack, "OracleCommitCpuStarvation: the foregrounds wait 1 ms per dispatch: the text names "
+                          "cause session_cpu_wait", alert, 0,
                           gap + [info("dbhost1")] + sched("lgwr", 0.00002) + sched("foreground", 0.001, dispatches=5000),
-                          dict(DB), 0.001))
+                          dict(DB), 0.02645 - 0.0118, queries=starvation_cause(pack, "session", 0.001)))
+    tests += starvation_identity_tests(pack)
 
     # --- R14 LGWR involuntary share
     alert = "OracleLgwrInvoluntaryContextSwitches"
@@ -370,3 +374,26 @@ def oracle_tests(pack) -> list:
     tests.append(quiet("OraclePgaOverAllocation: constant over-allocation count does not fire", alert,
                        [tl.counter("oracle_pga_over_allocation_count_total", {**ORA, **DB}, [(0, 0)], start=7)], n))
     return tests
+
+
+def starvation_identity_tests(pack) -> list:
+    """rev23 #9, failure first: LGWR's run delay flipping 0.35 / 0.65 ms per dispatch every 10 minutes
+    (around R13_run_delay) under a steady R13 gap fires after `for` (the cause, a label, restarted it
+    at every flip). Quiet counterpart: the same flipping delay with no R13 gap."""
+    alert, tl = "OracleCommitCpuStarvation", Timeline(30)
+    def pair(sync_avg, lfpw_avg):
+        return (wait_event(tl, "log file sync", [(0, 4320, sync_avg)])
+                + wait_event(tl, "log file parallel write", [(0, 4440, lfpw_avg)]))
+    info = tl.gauge("oracle_instance_info", {**ORA, **DB, "instance_name": "ODS1",
+                                             "host_name": f"{HOST}.example.com", "version": "19.0.0.0.0"}, [(0, 1)])
+    base = {"job": "dbhost", "instance": f"{HOST}:19162", "sid": "ODS1", "role": "lgwr"}
+    flip = [tl.counter("dbhost_process_timeslices_total", base, [(0, 1000)]),
+            tl.counter("dbhost_process_run_delay_seconds_total", base,
+                       [(0, lambda t: 0.35 if (t // 10) % 2 == 0 else 0.65)], start=10.0)]
+    return [{"name": "OracleCommitCpuStarvation: LGWR's run delay flipping 0.35/0.65 ms every 10 minutes under a "
+                     "steady gap fires once, the cause in the text (rev23 #9)",
+             "interval": "1m", "input_series": pair(0.02645, 0.0118) + [info] + flip,
+             "alert_rule_test": [{"eval_time": "19m", "alertname": alert, "exp_alerts": [
+                 pack.expect(alert, 0, dict(DB), 0.02645 - 0.0118, starvation_cause(pack, "lgwr", 0.00065))]}]},
+            quiet("OracleCommitCpuStarvation: the same flipping run delay without the R13 gap does not fire", alert,
+                  pair(0.00213, 0.00055) + [info] + flip, 19)]

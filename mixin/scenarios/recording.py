@@ -69,4 +69,31 @@ def recording_tests(pack) -> list:
                       {"expr": R.LUN_LUN_QUEUE, "eval_time": "15m",
                        "exp_samples": [{"labels": sel(R.LUN_LUN_QUEUE,
                                                       pack.target("dbhost", {"device": "sdc", "instance": HOST})), "value": 5}]}]})
-    return tests
+    return tests + sid_join_tests(pack)
+
+
+def sid_join_tests(pack) -> list:
+    """rev23 #8, failure first: the primary ORCL on dbprim is monitored; its physical standby (also SID
+    ORCL) runs on dbstby, which has a dbhost-exporter but no oracle-exporter target, so the SID is
+    unique among the monitored databases. dbstby's LGWR waits 2 ms per dispatch, dbprim's 0.01 ms.
+    The host measure joins on host AND SID: ORCL's LGWR run delay is dbprim's, and ORCL's SGA counts
+    on dbprim only (the SID-only join gave 2 ms and put the primary's SGA on the standby host too)."""
+    tl = Timeline(20)
+    ora = {"job": "oracle", "instance": "oracle-exporter:19161", "database": "ORCL", "inst_id": "1"}
+    series = [tl.gauge("oracle_instance_info", {**ora, "instance_name": "ORCL", "host_name": "dbprim.example.com",
+                                                "version": "19.0.0.0.0"}, [(0, 1)]),
+              tl.gauge("oracle_sga_target_bytes", ora, [(0, 8e9)])]
+    for host, delay in (("dbprim", 0.00001), ("dbstby", 0.002)):
+        lab = {"job": "dbhost", "instance": host, "sid": "ORCL", "role": "lgwr"}
+        series += [tl.counter("dbhost_process_timeslices_total", lab, [(0, 60000)]),
+                   tl.counter("dbhost_process_run_delay_seconds_total", lab, [(0, 60000 * delay)], start=10.0),
+                   tl.counter("dbhost_process_context_switches_total", {**lab, "kind": "voluntary"}, [(0, 6000)])]
+    return [{"name": "host measures join an Oracle instance on host and SID: an unmonitored standby with the same "
+                     "SID on another host lends it nothing (rev23 #8)", "interval": "1m", "input_series": series,
+             "promql_expr_test": [
+                 {"expr": R.LGWR_RUN_DELAY, "eval_time": "15m",
+                  "exp_samples": [{"labels": sel(R.LGWR_RUN_DELAY, pack.target("oracle", {"database": "ORCL", "inst_id": "1"})),
+                                   "value": 0.00001}]},
+                 {"expr": R.SGA_ON_HOST, "eval_time": "15m",
+                  "exp_samples": [{"labels": sel(R.SGA_ON_HOST, pack.target("dbhost", {"instance": "dbprim"})),
+                                   "value": 8e9}]}]}]

@@ -1,5 +1,6 @@
 """signals.test.yml: the on-call signals of issue 24 (O21...): backups, ..."""
-from mixin.scenarios.common import H, ORA, every, quiet, scenario, Timeline
+from mixin.rules import LONG_CALL_SQL_ID
+from mixin.scenarios.common import H, ORA, every, quiet, scenario, sel, Timeline
 
 DB = {"database": "ODS"}
 
@@ -168,7 +169,11 @@ def signal_tests(pack) -> list:
     fire = H + pack.for_min(alert) + 1
     tests.append(scenario(pack, "OracleLongRunningCall: a report past one hour in one call fires with its SQL_ID",
                           alert, 0, [tl2.gauge("oracle_long_call_seconds", {**ORA, **call},
-                                               [(0, lambda t: start + 60 * t)])], call, start + 60 * fire, window=0))
+                                               [(0, lambda t: start + 60 * t)])],
+                          {k: v for k, v in call.items() if k != "sql_id"}, start + 60 * fire, window=0,
+                          queries={LONG_CALL_SQL_ID: "9zg9qd9bm4spu"}))
+    tests += long_call_churn_tests(pack, start, fire)
+    tests += alert_log_gap_tests(pack)
     short = {**ORA, **DB, "inst_id": "1", "sql_id": "0k8522rmdzg4k", "username": "BATCH"}
     tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
                        [tl2.gauge("oracle_long_call_seconds", short,
@@ -197,3 +202,57 @@ def pdb_restart_tests(pack) -> list:
                  {"eval_time": "29m", "alertname": alert, "exp_alerts": []},
                  {"eval_time": "33m", "alertname": alert, "exp_alerts": fired}]}]
 
+
+
+def long_call_churn_tests(pack, start: int, fire: int) -> list:
+    """rev24 #5, failure first: one PL/SQL call of BATCH past one hour whose current statement (SQL_ID)
+    changes every 2 minutes: each SQL_ID is its own series living 2 minutes (gone with a staleness
+    marker when the next statement starts), none as long as `for`. The alert is the call: it fires,
+    naming the SQL_ID running at that moment. Quiet counterpart: the same churn in a call of 50
+    minutes."""
+    alert = "OracleLongRunningCall"
+    n = fire + 2
+
+    def churn(user, first):
+        out = []
+        for k in range(0, n + 1, 2):
+            vals = ["_"] * (n + 1)
+            for t in (k, k + 1):
+                if t <= n:
+                    vals[t] = str(first + 60 * t)
+            if k + 2 <= n:
+                vals[k + 2] = "stale"
+            lab = {**ORA, **DB, "inst_id": "1", "sql_id": f"b{k:02d}q8x7n3m4s1", "username": user}
+            out.append({"series": sel("oracle_long_call_seconds", lab), "values": " ".join(vals)})
+        out.append({"series": sel("oracle_collector_success", {**ORA, **DB, "collector": "long_calls"}),
+                    "values": f"1x{n}"})
+        return out
+    now = f"b{fire - fire % 2:02d}q8x7n3m4s1"
+    exp = pack.expect(alert, 0, {**DB, "inst_id": "1", "username": "BATCH"}, start + 60 * fire, {LONG_CALL_SQL_ID: now})
+    return [{"name": "OracleLongRunningCall: a PL/SQL call past one hour whose SQL_ID changes every 2 minutes fires "
+                     "once, as the call, naming the SQL_ID running now (rev24 #5)",
+             "interval": "1m", "input_series": churn("BATCH", start),
+             "alert_rule_test": [{"eval_time": f"{fire - 1}m", "alertname": alert, "exp_alerts": []},
+                                 {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
+            quiet("OracleLongRunningCall: the same churning PL/SQL call at 50 minutes is quiet", alert,
+                  churn("BATCH", 3000 - 60 * n), n)]
+
+
+def alert_log_gap_tests(pack) -> list:
+    """rev23 #14a, failure first: the first ORA-04031 since the exporter started (its series appears
+    at minute 2 with 1), and the scrape at minute 4 fails (every series stale): the alert stays
+    firing through it (it resolved and fired again: two notifications). Quiet counterpart: an old
+    ORA-00600 series (3 messages, no new one) with a failed scrape at minute 16 does not look new 15
+    minutes later (its look-back 15 minutes ago hit the stale sample)."""
+    alert = "OracleAlertLogCriticalError"
+    oom = {**DB, "code": "ORA-04031", "level": "severe"}
+    old = {**DB, "code": "ORA-00600", "level": "critical"}
+    first = {"series": sel("oracle_alert_log_errors_total", {**ORA, **oom}), "values": "_ _ 1 1 stale 1 1"}
+    known = {"series": sel("oracle_alert_log_errors_total", {**ORA, **old}),
+             "values": " ".join(["3"] * 16 + ["stale"] + ["3"] * 15)}
+    return [{"name": "OracleAlertLogCriticalError: the first ORA-04031 stays firing through one failed scrape (rev23 #14a)",
+             "interval": "1m", "input_series": [first],
+             "alert_rule_test": [{"eval_time": f"{t}m", "alertname": alert, "exp_alerts": [pack.expect(alert, 0, oom, 1)]}
+                                 for t in (3, 4, 5)]},
+            quiet("OracleAlertLogCriticalError: an old ORA-00600 with a failed scrape 15 minutes ago does not look new "
+                  "(rev23 #14a)", alert, [known], 31)]

@@ -204,7 +204,9 @@ def path_tests(pack, lun_info) -> list:
     from mixin.rules import NVME_STATE
     tests.append(scenario(pack, "NvmeControllerNotLive: a fabrics controller stuck connecting fires", alert, 0,
                           ctrl([(0, "live"), (H, "connecting")]),
-                          {"instance": HOST, "controller": "nvme1"}, 1, window=0, queries={NVME_STATE: "connecting"}))
+                          {"instance": HOST, "controller": "nvme1"},
+                          nvme_share([(0, "live"), (H, "connecting")], H + pack.for_min(alert) + 1), window=0,
+                          queries={NVME_STATE: "connecting"}))
     tests.append(quiet("NvmeControllerNotLive: a 2-minute reset does not fire", alert,
                        ctrl([(0, "live"), (H, "resetting"), (H + 2, "live")]), n))
     # issue 23, failure first: a controller cycling resetting -> connecting -> dead -> resetting, each
@@ -224,8 +226,47 @@ def path_tests(pack, lun_info) -> list:
                   "interval": "1m", "input_series": series, "alert_rule_test": [
                       {"eval_time": f"{H + f - 1}m", "alertname": alert, "exp_alerts": []},
                       {"eval_time": f"{m}m", "alertname": alert, "exp_alerts": [
-                          pack.expect(alert, 0, {"instance": HOST, "controller": "nvme1"}, 1, {NVME_STATE: now})]}]})
-    return tests
+                          pack.expect(alert, 0, {"instance": HOST, "controller": "nvme1"}, nvme_share(phases, m),
+                                      {NVME_STATE: now})]}]})
+    return tests + nvme_flap_tests(pack)
+
+
+def nvme_share(phases, at: int) -> float:
+    """The share of the per-minute scrapes of the 30 minutes up to `at` in which the controller was
+    not live (Timeline's phases: the state of minute t is the last phase starting before t)."""
+    def state(t):
+        return phases[0][1] if t == 0 else [st for start, st in phases if t > start][-1]
+    window = range(max(0, at - 29), at + 1)
+    return sum(state(t) != "live" for t in window) / len(window)
+
+
+def nvme_flap_tests(pack) -> list:
+    """rev23 #14d, failure first: a controller resetting for 4 minutes and live for 1, over and over:
+    never 5 minutes not live in a row (and the live sample kept the condition off for 3 minutes
+    each time), so it never alerted; it is not live in 80% of the scrapes: it fires. Quiet
+    counterpart: one 7-minute outage (which alerts while it lasts) no longer alerts 6 minutes after
+    the controller came back, although 7 of its last 30 minutes were not live."""
+    from mixin.rules import NVME_STATE
+    alert = "NvmeControllerNotLive"
+    db = {"job": "dbhost", "instance": HOST}
+    m = H + 21
+    tl = Timeline(m)
+    flap = [(0, "live")] + [p for k in range((m - H) // 5 + 1) for p in ((H + 5 * k, "resetting"), (H + 5 * k + 4, "live"))]
+
+    def series(phases):
+        states = sorted({st for _, st in phases})
+        return [tl.gauge("dbhost_nvme_controller_state", {**db, "controller": "nvme1", "state": st},
+                         [(t, 1 if cur == st else 0) for t, cur in phases]) for st in states]
+    now = [st for start, st in flap if m > start][-1]
+    back = H + 7
+    return [{"name": "NvmeControllerNotLive: a controller resetting 4 minutes in 5, live for a moment in between, "
+                     "fires (rev23 #14d)",
+             "interval": "1m", "input_series": series(flap), "alert_rule_test": [
+                 {"eval_time": f"{m}m", "alertname": alert, "exp_alerts": [
+                     pack.expect(alert, 0, {"instance": HOST, "controller": "nvme1"}, nvme_share(flap, m),
+                                 {NVME_STATE: now})]}]},
+            quiet("NvmeControllerNotLive: 6 minutes after one 7-minute outage ended the controller no longer alerts",
+                  alert, series([(0, "live"), (H, "connecting"), (back, "live")]), back + 7)]
 
 
 def path_memory_tests(pack, lun_info) -> list:

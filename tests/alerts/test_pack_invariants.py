@@ -12,9 +12,13 @@ deliberately bad synthetic rule or inhibition, which it must report.
    its source and its target both carry: a critical hides the warning of the same object only.
 3. An alert on a gauge tolerates one failed scrape: a raw gauge is read through a range
    function (last_over_time, max_over_time, rate ...), directly or in the recording rule it
-   reads. The rules written before issue 23 that do not yet are listed in GAUGE_DEBT; the list
-   can only shrink (an entry that no longer violates fails the test).
-4. No changing value (state, status, role of a database, reason) in an alert's identity.
+   reads, or as "the series now, or its last value while its collector has no successful answer
+   now" (a wait in progress, whose series vanish when it ends). GAUGE_DEBT (rules that did not
+   yet) is empty and stays so.
+4. No changing value (state, status, role of a database, reason, the SQL_ID a session runs now) in
+   an alert's identity; no measured label (cause, field_note) computed by the expression, nor set to
+   different values by rules of one alert and severity (SEPARATE_CONDITIONS: the reasoned few that
+   judge conditions holding side by side).
 2c. Grouping: a page's group key names its alert and every object it carries (a pager folds a new
    page into an acknowledged incident of the same key); an Oracle alert is grouped on the database,
    never on the exporter that saw it (an HA pair's two exporters make one notification), except an
@@ -38,7 +42,26 @@ import yaml
 from pack import ALERTS, ROOT, RULE_TESTS, alert_rules
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
-STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode"}
+# changing values never in an alert's labels: the state or role of a thing, and the statement a
+# session runs now (a PL/SQL call runs many: rev24 #5)
+STATE_LABELS = {"state", "status", "reason", "database_role", "open_mode", "sql_id"}
+# labels naming which of an alert's conditions holds (rev23 #9: OracleCommitCpuStarvation's measured
+# cause, and the field_note each rule's thresholds give): never computed by the expression, and set
+# statically with one value per alert and severity, except where the rules judge conditions that
+# hold side by side (or separate objects), not one measured value on either side of a line
+MEASURED_LABELS = STATE_LABELS | {"cause", "field_note"}
+SEPARATE_CONDITIONS = {
+    "OracleScrapeErrors": "a collector failing on every scrape, and errors counted while it succeeds: both can hold",
+    "OraclePgaOverAllocation": "PGA allocated over target, and the over-allocation counter growing: two measures",
+    "OracleBackupTooOld": "a backup older than the policy, and no backup recorded at all: the second follows the "
+                          "first once the control file forgets the set, once, not back and forth",
+    "LunHostQueueBacklog": "a host queue backlog and the LUN's queue-full share: two queues, both can hold",
+    "LunWriteLatencyHigh": "redo LUNs and data/arch LUNs (role, from configuration): separate objects",
+    "OracleAsmDiskgroupSpaceLow": "full within hours (time_to_full) and full now (no_space): the first leads into "
+                                  "the second, they overlap while it fills, and the second holds once it is full",
+    "OracleDataGuardLagNotComputed": "a lag computed from stale data, then no lag at all once the standby gave up "
+                                     "on the primary: one way, not back and forth",
+}
 # cause -> symptom across two exporters of one host (instance = the host for both jobs)
 CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwitches")}
 # Labels of an alert's identity that do not name an object: the scope (exporter target, site) and
@@ -48,13 +71,7 @@ NOT_OBJECT = {"alertname", "severity", "layer", "field_note", "cause", "job", "i
               "event", "wait_class", "type", "space_basis", "class", "contents", "blocker_kind", "level", "code"}
 # issue 23 debt: alerts that read a raw gauge without a range function (one failed scrape makes
 # the series stale for a scrape interval and restarts their `for`). Never add to this list.
-GAUGE_DEBT = {
-    "OracleCommitCpuStarvation", "OracleSessionsStuck", "OracleSessionsBlocked",
-    "HostShmallBelowSga", "HostHugePagesBelowSga", "LunReadLatencyHigh",
-}
-# alerts whose short `for` (a minute or two) makes a pending reset cost a minute, not the alert,
-# and that read the age of a wait, which a stale copy would keep alive after the wait ended
-SHORT_FOR_WAIT_AGE = {"OracleCommitsStuck"}
+GAUGE_DEBT: set[str] = set()
 LOOKBACK_DEBT: set[str] = set()
 
 _MATCHER = re.compile(r'^\s*([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"(.*)"\s*$')
@@ -62,6 +79,11 @@ _METRIC = re.compile(r"(?<![\w:.\"])((?:oracle|dbhost|node|process)_[a-z0-9_]+)\
 _RECORDED = re.compile(r"(?<![\w:])([a-z_]+:[a-z0-9_]+:[a-z0-9_]+)")
 _RANGE_SELECTOR = re.compile(r"[a-zA-Z_:][\w:]*(\{[^}]*\})?\[[^\]]+\]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# rules.fresh_or_bridged: a series that exists only while its condition holds (a wait in progress),
+# read as scraped now or, while its collector has no successful answer now, its last value: it
+# survives a failed scrape and does not outlive the condition (issue 23 review #1)
+_BRIDGED = re.compile(r'\((?P<sel>[a-z_]+(?:\{[^}]*\})?) or \(last_over_time\((?P=sel)\[[^\]]+\]\) '
+                      r'unless on \([^)]*\) oracle_collector_success\{collector="[a-z_]+"\} == 1\)\)')
 
 
 # ---------------------------------------------------------------- reading the pack
@@ -244,7 +266,7 @@ def grouping_violations(rules: list[dict], am: dict, identities: dict) -> list[s
 
 
 def _strip(expr: str) -> str:
-    return _RANGE_SELECTOR.sub(" RANGE ", _STRING.sub('""', expr))
+    return _RANGE_SELECTOR.sub(" RANGE ", _STRING.sub('""', _BRIDGED.sub(" BRIDGED ", expr)))
 
 
 def _raw_gauges(expr: str, recording: dict, counters: set, seen: tuple = ()) -> set[str]:
@@ -260,8 +282,6 @@ def _raw_gauges(expr: str, recording: dict, counters: set, seen: tuple = ()) -> 
 def gauge_gap_violations(rules: list[dict], recording: dict, counters: set) -> list[str]:
     out = []
     for r in rules:
-        if r["alert"] in SHORT_FOR_WAIT_AGE:
-            continue
         gauges = _raw_gauges(r["expr"], recording, counters)
         if gauges:
             out.append(f"{r['alert']}: reads gauge(s) {sorted(gauges)} without a range function "
@@ -273,14 +293,14 @@ def state_label_violations(rules: list[dict], tests: list[dict]) -> list[str]:
     out = []
     for r in rules:
         for clause in re.findall(r"\b(?:by|group_left|group_right)\s*\(([^)]*)\)", r["expr"]):
-            bad = {x.strip() for x in clause.split(",")} & STATE_LABELS
+            bad = {x.strip() for x in clause.split(",")} & MEASURED_LABELS
             if bad:
                 out.append(f"{r['alert']}: keeps {sorted(bad)} in its labels (a changing value restarts `for`)")
         bad = set(r.get("labels", {})) & STATE_LABELS
         if bad:
             out.append(f"{r['alert']}: sets {sorted(bad)} as a label")
         for text in (r["annotations"]["summary"],):
-            bad = set(re.findall(r"\$labels\.([a-z_]+)", text)) & STATE_LABELS
+            bad = set(re.findall(r"\$labels\.([a-z_]+)", text)) & MEASURED_LABELS
             if bad:
                 out.append(f"{r['alert']}: its summary names $labels.{sorted(bad)[0]}: the value is in its identity")
     for t in tests:
@@ -289,6 +309,23 @@ def state_label_violations(rules: list[dict], tests: list[dict]) -> list[str]:
                 bad = set(exp.get("exp_labels", {})) & STATE_LABELS
                 if bad:
                     out.append(f"{check['alertname']}: fires with {sorted(bad)} in its labels in test {t['name']!r}")
+    return sorted(set(out))
+
+
+def static_label_violations(rules: list[dict]) -> list[str]:
+    """Rules of one alert and severity that set a measured label (cause, field_note) to different
+    values: a value moving between their conditions ends one alert and starts another (a new
+    notification, `for` from zero)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rules:
+        groups.setdefault((r["alert"], r.get("labels", {}).get("severity")), []).append(r)
+    out = []
+    for (alert, severity), rs in sorted(groups.items()):
+        for label in sorted(MEASURED_LABELS):
+            values = {r.get("labels", {}).get(label) for r in rs}
+            if len(values) > 1:
+                out.append(f"{alert}: its {severity} rules set {label} to {sorted(map(str, values))}: a measured value "
+                           "moving between them restarts `for` (name it in the text, or merge the rules)")
     return sorted(set(out))
 
 
@@ -357,6 +394,12 @@ def test_alerts_on_gauges_tolerate_one_failed_scrape():
 
 def test_no_state_like_label_in_an_alert_identity():
     assert state_label_violations(alert_rules(), _tests()) == []
+
+
+def test_no_measured_label_splits_an_alert_between_rules():
+    names = {v.split(":")[0] for v in static_label_violations(alert_rules())}
+    assert sorted(names - set(SEPARATE_CONDITIONS)) == []
+    assert sorted(set(SEPARATE_CONDITIONS) - names) == [], "no longer split: remove from SEPARATE_CONDITIONS"
 
 
 def test_no_fixed_lookback_lets_a_vanished_thing_resolve():
@@ -437,6 +480,17 @@ def test_the_checks_report_a_deliberately_bad_pack():
     fixed = dict(BAD_RULES[0], expr="last_over_time(oracle_recovery_area_used_bytes[3m]) "
                                     "/ last_over_time(oracle_recovery_area_limit_bytes[3m]) > 0.8")
     assert gauge_gap_violations([fixed], {}, set()) == []
+    # a wait age: a raw read is flagged (rev23 #1), the fresh-or-bridged read is not; a bridge that
+    # is not guarded by the collector's answer (a stale copy outliving the wait) is not recognised
+    age = 'oracle_sessions_waiting_longest_seconds{event=~"log file sync"}'
+    raw = dict(BAD_RULES[0], expr=f"max by (database) ({age}) > 30")
+    assert [v.split(":")[0] for v in gauge_gap_violations([raw], {}, set())] == ["BadFillingUp"]
+    bridged = dict(raw, expr=f"max by (database) (({age} or (last_over_time({age}[3m]) unless on (job, instance, "
+                             f'database) oracle_collector_success{{collector="sessions"}} == 1))) > 30')
+    assert gauge_gap_violations([bridged], {}, set()) == []
+    unguarded = dict(raw, expr=f"max by (database) (({age} or (last_over_time({age}[3m]) unless on (job, instance) "
+                               "up == 0))) > 30")
+    assert gauge_gap_violations([unguarded], {}, set()) != []
     # through a recording rule that reads the gauge directly
     rec = {"database:bad:ratio": "max by (database) (oracle_recovery_area_used_bytes)"}
     assert gauge_gap_violations([dict(fixed, expr="database:bad:ratio > 0.8")], rec, set()) != []
@@ -445,6 +499,17 @@ def test_the_checks_report_a_deliberately_bad_pack():
     assert any("keeps ['state']" in v for v in states) and any("summary" in v for v in states)
     assert any("fires with ['state']" in v for v in states)
     assert [v.split(":")[0] for v in lookback_violations(BAD_RULES)] == ["BadVanished"]
+    # rev23 #9: a measured cause in the labels, by rule (static) or by the expression
+    starv = [dict(BAD_RULES[0], labels={"severity": "warning", "field_note": "R13"}),
+             dict(BAD_RULES[0], labels={"severity": "warning", "field_note": "R13,R14", "cause": "lgwr_cpu_wait"})]
+    assert [v.split(":")[0] for v in static_label_violations(starv)] == ["BadFillingUp", "BadFillingUp"]
+    assert static_label_violations(starv[:1] + [dict(starv[1], labels={"severity": "critical"})]) == []
+    by_cause = dict(BAD_RULES[0], expr="max by (database, cause) (x) > 1")
+    assert any("keeps ['cause']" in v for v in state_label_violations([by_cause], []))
+    # rev24 #5: the SQL_ID a session runs now in the identity of a long call
+    call = dict(BAD_RULES[0], annotations={"summary": "SQL_ID {{ $labels.sql_id }} runs long"})
+    assert any("summary" in v for v in state_label_violations([call], [{"name": "t", "alert_rule_test": [
+        {"alertname": "BadFillingUp", "exp_alerts": [{"exp_labels": {"sql_id": "7h35uxf5uhmm1"}}]}]}]))
 
 
 # ---------------------------------------------------------------- rev23 #7: memories outlive an evaluation gap

@@ -98,7 +98,9 @@ def test_every_threshold_is_used():
     used: set = set()
     render.alerting(cfg, used)
     assert set(cfg.thresholds) == used, f"unused thresholds: {sorted(set(cfg.thresholds) - used)}"
-    exprs = "\n".join(r["expr"] for r in alert_rules())
+    # a threshold may judge what the text reads by a query (OracleCommitCpuStarvation's cause, rev23 #9)
+    exprs = "\n".join([r["expr"] for r in alert_rules()]
+                      + [a for r in alert_rules() for a in r["annotations"].values() if "| query" in a])
     for t in cfg.thresholds.values():
         numbers = [t.value] + [f.value for f in t.noise_floor.values()]
         assert any(re.search(rf"(?<![\w.]){re.escape(render.fmt_number(v))}(?![\w.])", exprs) for v in numbers), t.id
@@ -121,6 +123,9 @@ PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           "LunAllPathsDown", "LunMultipathSuspended",
           # a file system Oracle writes to full within hours: autoextend, archiving, logons stop (O4)
           "HostFilesystemFillingUp",
+          # ... and one that is full now (less than 1 GiB left): it stays paging after the growth stops
+          # (rev23 #2; its 85% variant only tickets)
+          "HostFilesystemFull",
           # a PDB the application used is closed on the primary: that application's outage (issue 24, O24)
           "OraclePdbNotOpen"}
 
