@@ -33,6 +33,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as _om
 from prometheus_client.validation import _is_valid_legacy_metric_name
 
+from .families import RowsHistogram, rows_of
+
 __all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
            "assemble", "Format", "Part", "TEXT", "OPENMETRICS"]
 
@@ -293,11 +295,23 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
     base_escaped = dict(zip(base_keys, base_vals))
     base_tmpl = (templates.get(base_keys) or _template(base_keys, escaping)) if base_keys else ""
     local: dict[tuple, object] = {}     # the sample's label names -> template (base's names first)
+    bound: dict[tuple, str | None] = {}  # (sample name, label names[, "le"]) -> line format, base's values in
     parts: list[Part] = []
     for metric in families:
         name = metric.name
         if om and not _legacy(name):
             raise ValueError(f"OpenMetrics fast path: metric name {name!r}")
+        rows = rows_of(metric)
+        if rows is not None:
+            try:
+                lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_vals, bound)
+            except Exception as exception:
+                exception.args = (exception.args or ("",)) + (metric,)
+                raise
+            if lines is not None:
+                parts.append(Part((name, metric.type), (name, metric.documentation, metric.type, metric.unit),
+                                  lines.encode("utf-8"), None))
+                continue
         special = () if om else {name + "_created": "_created", name + "_gsum": "_gsum",
                                  name + "_gcount": "_gcount"}
         out: list[str] = []
@@ -351,6 +365,163 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         parts.append(Part((name, metric.type), meta, "".join(out).encode("utf-8"),
                           {k: "".join(v).encode("utf-8") for k, v in trailing.items()} if trailing else None))
     return parts
+
+
+def _braced(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+# (label names, escaping) -> [(position in the names, escaped name)] in the order they are written
+_ORDERS: dict[tuple, list[tuple[int, str]]] = {}
+
+
+def _order(keys: tuple[str, ...], escaping: str) -> list[tuple[int, str]]:
+    got = _ORDERS.get((keys, escaping))
+    if got is None:
+        if len(_ORDERS) >= _CACHE_CAP:
+            _ORDERS.clear()
+        got = _ORDERS[(keys, escaping)] = [(i, _om.escape_label_name(keys[i], escaping))
+                                           for i in sorted(range(len(keys)), key=keys.__getitem__)]
+    return got
+
+
+def _twice(text: str) -> str:
+    """``text`` as a literal of a pattern that goes through ``str.format`` twice."""
+    return _braced(_braced(text))
+
+
+def _label_items(keys: tuple[str, ...], nbase: int, escaping: str, split: str | None = None):
+    """The ``k="v"`` items of a line pattern (see ``_patterns``) in the order they are written.
+    With ``split``: (the items before that key, those after it)."""
+    items, before = [], None
+    for i, label in _order(keys, escaping):
+        if keys[i] == split:
+            before, items = items, []
+        else:
+            items.append(f'{_twice(label)}="{{{i}}}"')
+    return items if split is None else (before, items)
+
+
+# (sample name, label names, histogram, base's label names, escaping) -> line patterns
+_PATTERNS: dict[tuple, tuple[str, ...]] = {}
+
+
+def _patterns(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
+              heads: dict, escaping: str) -> tuple[str, ...]:
+    """A declared family's line patterns, for every database: ``str.format`` with base's values
+    (braces doubled) and then ``{0}``.. ``{n}`` gives the pattern of one of its lines, ``{j}`` the
+    j-th of the sample's own label values and ``{n}`` its value. A counter's or a gauge's: (line,);
+    a histogram's: (bucket line up to its ``le`` value, after it up to the value, _count line,
+    _sum line)."""
+    key = (sname, names, histogram, base_keys, escaping)
+    got = _PATTERNS.get(key)
+    if got is not None:
+        return got
+    nbase = len(base_keys)
+    keys = base_keys + names
+
+    def line(head: tuple[str, str, str]) -> str:
+        if not keys:
+            return _twice(head[2]) + "{0}\n"
+        return f"{_twice(head[0])}{','.join(_label_items(keys, nbase, escaping))}{_twice(head[1])}" \
+               f"{{{nbase + len(names)}}}\n"
+
+    if histogram:
+        head = _head(name + "_bucket", om, heads, escaping)
+        before, after = _label_items(keys + ("le",), nbase, escaping, split="le")
+        le = _twice(_order(("le",), escaping)[0][1])
+        got = (_twice(head[0]) + "".join(item + "," for item in before) + f'{le}="',
+               '"' + "".join("," + item for item in after) + _twice(head[1]),
+               line(_head(name + "_count", om, heads, escaping)), line(_head(name + "_sum", om, heads, escaping)))
+    else:
+        got = (line(_head(sname, om, heads, escaping)),)
+    if len(_PATTERNS) >= _CACHE_CAP:
+        _PATTERNS.clear()
+    _PATTERNS[key] = got
+    return got
+
+
+_SLOTS = tuple(tuple(f"{{{j}}}" for j in range(n)) for n in range(64))
+
+
+def _head(sname: str, om: bool, heads: dict, escaping: str) -> tuple[str, str, str]:
+    head = heads.get(sname)
+    if head is None:
+        if om and not _legacy(sname):
+            raise ValueError(f"OpenMetrics fast path: sample name {sname!r}")
+        head = _sample_head(sname, escaping)
+    return head
+
+
+def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_keys: tuple, base_vals: list,
+                bound: dict) -> str | None:
+    """The sample lines of a family kept as rows (exporter_common.families), the very lines the
+    sample loop of ``render_parts`` writes for its samples; None when the rows cannot be written
+    directly (a label name repeated or one of base's: the sample loop merges those)."""
+    names = metric._labelnames
+    histogram = isinstance(metric, RowsHistogram)
+    name = metric.name
+    sname = name + "_total" if metric.type == "counter" else name
+    key = (sname, names, histogram)
+    line = bound.get(key, "")
+    if line == "":
+        line = None
+        if (len(set(names)) == len(names) and len(names) < len(_SLOTS) - 1
+                and not (base_keys and not set(base_keys).isdisjoint(names))):
+            base_braced = bound.get(None)
+            if base_braced is None:
+                base_braced = bound[None] = [_braced(v) for v in base_vals]
+            slots = _SLOTS[len(names) + 1]
+            line = [p.format(*base_braced, *slots)
+                    for p in _patterns(name, sname, names, histogram, base_keys, om, heads, escaping)]
+            if not histogram:
+                line = line[0]
+        bound[key] = line
+    if line is None:
+        return None
+    out: list[str] = []
+    append = out.append
+    go_float = _go_float
+    if not histogram:
+        fmt = line.format
+        for labels, value in rows:
+            vtype = type(value)
+            if vtype is float and value < 1e6 and value - value == 0.0:
+                val = repr(value)
+            elif vtype is int and -1000000 < value < 1000000:
+                val = f"{value}.0"
+            else:
+                val = go_float(value)
+            if labels:
+                joined = "".join(labels)
+                if "\\" in joined or '"' in joined or "\n" in joined:
+                    labels = [_escape_value(v) for v in labels]
+            append(fmt(*labels, val))
+        return "".join(out)
+    before, after, count_line, sum_line = line
+    for labels, buckets, sum_value, counted in rows:
+        if labels:
+            joined = "".join(labels)
+            if "\\" in joined or '"' in joined or "\n" in joined:
+                labels = [_escape_value(v) for v in labels]
+        pre = before.format(*labels)     # the bucket line up to its le value, this row's labels in
+        post = after.format(*labels)     # from the le value's closing quote to the value
+        for b in buckets:
+            le, value = b[0], b[1]
+            if "\\" in le or '"' in le or "\n" in le:
+                le = _escape_value(le)
+            vtype = type(value)
+            if vtype is float and value < 1e6 and value - value == 0.0:
+                val = repr(value)
+            elif vtype is int and -1000000 < value < 1000000:
+                val = f"{value}.0"
+            else:
+                val = go_float(value)
+            append(f"{pre}{le}{post}{val}\n")
+        if counted:
+            append(count_line.format(*labels, go_float(buckets[-1][1])))
+            append(sum_line.format(*labels, go_float(sum_value)))
+    return "".join(out)
 
 
 _HEADERS: dict[tuple, bytes] = {}

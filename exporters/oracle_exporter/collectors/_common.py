@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
+from exporter_common.families import drop_negative, sample_count
 
 
 def num(value: Any) -> float | None:
@@ -99,8 +100,8 @@ def emit(families: Iterable[Metric]) -> Iterable[Metric]:
     release, or a corrupt recording) is dropped rather than exposed."""
     for family in families:
         if family.type == "counter":
-            family.samples = [s for s in family.samples if s.value >= 0]
-        if family.samples:
+            drop_negative(family)
+        if sample_count(family):
             yield family
 
 
