@@ -295,7 +295,7 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
     base_escaped = dict(zip(base_keys, base_vals))
     base_tmpl = (templates.get(base_keys) or _template(base_keys, escaping)) if base_keys else ""
     local: dict[tuple, object] = {}     # the sample's label names -> template (base's names first)
-    bound: dict[tuple, str | None] = {}  # (sample name, label names[, "le"]) -> line format, base's values in
+    base_tuple = tuple(base_vals)
     parts: list[Part] = []
     for metric in families:
         name = metric.name
@@ -304,7 +304,7 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         rows = rows_of(metric)
         if rows is not None:
             try:
-                lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_vals, bound)
+                lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_tuple)
             except Exception as exception:
                 exception.args = (exception.args or ("",)) + (metric,)
                 raise
@@ -367,10 +367,6 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
     return parts
 
 
-def _braced(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}")
-
-
 # (label names, escaping) -> [(position in the names, escaped name)] in the order they are written
 _ORDERS: dict[tuple, list[tuple[int, str]]] = {}
 
@@ -385,63 +381,79 @@ def _order(keys: tuple[str, ...], escaping: str) -> list[tuple[int, str]]:
     return got
 
 
-def _twice(text: str) -> str:
-    """``text`` as a literal of a pattern that goes through ``str.format`` twice."""
-    return _braced(_braced(text))
-
-
-def _label_items(keys: tuple[str, ...], nbase: int, escaping: str, split: str | None = None):
-    """The ``k="v"`` items of a line pattern (see ``_patterns``) in the order they are written.
-    With ``split``: (the items before that key, those after it)."""
-    items, before = [], None
-    for i, label in _order(keys, escaping):
-        if keys[i] == split:
-            before, items = items, []
+def _compile(segments: list, args: str):
+    """A function of ``args`` that returns the concatenation of ``segments``: literal text (str),
+    ``("b", i)`` base's i-th (escaped) value, ``("l", j)`` the row's j-th label value, ``("v",)``
+    the value. Built once per family and label set: a line is then one f-string, no
+    ``str.format`` pattern parsed per sample. The literals are the function's globals, never
+    part of its source."""
+    merged: list = []
+    for seg in segments:
+        if isinstance(seg, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += seg
+        elif not (isinstance(seg, str) and not seg):
+            merged.append(seg)
+    names: dict[str, str] = {}
+    fields = []
+    for seg in merged:
+        if isinstance(seg, str):
+            key = f"k{len(names)}"
+            names[key] = seg
+            fields.append("{" + key + "}")
+        elif seg[0] == "v":
+            fields.append("{v}")
         else:
-            items.append(f'{_twice(label)}="{{{i}}}"')
-    return items if split is None else (before, items)
+            fields.append(f"{{{seg[0]}[{int(seg[1])}]}}")
+    return eval(f"lambda {args}: f'{''.join(fields)}'", names)  # noqa: S307 (fields: names and indices only)
 
 
-# (sample name, label names, histogram, base's label names, escaping) -> line patterns
-_PATTERNS: dict[tuple, tuple[str, ...]] = {}
+def _labels(keys: tuple[str, ...], nbase: int, escaping: str) -> list:
+    """The segments (see ``_compile``) of ``k="v",...`` for ``keys``: base's names first (``b``), then
+    the row's (``l``), in the order they are written."""
+    segments: list = []
+    for n, (i, label) in enumerate(_order(keys, escaping)):
+        segments.append(("," if n else "") + f'{label}="')
+        segments.append(("b", i) if i < nbase else ("l", i - nbase))
+        segments.append('"')
+    return segments
 
 
-def _patterns(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
-              heads: dict, escaping: str) -> tuple[str, ...]:
-    """A declared family's line patterns, for every database: ``str.format`` with base's values
-    (braces doubled) and then ``{0}``.. ``{n}`` gives the pattern of one of its lines, ``{j}`` the
-    j-th of the sample's own label values and ``{n}`` its value. A counter's or a gauge's: (line,);
-    a histogram's: (bucket line up to its ``le`` value, after it up to the value, _count line,
-    _sum line)."""
-    key = (sname, names, histogram, base_keys, escaping)
-    got = _PATTERNS.get(key)
-    if got is not None:
-        return got
-    nbase = len(base_keys)
-    keys = base_keys + names
+# (sample name, label names, histogram, base's label names, escaping, OpenMetrics) -> line writers
+_WRITERS: dict[tuple, tuple | None] = {}
 
-    def line(head: tuple[str, str, str]) -> str:
-        if not keys:
-            return _twice(head[2]) + "{0}\n"
-        return f"{_twice(head[0])}{','.join(_label_items(keys, nbase, escaping))}{_twice(head[1])}" \
-               f"{{{nbase + len(names)}}}\n"
 
-    if histogram:
-        head = _head(name + "_bucket", om, heads, escaping)
-        before, after = _label_items(keys + ("le",), nbase, escaping, split="le")
-        le = _twice(_order(("le",), escaping)[0][1])
-        got = (_twice(head[0]) + "".join(item + "," for item in before) + f'{le}="',
-               '"' + "".join("," + item for item in after) + _twice(head[1]),
-               line(_head(name + "_count", om, heads, escaping)), line(_head(name + "_sum", om, heads, escaping)))
-    else:
-        got = (line(_head(sname, om, heads, escaping)),)
-    if len(_PATTERNS) >= _CACHE_CAP:
-        _PATTERNS.clear()
-    _PATTERNS[key] = got
+def _writers(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
+             heads: dict, escaping: str) -> tuple | None:
+    """A declared family's line writers, for every database: a counter's or a gauge's
+    ``(line(b, l, v),)``; a histogram's ``(bucket line up to its le value (b, l), after it up to
+    the value (b, l), _count line (b, l, v), _sum line (b, l, v))``; ``b``: base's escaped values,
+    ``l``: the row's, ``v``: the value written. None when the rows cannot be written directly (a
+    label name repeated or one of base's: ``render_parts``' sample loop merges those)."""
+    key = (sname, names, histogram, base_keys, escaping, om)
+    if key in _WRITERS:
+        return _WRITERS[key]
+    got = None
+    if len(set(names)) == len(names) and set(base_keys).isdisjoint(names) and not (histogram and "le" in names):
+        nbase = len(base_keys)
+        keys = base_keys + names
+
+        def line(head: tuple[str, str, str]):
+            if not keys:
+                return _compile([head[2], ("v",), "\n"], "b, l, v")
+            return _compile([head[0], *_labels(keys, nbase, escaping), head[1], ("v",), "\n"], "b, l, v")
+
+        if histogram:
+            head = _head(name + "_bucket", om, heads, escaping)
+            segments = _labels(keys + ("le",), nbase, escaping)
+            at = segments.index(("l", len(names)))      # the le value's segment
+            got = (_compile([head[0], *segments[:at]], "b, l"), _compile([*segments[at + 1:], head[1]], "b, l"),
+                   line(_head(name + "_count", om, heads, escaping)), line(_head(name + "_sum", om, heads, escaping)))
+        else:
+            got = (line(_head(sname, om, heads, escaping)),)
+    if len(_WRITERS) >= _CACHE_CAP:
+        _WRITERS.clear()
+    _WRITERS[key] = got
     return got
-
-
-_SLOTS = tuple(tuple(f"{{{j}}}" for j in range(n)) for n in range(64))
 
 
 def _head(sname: str, om: bool, heads: dict, escaping: str) -> tuple[str, str, str]:
@@ -453,37 +465,22 @@ def _head(sname: str, om: bool, heads: dict, escaping: str) -> tuple[str, str, s
     return head
 
 
-def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_keys: tuple, base_vals: list,
-                bound: dict) -> str | None:
+def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_keys: tuple, base_vals: tuple) -> str | None:
     """The sample lines of a family kept as rows (exporter_common.families), the very lines the
     sample loop of ``render_parts`` writes for its samples; None when the rows cannot be written
-    directly (a label name repeated or one of base's: the sample loop merges those)."""
-    names = metric._labelnames
+    directly."""
     histogram = isinstance(metric, RowsHistogram)
     name = metric.name
     sname = name + "_total" if metric.type == "counter" else name
-    key = (sname, names, histogram)
-    line = bound.get(key, "")
-    if line == "":
-        line = None
-        if (len(set(names)) == len(names) and len(names) < len(_SLOTS) - 1
-                and not (base_keys and not set(base_keys).isdisjoint(names))):
-            base_braced = bound.get(None)
-            if base_braced is None:
-                base_braced = bound[None] = [_braced(v) for v in base_vals]
-            slots = _SLOTS[len(names) + 1]
-            line = [p.format(*base_braced, *slots)
-                    for p in _patterns(name, sname, names, histogram, base_keys, om, heads, escaping)]
-            if not histogram:
-                line = line[0]
-        bound[key] = line
-    if line is None:
+    writers = _writers(name, sname, metric._labelnames, histogram, base_keys, om, heads, escaping)
+    if writers is None:
         return None
+    b = base_vals
     out: list[str] = []
     append = out.append
     go_float = _go_float
     if not histogram:
-        fmt = line.format
+        write = writers[0]
         for labels, value in rows:
             vtype = type(value)
             if vtype is float and value < 1e6 and value - value == 0.0:
@@ -496,18 +493,18 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 joined = "".join(labels)
                 if "\\" in joined or '"' in joined or "\n" in joined:
                     labels = [_escape_value(v) for v in labels]
-            append(fmt(*labels, val))
+            append(write(b, labels, val))
         return "".join(out)
-    before, after, count_line, sum_line = line
+    before, after, count_line, sum_line = writers
     for labels, buckets, sum_value, counted in rows:
         if labels:
             joined = "".join(labels)
             if "\\" in joined or '"' in joined or "\n" in joined:
                 labels = [_escape_value(v) for v in labels]
-        pre = before.format(*labels)     # the bucket line up to its le value, this row's labels in
-        post = after.format(*labels)     # from the le value's closing quote to the value
-        for b in buckets:
-            le, value = b[0], b[1]
+        pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
+        post = after(b, labels)      # from the le value's closing quote to the value
+        for bucket in buckets:
+            le, value = bucket[0], bucket[1]
             if "\\" in le or '"' in le or "\n" in le:
                 le = _escape_value(le)
             vtype = type(value)
@@ -519,8 +516,8 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 val = go_float(value)
             append(f"{pre}{le}{post}{val}\n")
         if counted:
-            append(count_line.format(*labels, go_float(buckets[-1][1])))
-            append(sum_line.format(*labels, go_float(sum_value)))
+            append(count_line(b, labels, go_float(buckets[-1][1])))
+            append(sum_line(b, labels, go_float(sum_value)))
     return "".join(out)
 
 
