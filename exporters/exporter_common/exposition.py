@@ -218,7 +218,10 @@ def choose_text_encoder(accept: str):
 # oracle-exporter renders each database's families once per fetch into ``Part``s (one family's sample
 # lines of one database, already bytes) and assembles a scrape's answer from them: a family's header,
 # then its part of every database, in the order ``merge`` would give. The database's labels are put
-# in while the lines are written (``base``), never by rebuilding samples. The bytes are those that
+# in while the lines are written (``base``), never by rebuilding samples. A declared family that kept
+# its samples as rows (exporter_common.families) is written from the rows by line writers compiled
+# once per family, label set and database label names (``_writers``): no Sample, label dict or
+# format pattern per sample. The bytes are those that
 # generate_latest (text) or prometheus_client's OpenMetrics generate_latest would give for the
 # merged families.
 
