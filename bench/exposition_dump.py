@@ -7,7 +7,9 @@ must not change the output: run it before and after (each in its own checkout) a
 
 Every snapshot of each exporters/oracle_exporter/demo/*.jsonl recording (up to 60 per database)
 goes through the oracle exporter twice: default settings, and every opt-in collector plus the Idle
-wait class on. The golden, paths and variant dbhost fixture trees are scraped twice each. Lines
+wait class on; once through ``registry()`` (the scrape path, prometheus_client's families encoded)
+and once through ``exposition()`` (the HTTP path: each database rendered once per fetch) in the
+text format 0.0.4 and in OpenMetrics 1.0.0. The golden, paths and variant dbhost fixture trees are scraped twice each. Lines
 whose values are timings or the exporter's own process (durations, ages, process_*) are left out.
 """
 from __future__ import annotations
@@ -18,11 +20,12 @@ import tempfile
 from pathlib import Path
 
 from exporter_common.config import Fields
-from exporter_common.exposition import encode_text
+from exporter_common.exposition import encode_text, negotiate
 
 VOLATILE = re.compile(r"^(oracle_scrape_duration|oracle_collector_duration|oracle_snapshot_age|oracle_view_query_duration"
                       r"|oracle_collector_cache_age|dbhost_collector_duration|process_|python_)")
 ROOT = Path(__file__).resolve().parent.parent
+HTTP_FORMATS = (("text", "text/plain;version=0.0.4"), ("openmetrics", "application/openmetrics-text;version=1.0.0"))
 
 
 def _clean(text: bytes) -> str:
@@ -51,6 +54,15 @@ def oracle(out: Path) -> None:
             finally:
                 exporter.close()
             (out / f"oracle-{rec.stem}-{variant}.prom").write_text(text)
+            for kind, accept in HTTP_FORMATS:
+                fmt, _ = negotiate(accept)
+                sources = replay_sources(str(rec))
+                exporter = OracleExporter([Target(s.name, s) for s in sources], settings)
+                try:
+                    text = "\n=====\n".join(_clean(exporter.exposition(fmt)) for _ in range(min(scrapes, 60)))
+                finally:
+                    exporter.close()
+                (out / f"oracle-http-{rec.stem}-{variant}-{kind}.prom").write_text(text)
 
 
 def dbhost(out: Path) -> None:

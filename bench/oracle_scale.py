@@ -14,8 +14,9 @@ with ``min_interval_seconds`` 5 (an HA pair shares one fetch), and per scraper c
   scraper scraping /metrics at
   the same moment (Prometheus 2's Accept header; no scrape timeout header, so that a machine
   shared with other jobs cannot cut a round short and hide its cost), the next round
-  starting once the minimum interval has passed (every round is a new fetch: the steady state
-  of a 15 s scrape interval);
+  starting once the minimum interval has passed since the end of the previous one (every round
+  is a new fetch of every database, whose workers may start it late in a long round: the
+  steady state of a 15 s scrape interval);
 * CPU per round: the exporter process's utime + stime (all threads; the replay's reading and
   JSON decoding of the snapshots included, where a live exporter would wait for Oracle);
 * slowest scrape: the longest wall time of a single scrape over all rounds (on a loaded machine
@@ -155,9 +156,11 @@ def measure(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
         wait = MIN_INTERVAL + 0.3 - (time.monotonic() - last)
         if wait > 0:
             time.sleep(wait)
-        last = time.monotonic()
         c0 = cpu_seconds(pid)
         out = _round(port, count, errors)
+        last = time.monotonic()     # the next round waits the minimum interval from this one's end: a
+        # fetch starts when its worker gets to it, up to a round's length after the round began,
+        # and one started less than the interval before the next round would be reused by it
         if r:
             cpu[count].append(cpu_seconds(pid) - c0)
             walls[count] += [o[0] for o in out]

@@ -26,8 +26,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
-                                    InfoMetricFamily, Metric, SummaryMetricFamily)
+from prometheus_client.core import InfoMetricFamily, Metric, SummaryMetricFamily
+
+from .families import RowsCounter, RowsGauge, RowsHistogram, like
 
 TYPES = ("counter", "gauge", "histogram", "info", "summary")
 _UNITS = ("seconds", "bytes", "ratio", "celsius", "volts", "amperes", "joules", "grams", "meters")
@@ -95,15 +96,24 @@ class Family:
         """A new, empty prometheus_client family of this declaration. ``labels`` may only
         reorder or repeat the declared ones (a collector whose label names are the
         declaration's in another order)."""
+        if labels is None:
+            proto = self.__dict__.get("_proto")
+            if proto is not None:       # the declaration's family built (and validated) before: a copy
+                return like(proto)
         names = list(self.labels if labels is None else labels)
         if set(names) != set(self.labels):
             raise ValueError(f"{self.name}: labels {names} are not the declared {list(self.labels)}")
+        if labels is None and self.type in ("counter", "gauge", "histogram"):
+            object.__setattr__(self, "_proto", self.make(self.labels))
+            return like(self._proto)
+        # counters, gauges, histograms: prometheus_client's families keeping their samples as rows
+        # until read (exporter_common.families; the exposition writes the rows directly)
         if self.type == "counter":
-            return CounterMetricFamily(self.family_name, self.help, labels=names, unit=self.unit)
+            return RowsCounter(self.family_name, self.help, labels=names, unit=self.unit)
         if self.type == "gauge":
-            return GaugeMetricFamily(self.name, self.help, labels=names, unit=self.unit)
+            return RowsGauge(self.name, self.help, labels=names, unit=self.unit)
         if self.type == "histogram":
-            return HistogramMetricFamily(self.name, self.help, labels=names, unit=self.unit)
+            return RowsHistogram(self.name, self.help, labels=names, unit=self.unit)
         if self.type == "summary":
             return SummaryMetricFamily(self.name, self.help, labels=names, unit=self.unit)
         return InfoMetricFamily(self.family_name, self.help, labels=names)

@@ -33,6 +33,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as _om
 from prometheus_client.validation import _is_valid_legacy_metric_name
 
+from .families import RowsHistogram, rows_of
+
 __all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
            "assemble", "Format", "Part", "TEXT", "OPENMETRICS"]
 
@@ -216,7 +218,10 @@ def choose_text_encoder(accept: str):
 # oracle-exporter renders each database's families once per fetch into ``Part``s (one family's sample
 # lines of one database, already bytes) and assembles a scrape's answer from them: a family's header,
 # then its part of every database, in the order ``merge`` would give. The database's labels are put
-# in while the lines are written (``base``), never by rebuilding samples. The bytes are those that
+# in while the lines are written (``base``), never by rebuilding samples. A declared family that kept
+# its samples as rows (exporter_common.families) is written from the rows by line writers compiled
+# once per family, label set and database label names (``_writers``): no Sample, label dict or
+# format pattern per sample. The bytes are those that
 # generate_latest (text) or prometheus_client's OpenMetrics generate_latest would give for the
 # merged families.
 
@@ -293,11 +298,23 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
     base_escaped = dict(zip(base_keys, base_vals))
     base_tmpl = (templates.get(base_keys) or _template(base_keys, escaping)) if base_keys else ""
     local: dict[tuple, object] = {}     # the sample's label names -> template (base's names first)
+    base_tuple = tuple(base_vals)
     parts: list[Part] = []
     for metric in families:
         name = metric.name
         if om and not _legacy(name):
             raise ValueError(f"OpenMetrics fast path: metric name {name!r}")
+        rows = rows_of(metric)
+        if rows is not None:
+            try:
+                lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_tuple)
+            except Exception as exception:
+                exception.args = (exception.args or ("",)) + (metric,)
+                raise
+            if lines is not None:
+                parts.append(Part((name, metric.type), (name, metric.documentation, metric.type, metric.unit),
+                                  lines.encode("utf-8"), None))
+                continue
         special = () if om else {name + "_created": "_created", name + "_gsum": "_gsum",
                                  name + "_gcount": "_gcount"}
         out: list[str] = []
@@ -351,6 +368,160 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         parts.append(Part((name, metric.type), meta, "".join(out).encode("utf-8"),
                           {k: "".join(v).encode("utf-8") for k, v in trailing.items()} if trailing else None))
     return parts
+
+
+# (label names, escaping) -> [(position in the names, escaped name)] in the order they are written
+_ORDERS: dict[tuple, list[tuple[int, str]]] = {}
+
+
+def _order(keys: tuple[str, ...], escaping: str) -> list[tuple[int, str]]:
+    got = _ORDERS.get((keys, escaping))
+    if got is None:
+        if len(_ORDERS) >= _CACHE_CAP:
+            _ORDERS.clear()
+        got = _ORDERS[(keys, escaping)] = [(i, _om.escape_label_name(keys[i], escaping))
+                                           for i in sorted(range(len(keys)), key=keys.__getitem__)]
+    return got
+
+
+def _compile(segments: list, args: str):
+    """A function of ``args`` that returns the concatenation of ``segments``: literal text (str),
+    ``("b", i)`` base's i-th (escaped) value, ``("l", j)`` the row's j-th label value, ``("v",)``
+    the value. Built once per family and label set: a line is then one f-string, no
+    ``str.format`` pattern parsed per sample. The literals are the function's globals, never
+    part of its source."""
+    merged: list = []
+    for seg in segments:
+        if isinstance(seg, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += seg
+        elif not (isinstance(seg, str) and not seg):
+            merged.append(seg)
+    names: dict[str, str] = {}
+    fields = []
+    for seg in merged:
+        if isinstance(seg, str):
+            key = f"k{len(names)}"
+            names[key] = seg
+            fields.append("{" + key + "}")
+        elif seg[0] == "v":
+            fields.append("{v}")
+        else:
+            fields.append(f"{{{seg[0]}[{int(seg[1])}]}}")
+    return eval(f"lambda {args}: f'{''.join(fields)}'", names)  # noqa: S307 (fields: names and indices only)
+
+
+def _labels(keys: tuple[str, ...], nbase: int, escaping: str) -> list:
+    """The segments (see ``_compile``) of ``k="v",...`` for ``keys``: base's names first (``b``), then
+    the row's (``l``), in the order they are written."""
+    segments: list = []
+    for n, (i, label) in enumerate(_order(keys, escaping)):
+        segments.append(("," if n else "") + f'{label}="')
+        segments.append(("b", i) if i < nbase else ("l", i - nbase))
+        segments.append('"')
+    return segments
+
+
+# (sample name, label names, histogram, base's label names, escaping, OpenMetrics) -> line writers
+_WRITERS: dict[tuple, tuple | None] = {}
+
+
+def _writers(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
+             heads: dict, escaping: str) -> tuple | None:
+    """A declared family's line writers, for every database: a counter's or a gauge's
+    ``(line(b, l, v),)``; a histogram's ``(bucket line up to its le value (b, l), after it up to
+    the value (b, l), _count line (b, l, v), _sum line (b, l, v))``; ``b``: base's escaped values,
+    ``l``: the row's, ``v``: the value written. None when the rows cannot be written directly (a
+    label name repeated or one of base's: ``render_parts``' sample loop merges those)."""
+    key = (sname, names, histogram, base_keys, escaping, om)
+    if key in _WRITERS:
+        return _WRITERS[key]
+    got = None
+    if len(set(names)) == len(names) and set(base_keys).isdisjoint(names) and not (histogram and "le" in names):
+        nbase = len(base_keys)
+        keys = base_keys + names
+
+        def line(head: tuple[str, str, str]):
+            if not keys:
+                return _compile([head[2], ("v",), "\n"], "b, l, v")
+            return _compile([head[0], *_labels(keys, nbase, escaping), head[1], ("v",), "\n"], "b, l, v")
+
+        if histogram:
+            head = _head(name + "_bucket", om, heads, escaping)
+            segments = _labels(keys + ("le",), nbase, escaping)
+            at = segments.index(("l", len(names)))      # the le value's segment
+            got = (_compile([head[0], *segments[:at]], "b, l"), _compile([*segments[at + 1:], head[1]], "b, l"),
+                   line(_head(name + "_count", om, heads, escaping)), line(_head(name + "_sum", om, heads, escaping)))
+        else:
+            got = (line(_head(sname, om, heads, escaping)),)
+    if len(_WRITERS) >= _CACHE_CAP:
+        _WRITERS.clear()
+    _WRITERS[key] = got
+    return got
+
+
+def _head(sname: str, om: bool, heads: dict, escaping: str) -> tuple[str, str, str]:
+    head = heads.get(sname)
+    if head is None:
+        if om and not _legacy(sname):
+            raise ValueError(f"OpenMetrics fast path: sample name {sname!r}")
+        head = _sample_head(sname, escaping)
+    return head
+
+
+def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_keys: tuple, base_vals: tuple) -> str | None:
+    """The sample lines of a family kept as rows (exporter_common.families), the very lines the
+    sample loop of ``render_parts`` writes for its samples; None when the rows cannot be written
+    directly."""
+    histogram = isinstance(metric, RowsHistogram)
+    name = metric.name
+    sname = name + "_total" if metric.type == "counter" else name
+    writers = _writers(name, sname, metric._labelnames, histogram, base_keys, om, heads, escaping)
+    if writers is None:
+        return None
+    b = base_vals
+    out: list[str] = []
+    append = out.append
+    go_float = _go_float
+    if not histogram:
+        write = writers[0]
+        for labels, value in rows:
+            vtype = type(value)
+            if vtype is float and value < 1e6 and value - value == 0.0:
+                val = repr(value)
+            elif vtype is int and -1000000 < value < 1000000:
+                val = f"{value}.0"
+            else:
+                val = go_float(value)
+            if labels:
+                joined = "".join(labels)
+                if "\\" in joined or '"' in joined or "\n" in joined:
+                    labels = [_escape_value(v) for v in labels]
+            append(write(b, labels, val))
+        return "".join(out)
+    before, after, count_line, sum_line = writers
+    for labels, buckets, sum_value, counted in rows:
+        if labels:
+            joined = "".join(labels)
+            if "\\" in joined or '"' in joined or "\n" in joined:
+                labels = [_escape_value(v) for v in labels]
+        pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
+        post = after(b, labels)      # from the le value's closing quote to the value
+        for bucket in buckets:
+            le, value = bucket[0], bucket[1]
+            if "\\" in le or '"' in le or "\n" in le:
+                le = _escape_value(le)
+            vtype = type(value)
+            if vtype is float and value < 1e6 and value - value == 0.0:
+                val = repr(value)
+            elif vtype is int and -1000000 < value < 1000000:
+                val = f"{value}.0"
+            else:
+                val = go_float(value)
+            append(f"{pre}{le}{post}{val}\n")
+        if counted:
+            append(count_line(b, labels, go_float(buckets[-1][1])))
+            append(sum_line(b, labels, go_float(sum_value)))
+    return "".join(out)
 
 
 _HEADERS: dict[tuple, bytes] = {}

@@ -221,9 +221,12 @@ class OracleExporter:
                 self.runner.register(name, t.name)
 
     # -- fetching ------------------------------------------------------------
-    def _fetch_future(self, target: Target) -> Future:
+    def _fetch_future(self, target: Target, deadline: float | None = None) -> Future:
         """The fetch a scrape of this database waits for: the one in flight, else the last
-        completed one when it started less than min_interval ago, else a new one."""
+        completed one when it started less than min_interval ago, else a new one. A new fetch
+        renders its snapshot in its own worker, as soon as it is taken (``_prerender``), in the
+        formats asked for since the previous fetch; ``deadline``: the time limit of the scrape
+        that started it, which bounds those collectors as it bounds the scrape's own."""
         with target.lock:
             if target.inflight is not None:
                 return target.inflight
@@ -248,9 +251,28 @@ class OracleExporter:
                 target.inflight = None
                 target.last = result
             fut.set_result(result)
+            try:
+                self._prerender(target, result, deadline)
+            except Exception:  # the scrape renders it then, and meets the error itself
+                log.exception("database %s: rendering after the fetch raised", target.name)
 
         self._pool.submit(run)
         return fut
+
+    def _prerender(self, target: Target, fetched: Fetched, deadline: float | None) -> None:
+        """Render a fetch in the formats scrapes asked for since the previous fetch, right after
+        it is taken (in the fetch's worker, while other databases are still being fetched), so a
+        scrape serving it only joins bytes. A scrape that gets to the fetch first renders it
+        itself (``_parts``): either way once; a format not asked for lately is not rendered."""
+        with target.render_lock:
+            entry = target.rendered
+            if entry is None or entry.fetched is fetched or not entry.requested:
+                return
+            formats = set(entry.requested)
+            entry = Rendered(fetched)
+            entry.parts = self._render(target, fetched, formats, time.monotonic(), deadline)
+            if not target.skipped:          # a render cut short by a time limit is not kept
+                target.rendered = entry
 
     def _wait(self, target: Target, fut: Future, deadline: float, started: float) -> Fetched:
         """The fetch's result by the deadline; if it is still running then, the last completed
@@ -376,13 +398,14 @@ class OracleExporter:
         (start time, [(target, future, deadline)], the collectors' deadline)."""
         targets = [self.targets[n] for n in (names if names is not None else self.targets)]
         started = time.monotonic()
+        # the scraper's own limit also bounds the collectors (none is started past it)
+        collect_deadline = None if timeout is None else started + timeout
         futures = []
         for t in targets:
             # a live fetch stops itself at t.timeout and says why; wait a little longer for its answer
             limit = t.timeout + FETCH_GRACE if timeout is None else min(t.timeout + FETCH_GRACE, timeout)
-            futures.append((t, self._fetch_future(t), started + limit))
-        # the scraper's own limit also bounds the collectors (none is started past it)
-        return started, futures, None if timeout is None else started + timeout
+            futures.append((t, self._fetch_future(t, collect_deadline), started + limit))
+        return started, futures, collect_deadline
 
     def scrape(self, names: Iterable[str] | None = None, timeout: float | None = None) -> list[Metric]:
         """Scrape the named databases (all when None) concurrently; merged families.

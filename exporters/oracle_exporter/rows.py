@@ -40,6 +40,9 @@ _PROGRAM_NAME = re.compile(r"\(([A-Za-z0-9_$#]{1,8})\)\s*$")
 
 def _key(value: Any) -> Any:
     """An identity value compared by value: numbers (also numeric strings) as float."""
+    kind = type(value)          # the common cases first, by exact type (bool is not int here)
+    if kind is int or kind is float:
+        return float(value)
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
@@ -108,7 +111,7 @@ def clean_rows(snapshot: Any, view: str) -> list[dict[str, Any]]:
         return rows
     best: dict[tuple, tuple[float, int]] = {}   # identity -> (container, index of the kept row)
     for n, row in enumerate(rows):
-        key = tuple(_key(row.get(c)) for c in ident)
+        key = tuple([_key(row.get(c)) for c in ident])
         con = _con_id(row)
         have = best.get(key)
         if have is None or con < have[0]:

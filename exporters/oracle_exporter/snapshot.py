@@ -78,7 +78,10 @@ class Snapshot:
                 continue
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise ValueError(f'views["{name}"] must be a list of row objects')
-            views[name.upper()] = [{str(k).upper(): v for k, v in r.items()} for r in rows]
+            if all(type(k) is str and k == k.upper() for k in set().union(*rows)):
+                views[name.upper()] = list(rows)    # column names already upper case (a recorder's): rows as they are
+            else:
+                views[name.upper()] = [{str(k).upper(): v for k, v in r.items()} for r in rows]
         errors = obj.get("errors") or {}
         if not isinstance(errors, dict):
             raise ValueError('field "errors" must be an object')

@@ -188,3 +188,78 @@ def test_rendered_parts_are_prometheus_clients_bytes_on_hostile_input(kind, esca
     want = (generate_latest(Listed(merged), escaping=escaping) if kind == "text"
             else om.generate_latest(Listed(merged), escaping=escaping))
     assert got == want
+
+
+def _rendered_by_fetch(target, timeout: float = 10.0) -> bool:
+    """Wait for the fetch's worker to store its render of the target's last fetch."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        entry, last = target.rendered, target.last
+        if entry is not None and last is not None and entry.fetched is last:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_the_fetch_renders_its_snapshot_so_the_scrape_only_joins_bytes():
+    """A fetch renders its database in its own worker, in the format scraped lately: the scrape
+    served by it runs no collector, and gets what a scrape that rendered it itself gets."""
+    calls: dict = {}
+    exporter = exporter_for("demo-before.jsonl", 0.0, calls)
+    lazy = exporter_for("demo-before.jsonl", 0.0, {})
+    try:
+        fmt, _ = negotiate_format({"Accept": PROM2_ACCEPT})
+        exporter.exposition(fmt)             # the first fetch: rendered by the scrape (no format asked before)
+        lazy.exposition(fmt)
+        t = exporter.targets["DEMO"]
+        exporter._fetch_future(t).result()   # the next fetch, as a scrape starts it
+        assert _rendered_by_fetch(t)
+        assert t.renders == 2 and set(t.rendered.parts) == {fmt}
+        ran = sum(calls.values())
+        with t.lock:                          # serve that fetch, not a new one
+            t.min_interval = 3600.0
+        body = exporter.exposition(fmt)
+        assert sum(calls.values()) == ran and t.renders == 2 and t.fetches == 2
+        assert masked(PER_SCRAPE.sub(b"", body)) == masked(PER_SCRAPE.sub(b"", lazy.exposition(fmt)))
+    finally:
+        exporter.close()
+        lazy.close()
+
+
+def test_the_fetch_renders_only_the_formats_asked_for_since_the_previous_fetch():
+    """Memory stays one copy per format in use: a format nobody asked for during a fetch is not
+    rendered for the next one."""
+    exporter = exporter_for("demo-before.jsonl", 0.0, {})
+    try:
+        text, _ = negotiate_format({"Accept": PROM2_ACCEPT})
+        om3, _ = negotiate_format({"Accept": PROM3_ACCEPT}, openmetrics=True)
+        t = exporter.targets["DEMO"]
+        exporter.exposition(text)
+        exporter.exposition(om3)             # a new fetch (no min_interval), asked for in OpenMetrics only
+        assert set(t.rendered.parts) == {text, om3} and t.rendered.requested == {om3}
+        exporter._fetch_future(t).result()
+        assert _rendered_by_fetch(t)
+        assert set(t.rendered.parts) == {om3}
+    finally:
+        exporter.close()
+
+
+def test_a_fetch_started_by_a_scrape_with_a_time_limit_keeps_no_render_cut_short():
+    """The scraper's time limit bounds the collectors the fetch's worker runs too: a render past
+    it leaves collectors out, and is not kept (the next scrape of that fetch renders it again)."""
+    exporter = exporter_for("demo-before.jsonl", 0.0, {})
+    try:
+        fmt, _ = negotiate_format({})
+        exporter.exposition(fmt)
+        t = exporter.targets["DEMO"]
+        before = t.rendered
+        fetched = exporter._fetch_future(t, deadline=0.0).result()     # a limit already past
+        import time
+        end = time.monotonic() + 10
+        while t.renders < 2 and time.monotonic() < end:
+            time.sleep(0.01)
+        with t.render_lock:
+            assert t.last is fetched and t.renders == 2 and t.skipped and t.rendered is before
+    finally:
+        exporter.close()

@@ -15,10 +15,16 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
+from exporter_common.families import drop_negative, sample_count
 
 
 def num(value: Any) -> float | None:
     """A finite float, or None for NULL / non-numeric / NaN values."""
+    kind = type(value)        # the common cases first, by exact type (bool is not int here)
+    if kind is float:
+        return value if value - value == 0.0 else None      # inf - inf and nan - nan are nan
+    if kind is int:
+        return float(value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float, Decimal)):
@@ -33,9 +39,15 @@ def num(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+_EXACT = 2 ** 53     # ints a float holds exactly: str(int(float(v))) == str(v)
+
+
 def inst(row: dict[str, Any]) -> str | None:
     """INST_ID as a label value ("1", "2", ...); None when missing."""
-    value = num(row.get("INST_ID"))
+    value = row.get("INST_ID")
+    if type(value) is int and -_EXACT < value < _EXACT:
+        return str(value)
+    value = num(value)
     if value is None:
         return None
     return str(int(value))
@@ -99,8 +111,8 @@ def emit(families: Iterable[Metric]) -> Iterable[Metric]:
     release, or a corrupt recording) is dropped rather than exposed."""
     for family in families:
         if family.type == "counter":
-            family.samples = [s for s in family.samples if s.value >= 0]
-        if family.samples:
+            drop_negative(family)
+        if sample_count(family):
             yield family
 
 

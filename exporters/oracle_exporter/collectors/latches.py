@@ -62,9 +62,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             for key in targets:
                 values[key][col] += value
     families = []
+    order = sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1]))
     for metric, col, scale in COLUMNS:
         family = SPEC.family(metric)
-        for key in sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1])):
+        for key in order:
             if col in values[key]:
                 family.add_metric(list(key), values[key][col] * scale)
         families.append(family)

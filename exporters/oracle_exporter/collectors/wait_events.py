@@ -106,13 +106,28 @@ def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, .
     out: list[tuple[str, float]] = []
     acc = 0.0
     k = 0
-    for bound in ladder:
-        while k < len(pairs) and pairs[k][0] <= bound:
+    n = len(pairs)
+    for bound, le in zip(ladder, _les(ladder, scale)):
+        while k < n and pairs[k][0] <= bound:
             acc += pairs[k][1]
             k += 1
-        out.append((floatToGoString(bound * scale), acc))
+        out.append((le, acc))
     out.append(("+Inf", total))
     return out
+
+
+_LES: dict[tuple, tuple[str, ...]] = {}
+
+
+def _les(ladder: tuple[int, ...], scale: float) -> tuple[str, ...]:
+    """The ``le`` label values of a ladder (written once per ladder, not per series)."""
+    key = (ladder, scale)
+    got = _LES.get(key)
+    if got is None:
+        if len(_LES) > 64:
+            _LES.clear()
+        got = _LES[key] = tuple(floatToGoString(bound * scale) for bound in ladder)
+    return got
 
 
 DEFAULT_MAX_EVENTS = SPEC.default("wait_events_max")
@@ -152,17 +167,24 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         event = row.get("EVENT")
         if i is None or event is None:
             continue
-        if not include_idle and text(row.get("WAIT_CLASS")) == "Idle":
+        wait_class = text(row.get("WAIT_CLASS"))
+        if not include_idle and wait_class == "Idle":
             continue    # sessions waiting for work: hundreds of series that say nothing about the database
-        key = (i, str(event), text(row.get("WAIT_CLASS")))
-        slot = agg.setdefault(key, [None, None, None])
-        for n, col in enumerate(("TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS")):
-            value = num(row.get(col))
-            if value is not None and value >= 0:
-                slot[n] = (slot[n] or 0.0) + value
+        event = str(event)
+        key = (i, event, wait_class)
+        slot = agg.get(key)
+        if slot is None:
+            slot = agg[key] = [None, None, None]
+        value = num(row.get("TOTAL_WAITS"))
+        if value is not None and value >= 0:
+            slot[0] = (slot[0] or 0.0) + value
         micro = num(row.get("TIME_WAITED_MICRO"))
         if micro is not None and micro >= 0:
-            time_by_event[(i, str(event))] += micro
+            slot[1] = (slot[1] or 0.0) + micro
+            time_by_event[(i, event)] += micro
+        value = num(row.get("TOTAL_TIMEOUTS"))
+        if value is not None and value >= 0:
+            slot[2] = (slot[2] or 0.0) + value
     kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
     omitted = SPEC.family("oracle_wait_events_omitted")
     for i, n in sorted(omitted_count.items()):
@@ -186,12 +208,13 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for view, column, scale, ladder in (MICRO, MILLI):
         found: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
         for row in snapshot.rows(view):
-            i = inst(row)
             event = row.get("EVENT")
+            if event is None or str(event) not in wanted:
+                continue
+            i = inst(row)
             bound = num(row.get(column))
             count = num(row.get("WAIT_COUNT"))
-            if (i is None or event is None or str(event) not in wanted or bound is None or count is None
-                    or count < 0 or bound <= 0):
+            if i is None or bound is None or count is None or count < 0 or bound <= 0:
                 continue
             found[(i, str(event))].append((bound, count))
         for key, pairs in found.items():

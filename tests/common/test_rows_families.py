@@ -1,0 +1,115 @@
+"""Declared families keep their samples as rows and the exposition writes the rows directly
+(exporter_common.families, issue 26): what a scraper reads must stay byte for byte what
+prometheus_client writes for the same families, whatever the label values hold (quotes,
+backslashes, newlines, braces that a format pattern could take for its own), whatever the
+database's labels are, and whether a collector read ``samples`` in between or not."""
+from __future__ import annotations
+
+import pytest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.exposition import generate_latest
+from prometheus_client.openmetrics import exposition as om
+
+from exporter_common.declare import Family
+from exporter_common.exposition import OPENMETRICS, TEXT, Format, assemble, render_parts
+from exporter_common.families import RowsCounter, RowsGauge, RowsHistogram, drop_negative, rows_of, sample_count
+from oracle_exporter.exporter import merge
+
+HOSTILE = 'a "quoted"\\ {0} {x} }{ event\nline'
+
+
+class Listed:
+    def __init__(self, families):
+        self.families = families
+
+    def collect(self):
+        return iter(self.families)
+
+
+def _fill(make):
+    """The same samples into families built by ``make(kind, name, labels)``: declared ones (rows)
+    or prometheus_client's own."""
+    c = make("counter", "ora_things_total", ("event", "inst_id"))
+    c.add_metric([HOSTILE, "1"], 12345678901234)
+    c.add_metric(["plain", "2"], 0.1)
+    c.add_metric(["neg", "3"], -1.0)
+    c.add_metric(["created", "4"], 7, created=1700000000.25)      # not a row: prometheus_client's samples
+    g = make("gauge", "ora_gauge", ("database", "x"))               # a label of base's own
+    g.add_metric(["mine", "1"], float("inf"))
+    g.add_metric(["mine", "2"], float("nan"))
+    g0 = make("gauge", "ora_plain", ())
+    g0.add_metric([], -3)
+    g1 = make("gauge", "ora_big", ("k",))
+    for v in (999999, 1000000, 1e6, 123456789.5, 1e22, -1e22, 5e-324, 0, -0.0, True):
+        g1.add_metric([str(v)], v)
+    h = make("histogram", "ora_hist", ("ev", "inst_id"))
+    h.add_metric(["e{1}", "1"], [("0.001", 1), ("1e-06", 2.0), ("+Inf", 4)], 2.5)
+    h.add_metric(["no sum", "1"], [("0.5", 1), ("+Inf", 1)], None)
+    h.add_metric(["negative", "2"], [("-1", 1), ("+Inf", 3)], 9.0)
+    h.add_metric(['q"uote\\', "2"], [("4294.967296", 10**7), ("+Inf", 10**7)], 1e7)
+    return [c, g, g0, g1, h]
+
+
+def _declared(kind, name, labels):
+    return Family(name, kind, "Help with \"quotes\", \\ and {braces}\nnewline", labels).make()
+
+
+def _clients(kind, name, labels):
+    cls = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily, "histogram": HistogramMetricFamily}[kind]
+    return cls(name, "Help with \"quotes\", \\ and {braces}\nnewline", labels=labels)
+
+
+def test_declared_families_are_rows_that_read_as_prometheus_clients_samples():
+    rows, clients = _fill(_declared), _fill(_clients)
+    assert isinstance(rows[0], RowsCounter) and isinstance(rows[1], RowsGauge) and isinstance(rows[4], RowsHistogram)
+    assert rows_of(rows[1]) is not None and rows_of(rows[0]) is None     # the created= call made it samples
+    assert [sample_count(f) for f in rows] == [len(f.samples) for f in clients]
+    # name, help, type, unit and every sample, in order (repr: a NaN is not equal to itself)
+    assert [repr(f) for f in rows] == [repr(f) for f in clients] and rows[0] == clients[0]
+    assert all(rows_of(f) is None for f in rows)
+
+
+def test_drop_negative_removes_only_negative_rows():
+    fam, want = _declared("counter", "ora_x_total", ("k",)), _clients("counter", "ora_x_total", ("k",))
+    for f in (fam, want):
+        f.add_metric(["a"], 1.0)
+        f.add_metric(["b"], -2.0)
+        f.add_metric(["c"], 0.0)
+    drop_negative(fam)
+    assert rows_of(fam) is not None and sample_count(fam) == 2
+    assert [s.labels["k"] for s in fam.samples] == ["a", "c"]
+    want.samples = [s for s in want.samples if s.value >= 0]
+    assert fam == want
+
+
+@pytest.mark.parametrize("kind", ["text", "openmetrics"])
+@pytest.mark.parametrize("escaping", [om.UNDERSCORES, om.ALLOWUTF8])
+@pytest.mark.parametrize("read_first", [False, True])
+def test_rows_render_as_prometheus_client_writes_the_relabelled_families(kind, escaping, read_first):
+    """Two databases (one with quotes, a backslash, a newline and braces in its labels), their
+    families written from rows with the database labels put in: the bytes prometheus_client's
+    encoder writes for the relabelled, merged families; the same when ``samples`` was read first."""
+    fmt = Format(TEXT if kind == "text" else OPENMETRICS, escaping, "")
+    bases = [{"database": 'DB"{0}\\', "site": "dc\n{1}"}, {"database": "DB2"}]
+    groups, relabelled = [], []
+    for base in bases:
+        fams = _fill(_declared)
+        if read_first:
+            assert all(f.samples is not None and rows_of(f) is None for f in fams)
+        groups.append(render_parts(fams, fmt, base))
+        for fam in _fill(_clients):
+            fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+            relabelled.append(fam)
+    got = assemble(groups, fmt)
+    merged = merge(relabelled)
+    want = (generate_latest(Listed(merged), escaping=escaping) if kind == "text"
+            else om.generate_latest(Listed(merged), escaping=escaping))
+    assert got == want
+    assert b'{0}' in got and b'\\"quoted\\"' in got      # the hostile values made it, escaped
+
+
+def test_rows_without_base_labels_render_as_encode_text():
+    from exporter_common.exposition import encode_text
+    fmt = Format(TEXT, om.UNDERSCORES, "")
+    got = assemble([render_parts(_fill(_declared), fmt)], fmt)
+    assert got == encode_text(_fill(_clients)) == generate_latest(Listed(_fill(_clients)))
