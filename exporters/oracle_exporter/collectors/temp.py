@@ -71,13 +71,13 @@ SPEC = Collector(
                "Temp space held by the sessions of the instance, per temporary tablespace and segment type "
                "(GV$TEMPSEG_USAGE.BLOCKS x db_block_size), per container.",
                ("inst_id", "container", "tablespace", "segtype"), source="GV$TEMPSEG_USAGE.BLOCKS",
-               views=(TEMPSEG.name, PARAMETER.name),
+               views=(TEMPSEG.name, PARAMETER.name, CONTAINERS.name),
                note="segtype: SORT, HASH, DATA, INDEX, LOB_DATA, LOB_INDEX, other."),
         Family("oracle_temp_top_consumer_bytes", "gauge",
                "Temp space held by the session holding the most on the instance, with its container, user and the "
                "SQL_ID that created its temp segments (SQL_ID_TEMPSEG; SQL_ID before 12.1).",
                ("inst_id", "container", "username", "sql_id"), source="GV$TEMPSEG_USAGE.BLOCKS",
-               views=(TEMPSEG.name, PARAMETER.name),
+               views=(TEMPSEG.name, PARAMETER.name, CONTAINERS.name),
                note="one series per instance; its labels follow the top consumer."),
     ))
 NAME, VIEWS = SPEC.name, SPEC.reads
