@@ -84,9 +84,15 @@ STARVATION_CAUSE = (
 
 # rev24 #5: the statement a long call runs now, read when the alert is evaluated (not a label)
 LONG_CALL_SQL_ID = (
-    '{{ with printf "topk(1, oracle_long_call_seconds{job=%q,instance=%q,database=%q,inst_id=%q,username=%q})" '
-    '$labels.job $labels.instance $labels.database $labels.inst_id $labels.username | query }}'
+    '{{ with printf "topk(1, oracle_long_call_seconds{job=%q,instance=%q,database=%q,inst_id=%q,username=%q,'
+    'program_kind!~%q})" $labels.job $labels.instance $labels.database $labels.inst_id $labels.username '
+    '"rman|datapump|px" | query }}'
     '{{ with . | first }}{{ .Labels.sql_id }}{{ end }}{{ else }}unknown (no sample now){{ end }}')
+
+# rev24 #15: the calls the alert judges: a user's own, not an RMAN channel, a Data Pump process or a PX
+# slave (their call lasts the backup, the export, the query); a negative matcher, so an exporter from
+# before program_kind (no such label) is still judged as before
+LONG_CALL_USERS = 'oracle_long_call_seconds{program_kind!~"rman|datapump|px"}'
 
 
 def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
@@ -1258,18 +1264,19 @@ def _signals(cfg: Config) -> list[dict]:
         dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
              doc="An active call of a user has run longer than ${O27_long_call|dur} (the longest per user and "
                  "instance, whatever statement it runs now: a PL/SQL call's SQL_ID changes, the call does not); the "
-                 "SQL_ID running now is in the text. RMAN channels, Data Pump workers and PX slaves are user "
-                 "sessions too (runbook).",
+                 "SQL_ID running now is in the text. RMAN channels, Data Pump processes and PX slaves "
+                 "(program_kind rman, datapump, px) are user sessions too: not judged, still on the dashboard "
+                 "(rev24 #15).",
              expr="max by (" + cfg.by("database", "inst_id", "username") + ") (\n  "
-                  + _fresh_or_bridged("oracle_long_call_seconds", "long_calls", cfg.by("database"))
+                  + _fresh_or_bridged(LONG_CALL_USERS, "long_calls", cfg.by("database"))
                   + "\n) > ${O27_long_call}",
              summary="A call of {{ $labels.username }} has run for over an hour on " + _DB,
              description="A call of {{ $labels.username }} on " + _DB + " has been running for "
                          "{{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold ${O27_long_call|dur}, "
                          "O27); it runs SQL_ID " + LONG_CALL_SQL_ID + " now (a PL/SQL call moves through many "
                          "statements; 'none' between them): its plan (DBMS_XPLAN.DISPLAY_CURSOR), its waits and "
-                         "whether it may be killed; the text is in GV$SQL. An RMAN channel, a Data Pump worker or a "
-                         "PX slave is a user call too: see the runbook before acting."),
+                         "whether it may be killed; the text is in GV$SQL. RMAN channels, Data Pump processes and "
+                         "PX slaves are left out (program_kind): the runbook says why."),
     ]
 
 

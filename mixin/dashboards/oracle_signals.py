@@ -134,13 +134,17 @@ def long_calls(cfg: Config) -> list:
     return [
         db.Row("Long-running calls"),
         timeseries_panel("Longest active user calls", "[O27] Seconds the long_calls_max longest ACTIVE user calls "
-                         "per instance have run (GV$SESSION.LAST_CALL_ET) by SQL_ID and user; background "
-                         "processes left out (OracleLongRunningCall). The text: GV$SQL by SQL_ID.", "s",
-                         [q(f"oracle_long_call_seconds{{{DB}}}", "{{database}} {{inst_id}} {{sql_id}} {{username}}")],
+                         "per instance and program_kind have run (GV$SESSION.LAST_CALL_ET) by SQL_ID and user; "
+                         "background processes left out; RMAN channels, Data Pump processes and PX slaves shown "
+                         "(program_kind rman, datapump, px) but only program_kind user is judged by "
+                         "OracleLongRunningCall. The text: GV$SQL by SQL_ID.", "s",
+                         [q(f"oracle_long_call_seconds{{{DB}}}",
+                            "{{database}} {{inst_id}} {{program_kind}} {{sql_id}} {{username}}")],
                          w=16, th=cfg.th("O27_long_call")),
         timeseries_panel("User calls running over a minute", "[O27] Active user calls running at least "
-                         "long_calls_min_seconds, those without a series of their own included.", "short",
-                         [q(f"oracle_long_calls{{{DB}}}", "{{database}} {{inst_id}}")], w=8),
+                         "long_calls_min_seconds by program_kind (rman, datapump, px, user), those without a "
+                         "series of their own included.", "short",
+                         [q(f"oracle_long_calls{{{DB}}}", "{{database}} {{inst_id}} {{program_kind}}")], w=8),
     ]
 
 

@@ -173,6 +173,7 @@ def signal_tests(pack) -> list:
                           {k: v for k, v in call.items() if k != "sql_id"}, start + 60 * fire, window=0,
                           queries={LONG_CALL_SQL_ID: "9zg9qd9bm4spu"}))
     tests += long_call_churn_tests(pack, start, fire)
+    tests += long_call_kind_tests(pack, start, fire)
     tests += alert_log_gap_tests(pack)
     short = {**ORA, **DB, "inst_id": "1", "sql_id": "0k8522rmdzg4k", "username": "BATCH"}
     tests.append(quiet("OracleLongRunningCall: batch steps of 55 minutes, one after the other, are quiet", alert,
@@ -236,6 +237,35 @@ def long_call_churn_tests(pack, start: int, fire: int) -> list:
                                  {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
             quiet("OracleLongRunningCall: the same churning PL/SQL call at 50 minutes is quiet", alert,
                   churn("BATCH", 3000 - 60 * n), n)]
+
+
+def long_call_kind_tests(pack, start: int, fire: int) -> list:
+    """rev24 #15, failure first: the nightly backup (8 RMAN channels of SYS, 1.5 h), a Data Pump
+    export of SYSTEM (over an hour) and the 16 PX slaves of REPORTS' parallel query (longer than their
+    coordinator) run while REPORTS' own call (the coordinator) crosses one hour: the alert fires for
+    REPORTS only, with the coordinator's value and SQL_ID, not a slave's; SYS's own short call is
+    quiet. Quiet counterpart: the same night without any user call past the hour."""
+    alert = "OracleLongRunningCall"
+    n = fire + 2
+
+    def g(sql_id, user, kind, first):
+        lab = {**ORA, **DB, "inst_id": "1", "sql_id": sql_id, "username": user, "program_kind": kind}
+        return {"series": sel("oracle_long_call_seconds", lab),
+                "values": " ".join(str(first + 60 * t) for t in range(n + 1))}
+    night = [g("none", "SYS", "rman", 5400), g("bn6m4qm0wzpyq", "SYSTEM", "datapump", 4000),
+             g("5ms6rbzdnq16t", "REPORTS", "px", start + 600), g("f3yfg50ga0r8n", "SYS", "user", 120),
+             {"series": sel("oracle_collector_success", {**ORA, **DB, "collector": "long_calls"}),
+              "values": f"1x{n}"}]
+    user = g("9zg9qd9bm4spu", "REPORTS", "user", start)
+    exp = pack.expect(alert, 0, {**DB, "inst_id": "1", "username": "REPORTS"}, start + 60 * fire,
+                      {LONG_CALL_SQL_ID: "9zg9qd9bm4spu"})
+    return [{"name": "OracleLongRunningCall: RMAN channels, a Data Pump export and PX slaves past one hour are "
+                     "quiet while a user's call past one hour fires, with its own SQL_ID (rev24 #15)",
+             "interval": "1m", "input_series": night + [user],
+             "alert_rule_test": [{"eval_time": f"{fire - 1}m", "alertname": alert, "exp_alerts": []},
+                                 {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
+            quiet("OracleLongRunningCall: an RMAN backup, a Data Pump export and PX slaves past one hour, no "
+                  "user call past it, are quiet", alert, night, n)]
 
 
 def alert_log_gap_tests(pack) -> list:
