@@ -2,7 +2,7 @@
 detail panel, and issue 14's host signals (run delay, multipath, NVMe) likewise an alert with a
 runbook and a panel (the wallboard for run delay and lost paths).
 
-A metric "is used" by a rule or panel when its expression names it, directly or through a
+A metric "is used" by a rule or panel when its expression (or a query in an alert's text) names it, directly or through a
 recording rule (alerts/recording.rules.yml) that names it."""
 from __future__ import annotations
 
@@ -62,7 +62,16 @@ def _expand(expr: str) -> set[str]:
     return names
 
 
-ALERTS = [(r["alert"], _expand(r["expr"]), r["annotations"].get("runbook_url", "")) for r in _rules("alerts.rules.yml")]
+def _annotation_queries(rule: dict) -> str:
+    """The PromQL an alert's text runs (`{{ with printf "<query>" ... | query }}`): an alert that
+    names its measured cause in its text (R13's run delay) reads that signal there, not in its
+    identity (a measured cause in the labels restarts `for` whenever it changes)."""
+    return " ".join(q for text in rule.get("annotations", {}).values()
+                    for q in re.findall(r'printf "([^"]*)"[^}]*\| query', text))
+
+
+ALERTS = [(r["alert"], _expand(r["expr"] + " " + _annotation_queries(r)), r["annotations"].get("runbook_url", ""))
+          for r in _rules("alerts.rules.yml")]
 
 
 def _panels(uid_pred) -> list[tuple[str, str, set]]:
