@@ -258,13 +258,10 @@ class _AuthCache:
     def check(self, header: str | None) -> bool:
         if not self.users:
             return True
-        scheme, _, credentials = (header or "").strip().partition(" ")
-        if scheme.lower() != "basic":      # the scheme is case-insensitive (RFC 7617; Go accepts "basic")
+        basic = _basic_credentials(header)
+        if basic is None:
             return False
-        try:
-            user, _, password = base64.b64decode(credentials.strip(), validate=True).decode("utf-8").partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
+        user, password = basic
         hashed = self.users.get(user)
         key = hashlib.sha256(f"{user}\0{password}\0".encode() + (hashed or b"")).digest()
         with self.lock:
@@ -290,19 +287,29 @@ class _AuthCache:
         already checked): cheap enough for the event loop."""
         if not self.users:
             return True
-        scheme, _, credentials = (header or "").strip().partition(" ")
-        if scheme.lower() != "basic":
+        basic = _basic_credentials(header)
+        if basic is None:
             return False
-        try:
-            user, _, password = base64.b64decode(credentials.strip(), validate=True).decode("utf-8").partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
+        user, password = basic
         hashed = self.users.get(user)
         if hashed is None:
             return False
         key = hashlib.sha256(f"{user}\0{password}\0".encode() + hashed).digest()
         with self.lock:
             return key in self.ok
+
+
+def _basic_credentials(header: str | None) -> tuple[str, str] | None:
+    """(user, password) of a Basic Authorization header, None when it is not one. The scheme is
+    case-insensitive (RFC 7617; Go accepts "basic")."""
+    scheme, _, credentials = (header or "").strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, _, password = base64.b64decode(credentials.strip(), validate=True).decode("utf-8").partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return user, password
 
 
 # Limits of the HTTP server (exporter-toolkit / Go net/http parity, issue 15):
