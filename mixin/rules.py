@@ -1244,8 +1244,8 @@ def _signals(cfg: Config) -> list[dict]:
                          "PDB_PLUG_IN_VIOLATIONS."),
         dict(alert="OracleSchedulerJobFailed", ids=["O25_scheduler"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_scheduler_job_failures") + " > ${O25_scheduler}",
-             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job }} of {{ $labels.database }} failed",
-             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
+             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job_name }} of {{ $labels.database }} failed",
+             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job_name }} of "
                          "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
                          "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
         dict(alert="OracleAlertLogCriticalError", ids=["O26_alert_log"], layer="oracle", dashboard="oracle-signals",

@@ -105,12 +105,12 @@ def scheduler(cfg: Config) -> list:
         timeseries_panel("Failed scheduler job runs (last 24 h)", "[O25] Runs that FAILED per job (opt-in "
                          "scheduler_jobs collector; OracleSchedulerJobFailed), and the failures of the jobs beyond "
                          "scheduler_jobs_max.", "short",
-                         [q(f"oracle_scheduler_job_failures{{{DB}}}", "{{database}} {{owner}}.{{job}}", "A"),
+                         [q(f"oracle_scheduler_job_failures{{{DB}}}", "{{database}} {{owner}}.{{job_name}}", "A"),
                           q(f"oracle_scheduler_job_failures_omitted{{{DB}}}", "{{database}} other jobs", "B")],
                          w=12, th=cfg.th("O25_scheduler")),
         timeseries_panel("Newest error code per failing job", "[O25] ERROR# of the newest failed run (the ORA- "
                          "code as a number; the text is in DBA_SCHEDULER_JOB_RUN_DETAILS).", "none",
-                         [q(f"oracle_scheduler_job_last_error_code{{{DB}}}", "{{database}} {{owner}}.{{job}}")],
+                         [q(f"oracle_scheduler_job_last_error_code{{{DB}}}", "{{database}} {{owner}}.{{job_name}}")],
                          w=12, minimum=None),
     ]
 

@@ -133,10 +133,10 @@ def signal_tests(pack) -> list:
 
     # ---------------------------------------------------------------- scheduler jobs (O25)
     alert = "OracleSchedulerJobFailed"
-    job = {**ORA, **DB, "owner": "APP", "job": "PURGE_AUDIT"}
+    job = {**ORA, **DB, "owner": "APP", "job_name": "PURGE_AUDIT"}
     tests.append(scenario(pack, "OracleSchedulerJobFailed: the nightly purge failed fires", alert, 0,
                           [tl2.gauge("oracle_scheduler_job_failures", job, [(0, 0), (H, 1)])],
-                          {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
+                          {**DB, "owner": "APP", "job_name": "PURGE_AUDIT"}, 1, window=0))
     tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
                        [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
 
