@@ -254,17 +254,18 @@ def long_call_kind_tests(pack, start: int, fire: int) -> list:
                 "values": " ".join(str(first + 60 * t) for t in range(n + 1))}
     night = [g("none", "SYS", "rman", 5400), g("bn6m4qm0wzpyq", "SYSTEM", "datapump", 4000),
              g("5ms6rbzdnq16t", "REPORTS", "px", start + 600), g("f3yfg50ga0r8n", "SYS", "user", 120),
+             g("b6usrg82hwsa3", "SYS", "job", 3 * 3600),      # the nightly statistics gathering (J001)
              {"series": sel("oracle_collector_success", {**ORA, **DB, "collector": "long_calls"}),
               "values": f"1x{n}"}]
     user = g("9zg9qd9bm4spu", "REPORTS", "user", start)
     exp = pack.expect(alert, 0, {**DB, "inst_id": "1", "username": "REPORTS"}, start + 60 * fire,
                       {LONG_CALL_SQL_ID: "9zg9qd9bm4spu"})
-    return [{"name": "OracleLongRunningCall: RMAN channels, a Data Pump export and PX slaves past one hour are "
+    return [{"name": "OracleLongRunningCall: RMAN channels, a Data Pump export, PX slaves and the statistics job past one hour are "
                      "quiet while a user's call past one hour fires, with its own SQL_ID (rev24 #15)",
              "interval": "1m", "input_series": night + [user],
              "alert_rule_test": [{"eval_time": f"{fire - 1}m", "alertname": alert, "exp_alerts": []},
                                  {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
-            quiet("OracleLongRunningCall: an RMAN backup, a Data Pump export and PX slaves past one hour, no "
+            quiet("OracleLongRunningCall: an RMAN backup, a Data Pump export, PX slaves and the statistics job past one hour, no "
                   "user call past it, are quiet", alert, night, n)]
 
 
