@@ -86,13 +86,14 @@ STARVATION_CAUSE = (
 LONG_CALL_SQL_ID = (
     '{{ with printf "topk(1, oracle_long_call_seconds{job=%q,instance=%q,database=%q,inst_id=%q,username=%q,'
     'program_kind!~%q})" $labels.job $labels.instance $labels.database $labels.inst_id $labels.username '
-    '"rman|datapump|px" | query }}'
+    '"rman|datapump|px|job" | query }}'
     '{{ with . | first }}{{ .Labels.sql_id }}{{ end }}{{ else }}unknown (no sample now){{ end }}')
 
 # rev24 #15: the calls the alert judges: a user's own, not an RMAN channel, a Data Pump process or a PX
 # slave (their call lasts the backup, the export, the query); a negative matcher, so an exporter from
-# before program_kind (no such label) is still judged as before
-LONG_CALL_USERS = 'oracle_long_call_seconds{program_kind!~"rman|datapump|px"}'
+# before program_kind (no such label) is still judged as before. Scheduler job slaves (job: the nightly
+# statistics gathering runs for hours) are left out too: a job's own limit is its MAX_RUN_DURATION
+LONG_CALL_USERS = 'oracle_long_call_seconds{program_kind!~"rman|datapump|px|job"}'
 
 
 def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
@@ -1244,8 +1245,8 @@ def _signals(cfg: Config) -> list[dict]:
                          "PDB_PLUG_IN_VIOLATIONS."),
         dict(alert="OracleSchedulerJobFailed", ids=["O25_scheduler"], layer="oracle", dashboard="oracle-signals",
              expr=_gauge("oracle_scheduler_job_failures") + " > ${O25_scheduler}",
-             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job }} of {{ $labels.database }} failed",
-             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job }} of "
+             summary="Scheduler job {{ $labels.owner }}.{{ $labels.job_name }} of {{ $labels.database }} failed",
+             description="{{ $value }} run(s) of scheduler job {{ $labels.owner }}.{{ $labels.job_name }} of "
                          "{{ $labels.database }} FAILED in the last 24 hours (O25); the error code is "
                          "oracle_scheduler_job_last_error_code, the text in DBA_SCHEDULER_JOB_RUN_DETAILS."),
         dict(alert="OracleAlertLogCriticalError", ids=["O26_alert_log"], layer="oracle", dashboard="oracle-signals",
@@ -1264,9 +1265,9 @@ def _signals(cfg: Config) -> list[dict]:
         dict(alert="OracleLongRunningCall", ids=["O27_long_call"], layer="oracle", dashboard="oracle-signals",
              doc="An active call of a user has run longer than ${O27_long_call|dur} (the longest per user and "
                  "instance, whatever statement it runs now: a PL/SQL call's SQL_ID changes, the call does not); the "
-                 "SQL_ID running now is in the text. RMAN channels, Data Pump processes and PX slaves "
-                 "(program_kind rman, datapump, px) are user sessions too: not judged, still on the dashboard "
-                 "(rev24 #15).",
+                 "SQL_ID running now is in the text. RMAN channels, Data Pump processes, PX slaves and scheduler "
+                 "job slaves (program_kind rman, datapump, px, job) are user sessions too: not judged, still on "
+                 "the dashboard (rev24 #15).",
              expr="max by (" + cfg.by("database", "inst_id", "username") + ") (\n  "
                   + _fresh_or_bridged(LONG_CALL_USERS, "long_calls", cfg.by("database"))
                   + "\n) > ${O27_long_call}",
@@ -1275,8 +1276,8 @@ def _signals(cfg: Config) -> list[dict]:
                          "{{ $value | humanizeDuration }} (GV$SESSION.LAST_CALL_ET, threshold ${O27_long_call|dur}, "
                          "O27); it runs SQL_ID " + LONG_CALL_SQL_ID + " now (a PL/SQL call moves through many "
                          "statements; 'none' between them): its plan (DBMS_XPLAN.DISPLAY_CURSOR), its waits and "
-                         "whether it may be killed; the text is in GV$SQL. RMAN channels, Data Pump processes and "
-                         "PX slaves are left out (program_kind): the runbook says why."),
+                         "whether it may be killed; the text is in GV$SQL. RMAN channels, Data Pump processes, "
+                         "PX slaves and scheduler jobs are left out (program_kind): the runbook says why."),
     ]
 
 

@@ -105,12 +105,12 @@ def scheduler(cfg: Config) -> list:
         timeseries_panel("Failed scheduler job runs (last 24 h)", "[O25] Runs that FAILED per job (opt-in "
                          "scheduler_jobs collector; OracleSchedulerJobFailed), and the failures of the jobs beyond "
                          "scheduler_jobs_max.", "short",
-                         [q(f"oracle_scheduler_job_failures{{{DB}}}", "{{database}} {{owner}}.{{job}}", "A"),
+                         [q(f"oracle_scheduler_job_failures{{{DB}}}", "{{database}} {{owner}}.{{job_name}}", "A"),
                           q(f"oracle_scheduler_job_failures_omitted{{{DB}}}", "{{database}} other jobs", "B")],
                          w=12, th=cfg.th("O25_scheduler")),
         timeseries_panel("Newest error code per failing job", "[O25] ERROR# of the newest failed run (the ORA- "
                          "code as a number; the text is in DBA_SCHEDULER_JOB_RUN_DETAILS).", "none",
-                         [q(f"oracle_scheduler_job_last_error_code{{{DB}}}", "{{database}} {{owner}}.{{job}}")],
+                         [q(f"oracle_scheduler_job_last_error_code{{{DB}}}", "{{database}} {{owner}}.{{job_name}}")],
                          w=12, minimum=None),
     ]
 
@@ -135,14 +135,14 @@ def long_calls(cfg: Config) -> list:
         db.Row("Long-running calls"),
         timeseries_panel("Longest active user calls", "[O27] Seconds the long_calls_max longest ACTIVE user calls "
                          "per instance and program_kind have run (GV$SESSION.LAST_CALL_ET) by SQL_ID and user; "
-                         "background processes left out; RMAN channels, Data Pump processes and PX slaves shown "
-                         "(program_kind rman, datapump, px) but only program_kind user is judged by "
+                         "background processes and idle waits left out; RMAN channels, Data Pump processes, PX "
+                         "slaves and scheduler jobs shown (program_kind rman, datapump, px, job) but only program_kind user is judged by "
                          "OracleLongRunningCall. The text: GV$SQL by SQL_ID.", "s",
                          [q(f"oracle_long_call_seconds{{{DB}}}",
                             "{{database}} {{inst_id}} {{program_kind}} {{sql_id}} {{username}}")],
                          w=16, th=cfg.th("O27_long_call")),
         timeseries_panel("User calls running over a minute", "[O27] Active user calls running at least "
-                         "long_calls_min_seconds by program_kind (rman, datapump, px, user), those without a "
+                         "long_calls_min_seconds by program_kind (rman, datapump, px, job, user), those without a "
                          "series of their own included.", "short",
                          [q(f"oracle_long_calls{{{DB}}}", "{{database}} {{inst_id}} {{program_kind}}")], w=8),
     ]

@@ -133,10 +133,10 @@ def signal_tests(pack) -> list:
 
     # ---------------------------------------------------------------- scheduler jobs (O25)
     alert = "OracleSchedulerJobFailed"
-    job = {**ORA, **DB, "owner": "APP", "job": "PURGE_AUDIT"}
+    job = {**ORA, **DB, "owner": "APP", "job_name": "PURGE_AUDIT"}
     tests.append(scenario(pack, "OracleSchedulerJobFailed: the nightly purge failed fires", alert, 0,
                           [tl2.gauge("oracle_scheduler_job_failures", job, [(0, 0), (H, 1)])],
-                          {**DB, "owner": "APP", "job": "PURGE_AUDIT"}, 1, window=0))
+                          {**DB, "owner": "APP", "job_name": "PURGE_AUDIT"}, 1, window=0))
     tests.append(quiet("OracleSchedulerJobFailed: no failed run in the last day is quiet", alert,
                        [tl2.gauge("oracle_scheduler_job_failures_omitted", {**ORA, **DB}, [(0, 0)])], n))
 
@@ -254,17 +254,18 @@ def long_call_kind_tests(pack, start: int, fire: int) -> list:
                 "values": " ".join(str(first + 60 * t) for t in range(n + 1))}
     night = [g("none", "SYS", "rman", 5400), g("bn6m4qm0wzpyq", "SYSTEM", "datapump", 4000),
              g("5ms6rbzdnq16t", "REPORTS", "px", start + 600), g("f3yfg50ga0r8n", "SYS", "user", 120),
+             g("b6usrg82hwsa3", "SYS", "job", 3 * 3600),      # the nightly statistics gathering (J001)
              {"series": sel("oracle_collector_success", {**ORA, **DB, "collector": "long_calls"}),
               "values": f"1x{n}"}]
     user = g("9zg9qd9bm4spu", "REPORTS", "user", start)
     exp = pack.expect(alert, 0, {**DB, "inst_id": "1", "username": "REPORTS"}, start + 60 * fire,
                       {LONG_CALL_SQL_ID: "9zg9qd9bm4spu"})
-    return [{"name": "OracleLongRunningCall: RMAN channels, a Data Pump export and PX slaves past one hour are "
+    return [{"name": "OracleLongRunningCall: RMAN channels, a Data Pump export, PX slaves and the statistics job past one hour are "
                      "quiet while a user's call past one hour fires, with its own SQL_ID (rev24 #15)",
              "interval": "1m", "input_series": night + [user],
              "alert_rule_test": [{"eval_time": f"{fire - 1}m", "alertname": alert, "exp_alerts": []},
                                  {"eval_time": f"{fire}m", "alertname": alert, "exp_alerts": [exp]}]},
-            quiet("OracleLongRunningCall: an RMAN backup, a Data Pump export and PX slaves past one hour, no "
+            quiet("OracleLongRunningCall: an RMAN backup, a Data Pump export, PX slaves and the statistics job past one hour, no "
                   "user call past it, are quiet", alert, night, n)]
 
 

@@ -214,3 +214,40 @@ def test_demo_every_job_has_its_autobackup_and_the_standby_records_its_own_backu
     assert ages["DEMO"]["full"] != ages["DEMOSB"]["full"]
     # DEMO's level 0 job: Sunday 23:00-23:49, 33 h 11 min before Tuesday 09:00
     assert ages["DEMO"]["full"] == 33 * 3600 + 11 * 60
+
+
+def fetched(view, rows, sysdate):
+    """The rows the view's shipped WHERE returns from ``rows``, evaluated by SQLite (DATEs as Julian
+    days, SYSDATE the host clock's now): what the exporter gets from the control file."""
+    import sqlite3
+    cols = sorted({c for r in rows for c in r})
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE TABLE t (i, SYSDATE, {', '.join(cols)})")
+    for i, r in enumerate(rows):
+        vals = [i, sysdate] + [r.get(c) for c in cols]
+        db.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(vals))})", vals)
+    jd = "julianday(replace({0}, 'T', ' '))"
+    sql = view.where
+    for c in ("START_TIME", "COMPLETION_TIME"):
+        sql = sql.replace(c, jd.format(c))
+    sql = sql.replace("SYSDATE", jd.format("SYSDATE"))
+    keep = {i for (i,) in db.execute(f"SELECT i FROM t WHERE {sql}", view.where_binds)}
+    return [r for i, r in enumerate(rows) if i in keep]
+
+
+def test_a_tablespace_level_0_older_than_a_week_is_never_the_full_backup():
+    """Reviewer: BACKUP INCREMENTAL LEVEL 0 TABLESPACE NEWAPP 11 days ago wrote a level 0 set; its
+    DATAFILE INCR job must be read as long as the set is, else the set looks like a level 0 whose job
+    record was reused and counts as the full backup (10.9 days instead of 29)."""
+    now = "2025-03-11T10:00:00"
+    sets = [bset(1, "I", 0, "2025-02-09T23:55:40"), bset(2, "I", 0, "2025-02-28T12:00:00"),
+            bset(3, "L", None, "2025-02-28T12:30:00"), bset(4, "L", None, "2025-03-11T08:01:30")]
+    jobs = [job(50, "DB INCR", "COMPLETED", "2025-02-09T23:00:00", "2025-02-09T23:55:41"),
+            job(51, "DATAFILE INCR", "COMPLETED", "2025-02-28T11:30:00", "2025-02-28T12:00:05"),
+            job(52, "ARCHIVELOG", "COMPLETED", "2025-02-28T12:29:00", "2025-02-28T12:30:05"),
+            job(53, "ARCHIVELOG", "COMPLETED", "2025-03-11T08:00:02", "2025-03-11T08:01:33")]
+    got_sets, got_jobs = fetched(backups.BACKUP_SET, sets, now), fetched(backups.JOB_DETAILS, jobs, now)
+    assert [j["SESSION_KEY"] for j in got_jobs] == [50, 51, 53]     # archivelog jobs: the last 8 days only
+    assert [s["SET_COUNT"] for s in got_sets] == [1, 2, 4]
+    assert value(run(got_sets, got_jobs), "oracle_backup_age_seconds", kind="full") == \
+        29 * 86400 + 10 * 3600 + 4 * 60 + 19

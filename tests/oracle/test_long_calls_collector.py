@@ -17,10 +17,10 @@ NOW = "2025-03-11T09:00:00Z"
 
 
 def sess(inst, sid, *, type_="USER", status="ACTIVE", secs=2, sql_id="7h35uxf5uhmm1", user="APP",
-         program="JDBC Thin Client"):
+         program="JDBC Thin Client", state="WAITING", event="db file scattered read", wait_class="User I/O"):
     background = type_ == "BACKGROUND"
-    r = row(SESSION, INST_ID=inst, SID=sid, TYPE=type_, STATUS=status, STATE="WAITING",
-            EVENT="db file scattered read", WAIT_CLASS="User I/O", WAIT_TIME_MICRO=4_000,
+    r = row(SESSION, INST_ID=inst, SID=sid, TYPE=type_, STATUS=status, STATE=state,
+            EVENT=event, WAIT_CLASS=wait_class, WAIT_TIME_MICRO=4_000,
             BLOCKING_SESSION_STATUS="NO HOLDER", BLOCKING_INSTANCE=None, BLOCKING_SESSION=None,
             **{"SERIAL#": 100 + sid}, USERNAME=None if background else user,
             PROGRAM="oracle@db1 (LGWR)" if background else program,
@@ -44,7 +44,7 @@ def call(inst, sql_id, user, kind="user"):
 
 
 def zeros(inst):
-    return {count(inst, k): 0.0 for k in ("rman", "datapump", "px", "user")}
+    return {count(inst, k): 0.0 for k in ("rman", "datapump", "px", "job", "user")}
 
 
 OLTP = [sess(1, 3, type_="BACKGROUND", secs=864_000, status="ACTIVE"),        # LGWR, 10 days
@@ -104,13 +104,13 @@ def test_backup_export_and_px_slaves_are_told_apart_from_the_users_calls():
                                      sess(1, 831, secs=3900, sql_id="1mt9jyd0wnw1c", user="BATCH",
                                           program="oracle@db1 (J000)")])                # a scheduler job
     assert {k: v for k, v in found.items() if k[0] == "oracle_long_calls"} == {
-        count(1, "rman"): 8, count(1, "datapump"): 3, count(1, "px"): 17, count(1, "user"): 2,
-        count(2, "rman"): 1, count(2, "datapump"): 1, count(2, "px"): 0, count(2, "user"): 0}
+        count(1, "rman"): 8, count(1, "datapump"): 3, count(1, "px"): 17, count(1, "job"): 1, count(1, "user"): 1,
+        count(2, "rman"): 1, count(2, "datapump"): 1, count(2, "px"): 0, count(2, "job"): 0, count(2, "user"): 0}
     assert found[call(1, "none", "SYS", "rman")] == 5407
     assert found[call(1, "bn6m4qm0wzpyq", "SYSTEM", "datapump")] == 4000
     assert found[call(1, "5ms6rbzdnq16t", "REPORTS", "px")] == 4300
     assert found[call(1, "5ms6rbzdnq16t", "REPORTS", "user")] == 4300       # the QC: the user's own call
-    assert found[call(1, "1mt9jyd0wnw1c", "BATCH", "user")] == 3900
+    assert found[call(1, "1mt9jyd0wnw1c", "BATCH", "job")] == 3900
     assert found[call(2, "f3yfg50ga0r8n", "SYS", "rman")] == 3700
     assert found[call(2, "f3yfg50ga0r8n", "SYS", "datapump")] == 3700
 
@@ -130,7 +130,35 @@ def test_program_kind_reads_the_forms_oracle_sets():
     from oracle_exporter.collectors.long_calls import program_kind
     assert [program_kind(p) for p in ("rman@db1 (TNS V1-V3)", "rman.exe", "RMAN.EXE", "oracle@db1 (DW0A)",
                                       "oracle@db1 (DM00)", "oracle@db1.example.com (P00A)", "ORACLE.EXE (P001)",
-                                      "oracle@db1 (J001)", "sqlplus@app1 (TNS V1-V3)", "JDBC Thin Client",
-                                      "rmanager.py", "python@app1 (P000)", None, "")] == [
-        "rman", "rman", "rman", "datapump", "datapump", "px", "px", "user", "user", "user", "user", "user",
-        "user", "user"]
+                                      "oracle@db1 (J001)", "ORACLE.EXE (J000)", "sqlplus@app1 (TNS V1-V3)",
+                                      "JDBC Thin Client", "rmanager.py", "python@app1 (P000)", "python@app1 (J000)",
+                                      None, "")] == [
+        "rman", "rman", "rman", "datapump", "datapump", "px", "px", "job", "job", "user", "user", "user", "user",
+        "user", "user", "user"]
+
+
+def test_an_active_session_waiting_in_an_idle_class_event_is_not_a_long_call():
+    """Reviewer: an AQ listener dequeuing with WAIT FOREVER (its transaction open: GV$SESSION reads it
+    through TADDR), a DBMS_LOCK.SLEEP loop, a DBMS_PIPE.RECEIVE_MESSAGE are ACTIVE calls of days that
+    wait for work, not run: left out, so they never push a runaway query out of the top 5; the same
+    session on CPU, or in a non-idle wait, is counted."""
+    idle = [sess(1, 400 + k, secs=6 * 86400 + k, sql_id=f"8x0fpcfa9tm5{k}", user="APP_AQ", event=ev,
+                 wait_class="Idle")
+            for k, ev in enumerate(("Streams AQ: waiting for messages in the queue", "PL/SQL lock timer",
+                                    "pipe get", "jobq slave wait", "SQL*Net message from client",
+                                    "Streams AQ: waiting for messages in the queue"))]
+    runaway = sess(1, 500, secs=7300, sql_id="9zg9qd9bm4spu", user="REPORTS")
+    on_cpu = sess(1, 501, secs=3900, sql_id="b6usrg82hwsa3", user="APP_AQ", state="WAITED SHORT TIME",
+                  event="Streams AQ: waiting for messages in the queue", wait_class="Idle")
+    found = run(OLTP + idle + [runaway, on_cpu])
+    assert found == {**zeros(1), count(1): 2.0, call(1, "9zg9qd9bm4spu", "REPORTS"): 7300,
+                     call(1, "b6usrg82hwsa3", "APP_AQ"): 3900}
+
+
+def test_scheduler_job_slaves_are_their_own_kind():
+    """Oracle's job slaves (J000..) run the nightly statistics gathering and the applications' jobs:
+    program_kind job, their own top 5, never counted as a user's call."""
+    stats = sess(1, 600, secs=3 * 3600, sql_id="b6usrg82hwsa3", user="SYS", program="oracle@db1 (J001)")
+    found = run(OLTP + [stats, sess(1, 601, secs=400, sql_id="9zg9qd9bm4spu", user="REPORTS")])
+    assert found == {**zeros(1), count(1, "job"): 1.0, count(1): 1.0,
+                     call(1, "b6usrg82hwsa3", "SYS", "job"): 3 * 3600, call(1, "9zg9qd9bm4spu", "REPORTS"): 400}

@@ -47,25 +47,25 @@ def test_a_nightly_job_failing_and_its_newest_error_code():
             run_row(9107, "APP", "PURGE_AUDIT", "2025-03-11T02:00:03.902000+01:00", 1013),
             run_row(9050, "SYS", "ORA$AT_OS_OPT_SY_4711", "2025-03-10T22:00:12.000000+01:00", 20000, con_id=1)]
     fams = run(rows)
-    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="PURGE_AUDIT") == 2
-    assert value(fams, "oracle_scheduler_job_last_error_code", container="SALES", owner="APP", job="PURGE_AUDIT") == 1013
-    assert value(fams, "oracle_scheduler_job_failures", container="CDB$ROOT", owner="SYS", job="ORA$AT_OS_OPT_SY_4711") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job_name="PURGE_AUDIT") == 2
+    assert value(fams, "oracle_scheduler_job_last_error_code", container="SALES", owner="APP", job_name="PURGE_AUDIT") == 1013
+    assert value(fams, "oracle_scheduler_job_failures", container="CDB$ROOT", owner="SYS", job_name="ORA$AT_OS_OPT_SY_4711") == 1
 
 
 def test_a_flood_of_failing_jobs_is_bounded_most_failures_first():
     rows = [run_row(k, "APP", f"JOB_{k % 30:02d}", f"2025-03-11T08:{k % 60:02d}:00", 942) for k in range(300)]
     rows += [run_row(1000 + k, "APP", "EVERY_MINUTE", f"2025-03-11T07:{k:02d}:00", 1017) for k in range(60)]
     fams = run(rows, Settings(collectors={"scheduler_jobs": True}, scheduler_jobs_max=5))
-    jobs = {dict(k[1])["job"] for k in samples(fams) if k[0] == "oracle_scheduler_job_failures"}
+    jobs = {dict(k[1])["job_name"] for k in samples(fams) if k[0] == "oracle_scheduler_job_failures"}
     assert len(jobs) == 5 and "EVERY_MINUTE" in jobs
-    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="EVERY_MINUTE") == 60
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job_name="EVERY_MINUTE") == 60
     assert value(fams, "oracle_scheduler_job_failures_omitted") == 300 - 4 * 10
 
 
 def test_before_12_1_the_dba_view_is_read_the_same_way():
     rows = [{k: v for k, v in run_row(1, "APP", "NIGHTLY", "2025-03-11T02:00:00", 1652).items() if k != "CON_ID"}]
     fams = run(rows, view="DBA_SCHEDULER_JOB_RUN_DETAILS")
-    assert value(fams, "oracle_scheduler_job_failures", container="", owner="APP", job="NIGHTLY") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="", owner="APP", job_name="NIGHTLY") == 1
 
 
 def test_the_same_job_failing_in_two_pdbs_is_two_series_from_the_root():
@@ -75,12 +75,12 @@ def test_the_same_job_failing_in_two_pdbs_is_two_series_from_the_root():
             run_row(501, "APP", "NIGHTLY_PURGE", "2025-03-11T02:00:05.000000+01:00", 1652, con_id=4),
             run_row(502, "APP", "NIGHTLY_PURGE", "2025-03-10T02:00:05.000000+01:00", 1652, con_id=4)]
     fams = run(rows)
-    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job="NIGHTLY_PURGE") == 1
-    assert value(fams, "oracle_scheduler_job_failures", container="HR", owner="APP", job="NIGHTLY_PURGE") == 2
+    assert value(fams, "oracle_scheduler_job_failures", container="SALES", owner="APP", job_name="NIGHTLY_PURGE") == 1
+    assert value(fams, "oracle_scheduler_job_failures", container="HR", owner="APP", job_name="NIGHTLY_PURGE") == 2
     assert value(fams, "oracle_scheduler_job_last_error_code", container="SALES", owner="APP",
-                 job="NIGHTLY_PURGE") == 1013
+                 job_name="NIGHTLY_PURGE") == 1013
     assert value(fams, "oracle_scheduler_job_last_error_code", container="HR", owner="APP",
-                 job="NIGHTLY_PURGE") == 1652
+                 job_name="NIGHTLY_PURGE") == 1652
 
 
 def test_without_container_names_the_con_id_keeps_them_apart():

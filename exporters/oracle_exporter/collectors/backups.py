@@ -30,7 +30,7 @@ default), so they answer on a mounted standby too.
   elsewhere, a test database) has none, and OracleBackupTooOld stays silent for it.
 
 Only the recent rows are read (the last 35 days, and the last 8 days of archived-log sets and of
-the jobs that are not whole-database backups): a control file with a long CONTROL_FILE_RECORD_KEEP_TIME
+the jobs that back up neither the database nor datafiles: a level 0 set is read with its job): a control file with a long CONTROL_FILE_RECORD_KEEP_TIME
 holds thousands of records, most of them archived-log sets. A backup older than the lookback is
 "none" (OracleBackupTooOld, cause none, fires as for a database never backed up).
 
@@ -63,9 +63,12 @@ BACKUP_SET = register(View(
 JOB_DETAILS = register(View(
     "V$RMAN_BACKUP_JOB_DETAILS", ("SESSION_KEY", "INPUT_TYPE", "STATUS", "START_TIME", "END_TIME"),
     identity=("SESSION_KEY",), since="10.2",
-    # whole-database jobs of the lookback (the full backup), every job of the last 8 days (the failures)
+    # the jobs that can write a level 0 set or a full backup, over the lookback of the sets (a DATAFILE
+    # INCR job read for 8 days only left its level 0 set of day 9..35 without a job: a "full"), every
+    # job of the last 8 days (the failures)
     where="START_TIME > SYSDATE - :backup_lookback / 86400 "
-          "AND (INPUT_TYPE IN ('DB FULL', 'DB INCR') OR START_TIME > SYSDATE - :backup_log_lookback / 86400)",
+          "AND (INPUT_TYPE IN ('DB FULL', 'DB INCR', 'DATAFILE FULL', 'DATAFILE INCR') "
+          "OR START_TIME > SYSDATE - :backup_log_lookback / 86400)",
     where_binds={"backup_lookback": 35 * 86400, "backup_log_lookback": 8 * 86400},
     doc="V$RMAN_BACKUP_JOB_DETAILS, one row per RMAN backup job the control file records"))
 

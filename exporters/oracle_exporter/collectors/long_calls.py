@@ -4,7 +4,11 @@ the rows the sessions collector reads anyway: no statement of its own; on by def
 GV$SESSION.LAST_CALL_ET is, for an ACTIVE session, the seconds since its current call started (a
 query, a DML, a PL/SQL block called from the client); for an INACTIVE one the seconds since its
 last call ended. A background process's call lasts since the process started (days): background
-sessions are never counted here, only TYPE 'USER' sessions with STATUS 'ACTIVE'.
+sessions are never counted here, only TYPE 'USER' sessions with STATUS 'ACTIVE', and of these not
+the ones waiting now (STATE 'WAITING') in an event of the Idle class (WAIT_CLASS 'Idle'): an AQ
+dequeue with WAIT FOREVER ('Streams AQ: waiting for messages in the queue'), DBMS_LOCK.SLEEP
+('PL/SQL lock timer'), DBMS_PIPE.RECEIVE_MESSAGE ('pipe get') wait for work inside one call for
+days; counted, they would push a runaway query out of the top ``long_calls_max``.
 
 * ``oracle_long_call_seconds{inst_id, sql_id, username, program_kind}``: LAST_CALL_ET of the
   ``long_calls_max`` (default 5) longest active user calls per instance and program_kind that have
@@ -25,11 +29,13 @@ calls only while the others stay visible:
   'ORACLE.EXE (DW00)' on Windows;
 * ``px``: PROGRAM 'oracle@host (Pnnn)' (parallel execution servers; PZnn for the GV$ queries of
   RAC); the query coordinator is the user's own session (``user``);
-* ``user``: every other session (applications, SQL*Plus, scheduler jobs 'oracle@host (J000)').
+* ``job``: PROGRAM 'oracle@host (Jnnn)' (DBMS_SCHEDULER / DBMS_JOB job slaves: the nightly
+  statistics gathering of the maintenance window, the applications' scheduled jobs);
+* ``user``: every other session (applications, SQL*Plus).
 
 Which rows the GV$SESSION statement reads (oracle_exporter.views.SESSION): sessions on CPU or in a
-non-idle wait, so an ACTIVE call sleeping in an idle wait (DBMS_LOCK.SLEEP's 'PL/SQL lock timer')
-without a transaction is not seen.
+non-idle wait, and transaction holders (TADDR) whatever they wait for: an ACTIVE call in an idle wait
+is read only with a transaction open, and left out here either way.
 """
 from __future__ import annotations
 
@@ -61,17 +67,17 @@ SPEC = Collector(
         Family("oracle_long_call_seconds", "gauge",
                "Seconds the active user call has been running (GV$SESSION.LAST_CALL_ET), the long_calls_max "
                "longest per instance and program_kind that ran at least long_calls_min_seconds; sql_id 'none' "
-               "between statements; program_kind rman, datapump, px or user (GV$SESSION.PROGRAM).",
+               "between statements; program_kind rman, datapump, px, job or user (GV$SESSION.PROGRAM).",
                ("inst_id", "sql_id", "username", "program_kind"), source="GV$SESSION.LAST_CALL_ET"),
         Family("oracle_long_calls", "gauge",
                "Active user calls running at least long_calls_min_seconds now, those beyond long_calls_max "
-               "included, by program_kind (rman, datapump, px, user; GV$SESSION.PROGRAM).",
+               "included, by program_kind (rman, datapump, px, job, user; GV$SESSION.PROGRAM).",
                ("inst_id", "program_kind"), source="GV$SESSION.LAST_CALL_ET"),
     ))
 NAME, VIEWS = SPEC.name, SPEC.reads
 
 # the values of program_kind (bounded), in the order the count is emitted
-KINDS = ("rman", "datapump", "px", "user")
+KINDS = ("rman", "datapump", "px", "job", "user")
 # GV$SESSION.PROGRAM of the server processes: 'oracle@host (DW00)', 'ORACLE.EXE (P001)'; only TYPE
 # 'USER' rows are classified, so background processes with a P or D name (PMON, DBW0) never get here
 _SERVER = re.compile(r"^oracle\S*\s*\(([0-9A-Z]{4})\)\s*$", re.IGNORECASE)
@@ -79,7 +85,7 @@ _RMAN = re.compile(r"^rman(@|\.exe\b|\s|$)", re.IGNORECASE)
 
 
 def program_kind(program: Any) -> str:
-    """rman | datapump | px | user, from GV$SESSION.PROGRAM (the module docstring has the forms)."""
+    """rman | datapump | px | job | user, from GV$SESSION.PROGRAM (the module docstring has the forms)."""
     text = clean(program)
     if _RMAN.match(text):
         return "rman"
@@ -90,6 +96,8 @@ def program_kind(program: Any) -> str:
             return "datapump"
         if name.startswith("P"):
             return "px"
+        if name.startswith("J"):
+            return "job"
     return "user"
 
 
@@ -101,6 +109,8 @@ def long_calls(rows: Iterable[dict], min_seconds: float) -> dict[str, dict[tuple
         i = inst(row)
         if i is None or clean(row.get("TYPE")).upper() != "USER" or clean(row.get("STATUS")).upper() != "ACTIVE":
             continue
+        if clean(row.get("STATE")).upper() == "WAITING" and clean(row.get("WAIT_CLASS")).lower() == "idle":
+            continue    # waiting for work (AQ dequeue, DBMS_LOCK.SLEEP, pipe get), not running
         secs = num(row.get("LAST_CALL_ET"))
         if secs is None or secs < min_seconds:
             continue

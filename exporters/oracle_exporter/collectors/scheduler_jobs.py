@@ -4,12 +4,13 @@
 A statistics gathering, a purge or an application batch run by DBMS_SCHEDULER fails quietly: the
 job log has the row, nobody reads it. The statement reads only the runs logged in the last 24
 hours that FAILED (``LOG_DATE > SYSTIMESTAMP - INTERVAL '1' DAY AND STATUS = 'FAILED'``): usually
-no rows at all.
+no rows at all. The job's name is the label ``job_name`` (DBA_SCHEDULER_JOBS.JOB_NAME), never
+``job``: that is the scrape target's label in Prometheus.
 
-* ``oracle_scheduler_job_failures{container, owner, job}``: failed runs of the job in the last 24 hours. At
+* ``oracle_scheduler_job_failures{container, owner, job_name}``: failed runs of the job in the last 24 hours. At
   most ``scheduler_jobs_max`` jobs (default 20, most failures first) get a series; the failures of
   the rest are counted in ``oracle_scheduler_job_failures_omitted``.
-* ``oracle_scheduler_job_last_error_code{container, owner, job}``: ERROR# of the job's newest failed run (the
+* ``oracle_scheduler_job_last_error_code{container, owner, job_name}``: ERROR# of the job's newest failed run (the
   ORA- code as a number, e.g. 1013 for a timeout): the code, never the text, so the series stay bounded.
 
 From 12.1 the exporter reads CDB_SCHEDULER_JOB_RUN_DETAILS (from a CDB root every open container:
@@ -47,7 +48,7 @@ RUNS = register(View(
     refused_in=MOUNTED, doc="failed scheduler job runs of the last day, every open container"))
 register(DBA_RUNS)
 
-_LABELS = ("container", "owner", "job")
+_LABELS = ("container", "owner", "job_name")
 _VIEWS = (RUNS.name, DBA_RUNS.name)     # names from V$CONTAINERS when it answers, else the CON_ID
 
 SPEC = Collector(
