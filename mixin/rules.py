@@ -149,7 +149,9 @@ def _monitoring(cfg: Config) -> list[dict]:
                  "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
                  "account being refused. When the exporter itself dies during the outage (`up` 0), its last "
                  "oracle_up 0 keeps the alert firing for " + EXPORTER_DOWN_BRIDGE + ", well past "
-                 "OracleExporterDown's `for`: no moment with neither alert active.",
+                 "OracleExporterDown's `for`: no moment with neither alert active; only if oracle_up was 0 on every "
+                 "scrape of the alert's `for` while the exporter still answered (one failed fetch on its last "
+                 "scrape is not an outage).",
              expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down}\n"
                   "unless on (" + cfg.by("database") + ")\n"
                   "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])\n"
@@ -158,6 +160,12 @@ def _monitoring(cfg: Config) -> list[dict]:
                   "or\n"
                   "(\n"
                   "  last_over_time(oracle_up[" + EXPORTER_DOWN_BRIDGE + "]) == ${ops_oracle_down}\n"
+                  # fix2 #3: only if oracle_up was 0 on every scrape of the alert's own `for` while the
+                  # exporter still answered (one failed fetch on its last scrape is not an outage)
+                  "  and on (" + cfg.by("database") + ") last_over_time((\n"
+                  "    max_over_time(oracle_up[${ops_oracle_down.for}])\n"
+                  "    and on (" + target + ") min by (" + target + ") (min_over_time(up{" + oracle + "}[${ops_oracle_down.for}])) == 1\n"
+                  "  )[" + EXPORTER_DOWN_BRIDGE + ":1m]) == ${ops_oracle_down}\n"
                   "  and on (" + target + ") max by (" + target + ") (up{" + oracle + "}) == 0\n"
                   "  unless on (" + cfg.by("database") + ")\n"
                   "  last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + EXPORTER_DOWN_BRIDGE + "])\n"
