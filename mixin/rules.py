@@ -535,6 +535,12 @@ def _space(cfg: Config) -> list[dict]:
                 "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
                 "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
                 "  )")
+    # fix2 #4: raw used share of a disk group (1 - FREE_MB/TOTAL_MB), the no_space page's floor
+    asm_used = ("1 - min by (" + dg_one + ", type) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
+                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ") > 0)\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
+                "  )")
     # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
     # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
     dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
@@ -675,7 +681,8 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm_free"], layer="oracle", dashboard="oracle-capacity",
              labels={"cause": "no_space"},
              doc="An ASM disk group's free space (FREE_MB, raw; plus the reclaimable files of the recovery areas in "
-                 "it) is below ${O4_asm_free|bytes}: files cannot extend now. It pages as long as the group stays "
+                 "it) is below ${O4_asm_free|bytes} and the group is more than ${O4_asm_free.floor.used|pct} used "
+                 "(FREE_MB/TOTAL_MB): files cannot extend now. It pages as long as the group stays "
                  "full (the time-to-full page ends when the free space stops changing).",
              expr="(\n"
                   "  " + asm_free + "\n"
@@ -683,7 +690,10 @@ def _space(cfg: Config) -> list[dict]:
                   "  " + R.FRA_RECLAIMABLE_IN_DISKGROUP + "\n"
                   "  or\n"
                   "  " + asm_free + "\n"
-                  ") < ${O4_asm_free}",
+                  ") < ${O4_asm_free}\n"
+                  # fix2 #4: a small group (a 2 GiB OCR/voting group) with little in it does not page
+                  "and on (" + dg_one + ")\n"
+                  "(" + asm_used + ") > ${O4_asm_free.floor.used}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is full",
              description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
                          "({{ $labels.type }}) has {{ $value | humanize1024 }}B free (FREE_MB with the reclaimable "

@@ -383,4 +383,8 @@ def asm_full_tests(pack, asm, tl, gb) -> list:
                  {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
                  {"eval_time": "4m", "alertname": alert, "exp_alerts": [pack.expect(alert, index, dg, 0)]}]},
             quiet("OracleAsmDiskgroupSpaceLow: +RECO with 0.5 GB free but 700 GB of reclaimable recovery-area files "
-                  "in it does not page", alert, only, 4)]
+                  "in it does not page", alert, only, 4),
+            # fix2 #4: a 2 GiB OCR/voting group (MOUNTED, seen by the instance) with 0.8 GiB free is 60% used
+            quiet("OracleAsmDiskgroupSpaceLow: a 2 GiB OCR/voting disk group with 0.8 GiB free (60% used) does not "
+                  "page", alert, [r for r in asm(0.8 * 2**30, total=2 * 2**30, type_="EXTERN", name="OCR",
+                                                 free=0.8 * 2**30)], 30)]
