@@ -624,11 +624,18 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit", "O4_fra_free"], layer="oracle", dashboard="oracle-capacity",
              doc="The fast recovery area is more than ${O4_fra_crit|pct} full net of reclaimable files AND its free "
                  "space (limit - used + reclaimable) holds fewer than ${O4_fra_free} more archived logs of the "
-                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809).",
-             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
+                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809). Where the "
+                 "online log size is not collected (no oracle_redo_log_group_size_bytes for the database), it pages "
+                 "at more than ${O4_fra_crit.floor.no_redo_size|pct} full net of reclaimable files instead.",
+             expr="(\n" + R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
                   "and on (" + cfg.by("database") + ")\n" + fra_free + "\n"
                   "  < on (" + cfg.by("database") + ") (max by (" + cfg.by("database") + ") ("
-                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})",
+                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})\n)\n"
+                  # fix2 #5: without the redo collector (no online log size) the absolute test cannot be
+                  # made: page on a nearly full area with (next to) nothing reclaimable instead
+                  "or\n(\n" + R.RECOVERY_AREA_USED + " > ${O4_fra_crit.floor.no_redo_size}\n"
+                  "unless on (" + cfg.by("database") + ")\n"
+                  "max by (" + cfg.by("database") + ") (" + _gauge("oracle_redo_log_group_size_bytes") + ")\n)",
              summary="The recovery area of {{ $labels.database }} is nearly full",
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
                          "reclaimable files (threshold ${O4_fra_crit|pct}), and its free space holds fewer than "
