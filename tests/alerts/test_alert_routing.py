@@ -279,6 +279,20 @@ def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
         ("OracleArchivingBehind", "ODS"), ("OracleArchiveDestinationError", "ODS")}
 
 
+def test_a_full_recovery_area_does_not_hide_the_archiver_stuck_page(alertmanager):
+    """Failure first (review, fix2 #6): the critical OracleRecoveryAreaFull hid the critical
+    'archiving needed' page, though the archiver may be stuck for another reason (a remote
+    destination, the archiver process). It hides the tickets only."""
+    db = {"layer": "oracle", "database": "ODS", **EXP_A}
+    _post(alertmanager, [_sev(_alert("OracleRecoveryAreaFull", **db), "critical"),
+                         _alert("OracleArchivingBehind", "archiving_needed_waits", inst_id="1", **db),
+                         _alert("OracleArchivingBehind", "unarchived_groups", thread="1", **db)])
+    _wait_posts(2)
+    assert _inhibited_keys(alertmanager) == {("OracleArchivingBehind", EXP_A["instance"], "ODS")}
+    assert [a["labels"]["severity"] for a in _state(alertmanager) if a["status"]["inhibitedBy"]] == ["warning"]
+    assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleArchivingBehind"], ["OracleRecoveryAreaFull"]]
+
+
 # ---------------------------------------------------------------- issue 23: inhibition hides only a
 # consequence (never a page under a ticket, never across exporters or same-named databases), and
 # grouping makes one cause one notification (an exporter losing many databases, one hang seen by
