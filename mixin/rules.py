@@ -150,7 +150,9 @@ def _monitoring(cfg: Config) -> list[dict]:
                  "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
                  "account being refused. When the exporter itself dies during the outage (`up` 0), its last "
                  "oracle_up 0 keeps the alert firing for " + EXPORTER_DOWN_BRIDGE + ", well past "
-                 "OracleExporterDown's `for`: no moment with neither alert active.",
+                 "OracleExporterDown's `for`: no moment with neither alert active; only if oracle_up was 0 on every "
+                 "scrape of the alert's `for` while the exporter still answered (one failed fetch on its last "
+                 "scrape is not an outage).",
              expr="last_over_time(oracle_up[" + GAP_WINDOW + "]) == ${ops_oracle_down}\n"
                   "unless on (" + cfg.by("database") + ")\n"
                   "last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + GAP_WINDOW + "])\n"
@@ -159,6 +161,12 @@ def _monitoring(cfg: Config) -> list[dict]:
                   "or\n"
                   "(\n"
                   "  last_over_time(oracle_up[" + EXPORTER_DOWN_BRIDGE + "]) == ${ops_oracle_down}\n"
+                  # fix2 #3: only if oracle_up was 0 on every scrape of the alert's own `for` while the
+                  # exporter still answered (one failed fetch on its last scrape is not an outage)
+                  "  and on (" + cfg.by("database") + ") last_over_time((\n"
+                  "    max_over_time(oracle_up[${ops_oracle_down.for}])\n"
+                  "    and on (" + target + ") min by (" + target + ") (min_over_time(up{" + oracle + "}[${ops_oracle_down.for}])) == 1\n"
+                  "  )[" + EXPORTER_DOWN_BRIDGE + ":1m]) == ${ops_oracle_down}\n"
                   "  and on (" + target + ") max by (" + target + ") (up{" + oracle + "}) == 0\n"
                   "  unless on (" + cfg.by("database") + ")\n"
                   "  last_over_time(oracle_last_error_info{" + CREDENTIAL_REASONS + "}[" + EXPORTER_DOWN_BRIDGE + "])\n"
@@ -528,6 +536,12 @@ def _space(cfg: Config) -> list[dict]:
                 "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
                 "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
                 "  )")
+    # fix2 #4: raw used share of a disk group (1 - FREE_MB/TOTAL_MB), the no_space page's floor
+    asm_used = ("1 - min by (" + dg_one + ", type) (\n"
+                "    max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_free_bytes") + ")\n"
+                "    / (max by (" + dg_db + ") (" + _gauge("oracle_asm_diskgroup_total_bytes") + ") > 0)\n"
+                "    * on (" + dg_db + ") group_left (asm_cluster, type) " + dg_info + "\n"
+                "  )")
     # issue 23 item 4: space for files of a disk group, with the reclaimable files of the recovery
     # areas that live in it counted as free (Oracle deletes them when an FRA needs room)
     dg_ratio = ("min by (" + dg_one + ", type, space_basis) (\n"
@@ -611,11 +625,18 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleRecoveryAreaFull", ids=["O4_fra_crit", "O4_fra_free"], layer="oracle", dashboard="oracle-capacity",
              doc="The fast recovery area is more than ${O4_fra_crit|pct} full net of reclaimable files AND its free "
                  "space (limit - used + reclaimable) holds fewer than ${O4_fra_free} more archived logs of the "
-                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809).",
-             expr=R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
+                 "database's largest online log: the next logs do not fit, archiving stops (ORA-19809). Where the "
+                 "online log size is not collected (no oracle_redo_log_group_size_bytes for the database), it pages "
+                 "at more than ${O4_fra_crit.floor.no_redo_size|pct} full net of reclaimable files instead.",
+             expr="(\n" + R.RECOVERY_AREA_USED + " > ${O4_fra_crit}\n"
                   "and on (" + cfg.by("database") + ")\n" + fra_free + "\n"
                   "  < on (" + cfg.by("database") + ") (max by (" + cfg.by("database") + ") ("
-                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})",
+                  + _gauge("oracle_redo_log_group_size_bytes") + ") * ${O4_fra_free})\n)\n"
+                  # fix2 #5: without the redo collector (no online log size) the absolute test cannot be
+                  # made: page on a nearly full area with (next to) nothing reclaimable instead
+                  "or\n(\n" + R.RECOVERY_AREA_USED + " > ${O4_fra_crit.floor.no_redo_size}\n"
+                  "unless on (" + cfg.by("database") + ")\n"
+                  "max by (" + cfg.by("database") + ") (" + _gauge("oracle_redo_log_group_size_bytes") + ")\n)",
              summary="The recovery area of {{ $labels.database }} is nearly full",
              description="The fast recovery area of {{ $labels.database }} is {{ $value | humanizePercentage }} full, net of "
                          "reclaimable files (threshold ${O4_fra_crit|pct}), and its free space holds fewer than "
@@ -668,7 +689,8 @@ def _space(cfg: Config) -> list[dict]:
         dict(alert="OracleAsmDiskgroupSpaceLow", ids=["O4_asm_free"], layer="oracle", dashboard="oracle-capacity",
              labels={"cause": "no_space"},
              doc="An ASM disk group's free space (FREE_MB, raw; plus the reclaimable files of the recovery areas in "
-                 "it) is below ${O4_asm_free|bytes}: files cannot extend now. It pages as long as the group stays "
+                 "it) is below ${O4_asm_free|bytes} and the group is more than ${O4_asm_free.floor.used|pct} used "
+                 "(FREE_MB/TOTAL_MB): files cannot extend now. It pages as long as the group stays "
                  "full (the time-to-full page ends when the free space stops changing).",
              expr="(\n"
                   "  " + asm_free + "\n"
@@ -676,7 +698,10 @@ def _space(cfg: Config) -> list[dict]:
                   "  " + R.FRA_RECLAIMABLE_IN_DISKGROUP + "\n"
                   "  or\n"
                   "  " + asm_free + "\n"
-                  ") < ${O4_asm_free}",
+                  ") < ${O4_asm_free}\n"
+                  # fix2 #4: a small group (a 2 GiB OCR/voting group) with little in it does not page
+                  "and on (" + dg_one + ")\n"
+                  "(" + asm_used + ") > ${O4_asm_free.floor.used}",
              summary="ASM disk group {{ $labels.diskgroup }} ({{ $labels.asm_cluster }}) is full",
              description="ASM disk group {{ $labels.diskgroup }} of cluster {{ $labels.asm_cluster }} "
                          "({{ $labels.type }}) has {{ $value | humanize1024 }}B free (FREE_MB with the reclaimable "

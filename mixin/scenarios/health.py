@@ -359,7 +359,15 @@ def recovery_area_page_tests(pack, fra, tl, gb) -> list:
               "alert_rule_test": [{"eval_time": f"{n}m", "alertname": alert,
                                    "exp_alerts": [pack.expect(alert, ticket[1], ticket[0], 0.98)]}]},
              scenario(pack, "OracleRecoveryAreaFull: 99.8% full with room for 2 archived logs of 1 GB pages", alert,
-                      page[1], fra(998 * gb, 0) + logs, page[0], 0.998, window=1)]
+                      page[1], fra(998 * gb, 0) + logs, page[0], 0.998, window=1),
+             # fix2 #5, failure first: without the redo collector (no online log size) it never paged
+             scenario(pack, "OracleRecoveryAreaFull: 99.5% full, nothing reclaimable, no online log size collected "
+                      "pages (fallback)", alert, page[1], fra(995 * gb, 0), page[0], 0.995, window=1),
+             {"name": "OracleRecoveryAreaFull: 98% full, no online log size collected: the ticket, no page (fallback "
+                      "at 99%)",
+              "interval": "1m", "input_series": fra(980 * gb, 0),
+              "alert_rule_test": [{"eval_time": f"{n}m", "alertname": alert,
+                                   "exp_alerts": [pack.expect(alert, ticket[1], ticket[0], 0.98)]}]}]
     return tests
 
 
@@ -383,4 +391,8 @@ def asm_full_tests(pack, asm, tl, gb) -> list:
                  {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
                  {"eval_time": "4m", "alertname": alert, "exp_alerts": [pack.expect(alert, index, dg, 0)]}]},
             quiet("OracleAsmDiskgroupSpaceLow: +RECO with 0.5 GB free but 700 GB of reclaimable recovery-area files "
-                  "in it does not page", alert, only, 4)]
+                  "in it does not page", alert, only, 4),
+            # fix2 #4: a 2 GiB OCR/voting group (MOUNTED, seen by the instance) with 0.8 GiB free is 60% used
+            quiet("OracleAsmDiskgroupSpaceLow: a 2 GiB OCR/voting disk group with 0.8 GiB free (60% used) does not "
+                  "page", alert, [r for r in asm(0.8 * 2**30, total=2 * 2**30, type_="EXTERN", name="OCR",
+                                                 free=0.8 * 2**30)], 30)]

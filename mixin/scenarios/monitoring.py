@@ -106,6 +106,7 @@ def monitoring_tests(pack) -> list:
     tests += issue23_tests(pack)
     tests += vanished_tests(pack)
     tests += exporter_bridge_tests(pack)
+    tests += exporter_bridge_one_failed_fetch_tests(pack)
 
     # the heartbeat
     tests.append({"name": "Watchdog: always firing", "interval": "1m", "input_series": [node_up],
@@ -348,4 +349,30 @@ def exporter_bridge_tests(pack) -> list:
                  {"eval_time": f"{die + 4}m", "alertname": "OracleExporterDown", "exp_alerts": []},
                  {"eval_time": f"{die + 7}m", "alertname": "OracleDown", "exp_alerts": fired},
                  {"eval_time": f"{die + 7}m", "alertname": "OracleExporterDown", "exp_alerts": down},
+                 {"eval_time": f"{die + 17}m", "alertname": "OracleDown", "exp_alerts": []}]}]
+
+
+def exporter_bridge_one_failed_fetch_tests(pack) -> list:
+    """fix2 #3, failure first: a healthy database, one failed fetch (oracle_up 0) on the exporter's
+    last scrape, then the exporter dies: the bridge paged OracleDown for 15 minutes. It bridges only
+    an oracle_up that was 0 for the alert's own `for` while the exporter answered; a database down
+    for that long before its exporter died still keeps OracleDown (exporter_bridge_tests)."""
+    from mixin.rules import ORACLE_DOWN_REASON
+    unknown = {ORACLE_DOWN_REASON: "reason unknown (no oracle_last_error_info)"}
+    die, n = 30, 60
+    series = []
+    for inst, db, vals in (("e1:9161", "ONE", f"1x{die - 1} 0 stale"),        # one failed fetch, then death
+                           ("e3:9161", "DWN", f"1x{die - 4} 0x3 stale")):     # down 3m (> `for` 2m): bridged
+        t = {"job": "oracle", "instance": inst}
+        series.append(_series("up", t, f"1x{die} 0x{n - die - 1}"))
+        series.append(_series("oracle_up", {**t, "database": db}, vals))
+    fired = [pack.expect("OracleDown", 0, {"instance": "e3:9161", "database": "DWN"}, 0, unknown)]
+    # (at die+2 the one failed fetch is still within the 3m gap read of the alert's first branch;
+    # from die+3 only the bridge could keep it)
+    return [{"name": "OracleDown: one failed fetch on the exporter's last scrape, then the exporter dies: no "
+                     "15-minute OracleDown (OracleExporterDown says it); a database down for the alert's `for` "
+                     "before is bridged",
+             "interval": "1m", "input_series": series, "alert_rule_test": [
+                 {"eval_time": f"{t}m", "alertname": "OracleDown", "exp_alerts": fired}
+                 for t in (die + 4, die + 10, die + 15)] + [
                  {"eval_time": f"{die + 17}m", "alertname": "OracleDown", "exp_alerts": []}]}]

@@ -220,7 +220,7 @@ def test_a_commit_hang_pages_once_with_its_symptoms_under_it(alertmanager):
     _settle()
     assert sorted(_Hook.posts) == [
         # grouped on the database (issue 23: whichever exporter saw it), a page per incident, a ticket per story
-        ("/pager", {"alertname": "OracleCommitsStuck", "database": "ODS", "inst_id": "1"}, ["OracleCommitsStuck"]),
+        ("/pager", {"alertname": "OracleCommitsStuck", "database": "ODS"}, ["OracleCommitsStuck"]),
         ("/ticket", {"database": "ODS"}, ["OracleLogFileSyncSlow"]),
     ]
     assert _inhibited(alertmanager) == {"OracleLogFileSyncSlow", "OracleLogFileParallelWriteSlow", "OracleSessionsStuck"}
@@ -277,6 +277,20 @@ def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
     state = requests.get(alertmanager + "/api/v2/alerts", timeout=5).json()
     assert {(a["labels"]["alertname"], a["labels"]["database"]) for a in state if a["status"]["inhibitedBy"]} == {
         ("OracleArchivingBehind", "ODS"), ("OracleArchiveDestinationError", "ODS")}
+
+
+def test_a_full_recovery_area_does_not_hide_the_archiver_stuck_page(alertmanager):
+    """Failure first (review, fix2 #6): the critical OracleRecoveryAreaFull hid the critical
+    'archiving needed' page, though the archiver may be stuck for another reason (a remote
+    destination, the archiver process). It hides the tickets only."""
+    db = {"layer": "oracle", "database": "ODS", **EXP_A}
+    _post(alertmanager, [_sev(_alert("OracleRecoveryAreaFull", **db), "critical"),
+                         _alert("OracleArchivingBehind", "archiving_needed_waits", inst_id="1", **db),
+                         _alert("OracleArchivingBehind", "unarchived_groups", thread="1", **db)])
+    _wait_posts(2)
+    assert _inhibited_keys(alertmanager) == {("OracleArchivingBehind", EXP_A["instance"], "ODS")}
+    assert [a["labels"]["severity"] for a in _state(alertmanager) if a["status"]["inhibitedBy"]] == ["warning"]
+    assert sorted(p[2] for p in _Hook.posts if p[0] == "/pager") == [["OracleArchivingBehind"], ["OracleRecoveryAreaFull"]]
 
 
 # ---------------------------------------------------------------- issue 23: inhibition hides only a
@@ -423,9 +437,9 @@ def test_a_database_down_seen_by_both_exporters_of_an_ha_pair_is_one_page(alertm
     `exporter_replica="secondary"`; its OracleDown is hidden while the primary reports the same
     database down, and pages on its own when only it sees the database down. Every other alert of a
     database is grouped on the database, not the exporter: one page, one ticket story."""
-    hadb = dict(layer="oracle", job="oracle", database="HADB", site="s1")
-    hap = dict(layer="oracle", job="oracle", database="HAP", instance="HAP", site="s1")    # probe mode
-    ods = dict(layer="oracle", job="oracle", database="ODS", site="s1", inst_id="1")
+    hadb = dict(layer="oracle", job="oracle", database="HADB", site="s1", ha_pair="ab")
+    hap = dict(layer="oracle", job="oracle", database="HAP", instance="HAP", site="s1", ha_pair="cd")    # probe mode
+    ods = dict(layer="oracle", job="oracle", database="ODS", site="s1", inst_id="1", ha_pair="ab")
     sec = {"exporter_replica": "secondary"}
     _post(alertmanager, [
         _alert("OracleDown", instance=PRIMARY_A, **hadb), _alert("OracleDown", instance=SECONDARY_B, **sec, **hadb),
@@ -553,10 +567,74 @@ def test_the_ha_secondary_firing_first_still_pages_once(alertmanager):
     """The pair's exporters scrape at different moments, so the secondary's OracleDown may fire
     first. Inhibition is judged when a group is flushed (after group_wait, 1s here, 30s shipped):
     a primary firing within it keeps the outage one page."""
-    hadb = dict(layer="oracle", job="oracle", database="HADB")
+    hadb = dict(layer="oracle", job="oracle", database="HADB", ha_pair="ab")
     _post(alertmanager, [_alert("OracleDown", instance=SECONDARY_B, exporter_replica="secondary", **hadb)])
     time.sleep(0.3)
     _post(alertmanager, [_alert("OracleDown", instance=PRIMARY_A, **hadb)])
     _wait_posts(1)
     assert [(p[0], [a["instance"] for a in labels]) for p, (_, _k, labels) in zip(_Hook.posts, _Hook.keys)] == [
         ("/pager", [PRIMARY_A])]
+
+
+def test_only_the_secondarys_own_primary_hides_its_oracledown(alertmanager):
+    """Failure first (review, fix2 #1): without `site`, any non-secondary exporter's OracleDown of a
+    same-named database hid the secondary's page. The pair is explicit: both exporters' targets
+    carry `ha_pair`; another exporter (unpaired, or of another pair) hides nothing, and a
+    secondary whose primary reports the database up pages."""
+    db = dict(layer="oracle", job="oracle", database="PROD")
+    sec = {"exporter_replica": "secondary"}
+    _post(alertmanager, [
+        # an unrelated exporter C (no pair) and the primary of another pair see their PROD down
+        _alert("OracleDown", instance="oracle-c:19161", **db),
+        _alert("OracleDown", instance="oracle-e:19161", ha_pair="ef", **db),
+        # pair ab: only the secondary sees its PROD down, a page of its own
+        _alert("OracleDown", instance=SECONDARY_B, ha_pair="ab", **sec, **db),
+        # an unpaired secondary (no ha_pair) is never hidden
+        _alert("OracleDown", instance="oracle-f:19161", **sec, **db)])
+    _wait_posts(4)
+    assert _inhibited_keys(alertmanager) == set()
+    assert sorted(labels[0]["instance"] for labels in _pages()) == sorted(
+        ["oracle-c:19161", "oracle-e:19161", SECONDARY_B, "oracle-f:19161"])
+
+
+def test_a_silenced_primary_hides_its_secondary_silence_by_database(alertmanager):
+    """Alertmanager lets a silenced alert inhibit (documented in alerts/README.md and the OracleDown
+    runbook): a silence on the primary exporter's OracleDown silences the pair's page for the
+    database. A silence by database covers both exporters' alerts and nothing else: another database
+    behind the silenced exporter still pages."""
+    now = time.time()
+
+    def silence(matchers):
+        body = {"matchers": [{"name": k, "value": v, "isRegex": False, "isEqual": True} for k, v in matchers.items()],
+                "startsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 60)),
+                "endsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 3600)), "createdBy": "t", "comment": "t"}
+        assert requests.post(alertmanager + "/api/v2/silences", json=body, timeout=5).status_code == 200
+    silence({"alertname": "OracleDown", "instance": PRIMARY_A})
+    silence({"database": "MAINT"})
+    pair = dict(layer="oracle", job="oracle", site="s1", ha_pair="ab")
+    sec = {"exporter_replica": "secondary"}
+    _post(alertmanager, [
+        _alert("OracleDown", instance=PRIMARY_A, database="PROD", **pair),
+        _alert("OracleDown", instance=SECONDARY_B, database="PROD", **sec, **pair),      # inhibited by a silenced alert
+        _alert("OracleDown", instance=PRIMARY_A, database="MAINT", **pair),
+        _alert("OracleDown", instance=SECONDARY_B, database="MAINT", **sec, **pair),
+        _alert("OracleDown", instance=SECONDARY_B, database="OTHER", **sec, **pair)])      # only B sees it: pages
+    _wait_posts(1)
+    assert [[(a["instance"], a["database"]) for a in labels] for labels in _pages()] == [[(SECONDARY_B, "OTHER")]]
+    assert {a["labels"]["database"] for a in _state(alertmanager)
+            if a["labels"]["instance"] == SECONDARY_B and a["status"]["inhibitedBy"]} >= {"PROD"}
+
+
+def test_a_rac_database_hung_on_every_instance_is_one_page(alertmanager):
+    """Failure first (review, fix2 #2): a 4-node RAC with commits hung on every instance sent four
+    OracleCommitsStuck pages (one per inst_id). The instances of one database are one notification;
+    another database's hang, or another page of the same database, is a page of its own."""
+    rac = dict(layer="oracle", job="oracle", instance="oracle-a:19161", site="s1", event="log file sync")
+    _post(alertmanager, [_alert("OracleCommitsStuck", database="RAC4", inst_id=str(i), **rac) for i in range(1, 5)]
+          + [_alert("OracleCommitsStuck", database="OTHER", inst_id="1", **rac),
+             _alert("OracleSessionsStuck", database="RAC4", inst_id="2", wait_class="Concurrency",
+                    **{**rac, "event": "enq: TX - row lock contention"})])
+    _wait_posts(3)
+    assert sorted((labels[0]["alertname"], labels[0]["database"], sorted(a["inst_id"] for a in labels))
+                  for labels in _pages()) == [
+        ("OracleCommitsStuck", "OTHER", ["1"]), ("OracleCommitsStuck", "RAC4", ["1", "2", "3", "4"])]
