@@ -263,7 +263,7 @@ class _AuthCache:
             return False
         user, password = basic
         hashed = self.users.get(user)
-        key = hashlib.sha256(f"{user}\0{password}\0".encode() + (hashed or b"")).digest()
+        key = _cache_key(user, password, hashed)
         with self.lock:
             if key in self.ok:
                 return True
@@ -294,9 +294,15 @@ class _AuthCache:
         hashed = self.users.get(user)
         if hashed is None:
             return False
-        key = hashlib.sha256(f"{user}\0{password}\0".encode() + hashed).digest()
+        key = _cache_key(user, password, hashed)
         with self.lock:
             return key in self.ok
+
+
+def _cache_key(user: str, password: str, hashed: bytes | None) -> bytes:
+    """The key of a checked credential in the cache of good ones: the user, the password and
+    the hash it was checked against (a changed hash invalidates it)."""
+    return hashlib.sha256(f"{user}\0{password}\0".encode() + (hashed or b"")).digest()
 
 
 def _basic_credentials(header: str | None) -> tuple[str, str] | None:

@@ -211,6 +211,17 @@ def normalize(value: Any) -> Any:
     return value
 
 
+def _set_aside(name: str, refused: dict, not_open: dict, snap) -> bool:
+    """A view this fetch does not read: refused in this PDB (an error) or not readable in the
+    database's open mode (a skip). Records which, and says whether it was set aside."""
+    if name in refused:
+        snap.errors[name] = refused[name]
+        return True
+    if name in not_open:
+        snap.skipped[name] = not_open[name]
+        return True
+    return False
+
 class _Abort(Exception):
     """The fetch cannot go on. ``drop``: the session is unusable (closed, then reconnect
     after backoff); otherwise it is kept (a call timeout on a healthy session)."""
@@ -648,11 +659,7 @@ class LiveSource:
         view = next((v for v in self.plan.views if v.name == ALERT_LOG), None)
         if view is None:
             return
-        if view.name in refused:
-            snap.errors[view.name] = refused[view.name]
-            return
-        if view.name in not_open:
-            snap.skipped[view.name] = not_open[view.name]
+        if _set_aside(view.name, refused, not_open, snap):
             return
         interval = self.intervals.get(view.name, 0.0)
         if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
@@ -876,11 +883,7 @@ class LiveSource:
                 refused = self._refused_in_pdb()
                 not_open = self._not_open(conn, deadline, snap)
                 for view in self.plan.views:
-                    if view.name in refused:
-                        snap.errors[view.name] = refused[view.name]
-                        continue
-                    if view.name in not_open:
-                        snap.skipped[view.name] = not_open[view.name]
+                    if _set_aside(view.name, refused, not_open, snap):
                         continue
                     if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
                         continue
