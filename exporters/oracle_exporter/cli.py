@@ -105,7 +105,8 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         for t in targets:
             t.source = RecordingSource(t.source, recorder)
         mode += f", recording to {args.record}"
-    return OracleExporter(targets, settings, collectors), mode
+    return OracleExporter(targets, settings, collectors,
+                          refresh_interval=config.refresh_interval_seconds if config else 0.0), mode
 
 
 def _header(headers: dict[str, str], name: str) -> str | None:
@@ -236,6 +237,10 @@ def _main(argv: list[str] | None) -> int:
             return 0
         log.info("oracle-exporter %s: %s; databases: %s", __version__, mode, ", ".join(exporter.targets))
         install_reload(exporter)
+        if exporter.refresh_interval > 0:
+            log.info("background refresh: every database fetched every %g s, scrapes serve the last fetch",
+                     exporter.refresh_interval)
+        exporter.start_refresh()
         return serve(args.listen_address, args.web_config_file,
                      make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
                      "oracle-exporter",

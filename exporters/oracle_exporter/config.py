@@ -5,6 +5,7 @@
     timeout_seconds: 10            # time budget of one fetch (connect + every statement) and scrape deadline
     connect_timeout_seconds: 5     # TCP connect timeout of a (re)connect
     min_interval_seconds: 0        # at most one query set per database per interval, however many scrapers
+    refresh_interval_seconds: 0    # above 0: fetch every database in the background this often; scrapes never wait
     reconnect_backoff_max_seconds: 60   # reconnects back off 1 s, 2 s, 4 s ... up to this
     config_dir: /etc/oracle        # tnsnames.ora (dsn may be an alias); thick mode: sqlnet.ora too
     thick_mode: {lib_dir: /opt/oracle/instantclient_23_7}   # or true: Oracle Client libraries (see docs)
@@ -136,6 +137,7 @@ class Config:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     min_interval_seconds: float = core.default("min_interval_seconds")
+    refresh_interval_seconds: float = core.default("refresh_interval_seconds")
     reconnect_backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
     config_dir: str | None = None
     thick_mode: bool = False
@@ -288,6 +290,10 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     exporter = {s.key: errs.value(lambda s=s: s.read(root), s.value()) for s in core.SPEC.settings}
     timeout, connect_timeout = exporter["timeout_seconds"], exporter["connect_timeout_seconds"]
     min_interval, backoff_max = exporter["min_interval_seconds"], exporter["reconnect_backoff_max_seconds"]
+    refresh = exporter["refresh_interval_seconds"]
+    if 0 < refresh < 1:
+        errs.errors.append(root.error("refresh_interval_seconds", f"is {refresh:g}: 0 (fetch on scrape) or at "
+                                                                  "least 1 second"))
     config_dir = errs.value(lambda: _directory(root, "config_dir", "tnsnames.ora / sqlnet.ora"))
     thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())
@@ -337,5 +343,6 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     errs.check()
     return Config(source=path, databases=databases, settings=settings, timeout_seconds=timeout,
                   connect_timeout_seconds=connect_timeout, min_interval_seconds=min_interval,
+                  refresh_interval_seconds=refresh,
                   reconnect_backoff_max_seconds=backoff_max,
                   config_dir=config_dir, thick_mode=thick, lib_dir=lib_dir)

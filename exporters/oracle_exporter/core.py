@@ -18,6 +18,10 @@ SPEC = Collector(
         Setting("connect_timeout_seconds", 5.0, "TCP connect timeout of a (re)connect", minimum=0.1),
         Setting("min_interval_seconds", 0.0, "at most one query set per database per interval, however many "
                 "scrapers (an HA pair of Prometheus servers shares one fetch)", minimum=0.0),
+        Setting("refresh_interval_seconds", 0.0, "0: every scrape fetches (or reuses a fetch younger than "
+                "min_interval_seconds); above 0 (at least 1): every database is fetched in the background this "
+                "often, spread evenly over the interval, and a scrape serves the last fetch at once (for fleets of "
+                "hundreds of databases: a scrape no longer waits for them)", minimum=0.0),
         Setting("reconnect_backoff_max_seconds", 60.0, "reconnects back off 1 s, 2 s, 4 s ... up to this",
                 minimum=0.1),
     ),

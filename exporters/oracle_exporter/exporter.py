@@ -48,6 +48,10 @@ from .views import get as registered_view, grant_for
 log = logging.getLogger(__name__)
 
 FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
+# One database rendered at a time: collectors and exposition are pure Python, which the GIL runs one
+# thread at a time anyway; hundreds of fetch workers rendering at once only add thread switches
+# (measured: a round of 100 replayed databases cost 30 % more CPU than the same renders in a row).
+_RENDERING = threading.Lock()
 FETCH_GRACE = 0.25  # seconds a scrape waits beyond the fetch budget (timeout_seconds) for the fetch's own answer
 
 
@@ -133,6 +137,7 @@ class Target:
     rendered: "Rendered | None" = field(default=None, repr=False)   # the last fetch's exposition
     skipped: bool = False           # the last build left collectors out (scrape time limit)
     renders: int = 0                # times the collectors ran for the rendering path
+    stale: "tuple[Fetched, Fetched] | None" = field(default=None, repr=False)   # (frozen fetch, its failed stand-in)
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,13 @@ def _cause(error: str | None) -> str | None:
     return reason if reason != "other" else "other: " + re.sub(r"\d+(\.\d+)?", "#", error)
 
 
+def _done(fetched: Fetched) -> Future:
+    """A future that already holds ``fetched``."""
+    fut: Future = Future()
+    fut.set_result(fetched)
+    return fut
+
+
 def _family(name: str) -> Metric:
     """An empty family of the exporter's own declared metric (oracle_exporter.core)."""
     return CORE.metric(name).empty()
@@ -205,7 +217,10 @@ def merge(families: Iterable[Metric]) -> list[Metric]:
 
 class OracleExporter:
     def __init__(self, targets: list[Target], settings: Settings,
-                 collectors: dict[str, ModuleType | Any] | None = None):
+                 collectors: dict[str, ModuleType | Any] | None = None, refresh_interval: float = 0.0):
+        """``refresh_interval`` (refresh_interval_seconds; 0: fetch on scrape): once ``start_refresh``
+        is called, every database is fetched in the background that often, and scrapes serve the
+        last completed fetch without waiting for one."""
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate database names in {names}")
@@ -219,6 +234,9 @@ class OracleExporter:
         for t in targets:
             for name in (FETCH, *self.collectors):
                 self.runner.register(name, t.name)
+        self.refresh_interval = refresh_interval
+        self._stop = threading.Event()
+        self._refresher: threading.Thread | None = None
 
     # -- fetching ------------------------------------------------------------
     def _fetch_future(self, target: Target, deadline: float | None = None) -> Future:
@@ -226,18 +244,39 @@ class OracleExporter:
         completed one when it started less than min_interval ago, else a new one. A new fetch
         renders its snapshot in its own worker, as soon as it is taken (``_prerender``), in the
         formats asked for since the previous fetch; ``deadline``: the time limit of the scrape
-        that started it, which bounds those collectors as it bounds the scrape's own."""
+        that started it, which bounds those collectors as it bounds the scrape's own.
+        With background refresh (``refresh_interval``), the last completed fetch whatever its
+        age (the refresher replaces it), unless it is so old that the refresher must have been
+        unable to replace it (``_stale``); a scrape starts a fetch only before the first one."""
         with target.lock:
+            last = target.last
+            if self.refresh_interval > 0 and last is not None:
+                return _done(self._stale(target, last))
             if target.inflight is not None:
                 return target.inflight
-            last = target.last
             if last is not None and time.monotonic() - last.started < target.min_interval:
-                done: Future = Future()
-                done.set_result(last)
-                return done
-            fut: Future = Future()
-            target.inflight = fut
-            target.fetches += 1
+                return _done(last)
+            return self._begin(target, deadline)
+
+    def _stale(self, target: Target, last: Fetched) -> Fetched:
+        """Background refresh: ``last``, or a failed snapshot once no fetch has completed for two
+        refresh intervals plus the fetch budget (a fetch that never returns, a refresher that
+        stopped): a frozen snapshot must not keep a database looking up."""
+        limit = 2 * self.refresh_interval + target.timeout + FETCH_GRACE
+        if time.monotonic() - last.started <= limit:
+            return last
+        stale = target.stale
+        if stale is None or stale[0] is not last:     # one failed fetch per frozen snapshot, not per scrape
+            stale = target.stale = (last, Fetched(failed_snapshot(
+                target.name, f"timeout: no fetch completed within {limit:.3g} s (background refresh every "
+                             f"{self.refresh_interval:g} s, fetch budget {target.timeout:g} s)"), last.started))
+        return stale[1]
+
+    def _begin(self, target: Target, deadline: float | None) -> Future:
+        """Start a fetch of ``target`` (``target.lock`` held, no fetch in flight); its future."""
+        fut: Future = Future()
+        target.inflight = fut
+        target.fetches += 1
 
         def run() -> None:
             started = time.monotonic()
@@ -258,6 +297,47 @@ class OracleExporter:
 
         self._pool.submit(run)
         return fut
+
+    # -- background refresh (refresh_interval_seconds) -----------------------
+    def start_refresh(self) -> None:
+        """With a refresh interval: start the thread that fetches every database once per
+        interval, the databases' fetches spread evenly over it (500 databases every 15 s: one
+        fetch started every 30 ms, not 500 at once). Idempotent; ``close`` stops it."""
+        if self.refresh_interval <= 0 or self._refresher is not None or not self.targets:
+            return
+        self._refresher = threading.Thread(target=self._refresh_loop, name="refresh", daemon=True)
+        self._refresher.start()
+
+    def _refresh_loop(self) -> None:
+        targets = list(self.targets.values())
+        interval = self.refresh_interval
+        step = interval / len(targets)
+        anchor, lap = time.monotonic(), 0
+        while True:
+            for i, target in enumerate(targets):
+                wait = anchor + lap * interval + i * step - time.monotonic()
+                if self._stop.wait(max(0.0, wait)):
+                    return
+                try:
+                    self.refresh(target)
+                except Exception:  # never let one database stop the others' refresh
+                    log.exception("database %s: starting the background fetch raised", target.name)
+            lap += 1
+            if time.monotonic() > anchor + (lap + 1) * interval:   # far behind (suspended, overloaded):
+                anchor, lap = time.monotonic(), 0                   # start a new lap now, no burst to catch up
+
+    def refresh(self, target: Target) -> bool:
+        """One background fetch of ``target``, unless one is still running (a database slower
+        than the interval is fetched back to back, never twice at once) or a scrape fetched it
+        less than half an interval ago (the first scrape after a start). True if started."""
+        with target.lock:
+            if target.inflight is not None:
+                return False
+            last = target.last
+            if last is not None and time.monotonic() - last.started < self.refresh_interval / 2:
+                return False
+            self._begin(target, None)
+            return True
 
     def _prerender(self, target: Target, fetched: Fetched, deadline: float | None) -> None:
         """Render a fetch in the formats scrapes asked for since the previous fetch, right after
@@ -454,13 +534,14 @@ class OracleExporter:
 
     def _render(self, target: Target, fetched: Fetched, formats: set[Format], started: float,
                 deadline: float | None) -> dict[Format, list[Part]]:
-        target.renders += 1
-        own, out = self._build(target, fetched, started, deadline, relabel=False)
-        base = {"database": target.name, **target.labels}
-        # OpenMetrics: the counters of Oracle's metric files (bare names, no _total) as unknown
-        return {fmt: render_parts(own, fmt) + render_parts(
-                    openmetrics_families(out) if fmt.kind == OPENMETRICS else out, fmt, base)
-                for fmt in formats}
+        with _RENDERING:
+            target.renders += 1
+            own, out = self._build(target, fetched, started, deadline, relabel=False)
+            base = {"database": target.name, **target.labels}
+            # OpenMetrics: the counters of Oracle's metric files (bare names, no _total) as unknown
+            return {fmt: render_parts(own, fmt) + render_parts(
+                        openmetrics_families(out) if fmt.kind == OPENMETRICS else out, fmt, base)
+                    for fmt in formats}
 
     def _per_scrape(self, target: Target, fetched: Fetched, parts: list[Part], fmt: Format,
                     started: float) -> list[Part]:
@@ -481,6 +562,7 @@ class OracleExporter:
         return _Families(self.scrape(names, timeout))
 
     def close(self) -> None:
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         for t in self.targets.values():
             try:

@@ -320,6 +320,37 @@ def test_a_recording_changed_under_the_replay_fails_the_fetch_with_one_reason(tm
     assert failure_reason(snap.errors["*"]) == "recording unreadable"
 
 
+def test_reads_of_an_unchanged_recording_skip_the_value_checks_a_rewrite_does_not(tmp_path, core, monkeypatch):
+    """Issue 26: the value checks of a line (two thirds of reading it) are made once, when the
+    recording is indexed; a read from the same file unchanged skips them. A rewrite of the same
+    size (a counter replaced by text of the same length) changes the file's mtime: checked
+    again, and the fetch fails saying so, not a snapshot with the value silently dropped."""
+    import os
+    from oracle_exporter.sources import replay
+    good = core.make_snapshot()
+    obj = json.loads(good.to_json())
+    obj["views"]["GV$SYSTEM_EVENT"][0]["TOTAL_WAITS"] = 123
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(obj) + "\n")
+    checked = []
+    real = replay._not_a_number
+    monkeypatch.setattr(replay, "_not_a_number", lambda snap: checked.append(snap.database) or real(snap))
+    (src,) = replay_sources(str(path), loop=True)
+    assert len(checked) == 1                                       # the index
+    for _ in range(3):
+        assert not is_failed(src.fetch())
+    assert len(checked) == 1                                       # no second check of an unchanged file
+    before = os.stat(path)
+    obj["views"]["GV$SYSTEM_EVENT"][0]["TOTAL_WAITS"] = "x"           # "x" is as long as 123
+    path.write_text(json.dumps(obj) + "\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert os.stat(path).st_size == before.st_size
+    snap = src.fetch()
+    assert is_failed(snap)
+    assert "TOTAL_WAITS is not a number" in snap.errors["*"] and "the recording changed" in snap.errors["*"]
+    assert len(checked) == 2
+
+
 def test_a_counter_that_is_not_a_number_is_named_not_dropped(tmp_path, core):
     """Issue 10.5: a non-numeric counter in a recording used to vanish from the exposition
     with every collector reporting success; now the recording is refused, naming it.

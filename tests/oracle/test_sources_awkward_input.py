@@ -149,7 +149,7 @@ def test_loop_state_is_built_in_the_indexing_pass(tmp_path, core, monkeypatch):
     path.write_text("".join(json.dumps(o) + "\n" for o in objs))
     parsed = []
     real = replay._parse_line
-    monkeypatch.setattr(replay, "_parse_line", lambda *a: parsed.append(a[1]) or real(*a))
+    monkeypatch.setattr(replay, "_parse_line", lambda *a, **k: parsed.append(a[1]) or real(*a, **k))
     sources = {s.name: s for s in replay_sources(str(path), loop=True)}
     assert parsed == [1, 2, 3, 4, 5, 6]                                     # one parse per line
     by_db = read_recording(str(path))

@@ -391,15 +391,22 @@ def _huge_int(obj: Any) -> str | None:
     return None
 
 
-def _parse_line(path: str, lineno: int, raw: bytes) -> Snapshot | None:
+def _parse_line(path: str, lineno: int, raw: bytes, validate: bool = True) -> Snapshot | None:
     """One recording line -> Snapshot (None for a blank line); ConfigError naming the line otherwise.
-    A line that is not JSON raises json.JSONDecodeError for the caller to judge (truncated last line)."""
+    A line that is not JSON raises json.JSONDecodeError for the caller to judge (truncated last line).
+    ``validate`` False: a line read again from a file unchanged since it was validated (the
+    checks of the values, two thirds of a read, are not repeated)."""
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(path, f"line {lineno}", f"not UTF-8 text ({exc.reason})") from None
     if not line.strip():
         return None
+    if not validate:
+        try:
+            return Snapshot.from_obj(json.loads(line))
+        except (ValueError, RecursionError, TypeError, AttributeError) as exc:
+            raise ConfigError(path, f"line {lineno}", f"not a snapshot: {exc}") from None
     try:
         obj = json.loads(line)
     except RecursionError:     # hundreds of nested brackets: no recorder writes that
@@ -533,8 +540,10 @@ class RecordedSnapshots(Sequence):
     Holds only the byte offset of each line (8 bytes a snapshot), so a replay of a
     recording of any size needs the memory of one snapshot, not of the whole file."""
 
-    def __init__(self, path: str, database: str, offsets: list[int]):
-        self.path, self.database, self.offsets = path, database, offsets
+    def __init__(self, path: str, database: str, offsets: list[int], identity: tuple | None = None):
+        """``identity``: the file's (device, inode, size, mtime) when it was validated; a read
+        from the same file unchanged skips the value checks (None: every read checks)."""
+        self.path, self.database, self.offsets, self.identity = path, database, offsets, identity
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -545,10 +554,12 @@ class RecordedSnapshots(Sequence):
             return [self[i] for i in range(*index.indices(len(self)))]
         offset = self.offsets[index]
         with self._lock, _open_recording(self.path) as fh:
+            same = self.identity is not None and _identity(os.fstat(fh.fileno())) == self.identity
             fh.seek(offset)
             raw = fh.readline(MAX_LINE + 1)
         try:
-            snap = _parse_line(self.path, 0, raw)
+            with _DECODING:
+                snap = _parse_line(self.path, 0, raw, validate=not same)
         except (json.JSONDecodeError, ConfigError) as exc:
             raise RecordingChanged(f"{self.path}: the recording changed under the replay (the line at byte {offset} "
                                    f"is no longer the snapshot it was: {exc}); restart the exporter to replay "
@@ -560,10 +571,31 @@ class RecordedSnapshots(Sequence):
         return snap
 
 
+def _identity(st: os.stat_result) -> tuple:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _stat_identity(path: str) -> tuple | None:
+    try:
+        return _identity(os.stat(path))
+    except OSError:
+        return None
+
+
+# One snapshot decoded at a time: JSON decoding is pure CPU under the GIL; hundreds of fetch workers
+# decoding at once only add thread switches.
+_DECODING = threading.Lock()
+
+
 def index_recording(path: str, loops: dict[str, LoopState] | None = None) -> dict[str, RecordedSnapshots]:
     """Validate a recording and index it: {database: RecordedSnapshots} in first-appearance order
-    (and, with ``loops``, each database's LoopState from the same pass)."""
-    return {db: RecordedSnapshots(path, db, offsets) for db, offsets in _scan(path, keep=False, loops=loops).items()}
+    (and, with ``loops``, each database's LoopState from the same pass). The file's identity
+    before and after the scan is kept when it did not change meanwhile: later reads of the same
+    file then skip the value checks this scan made."""
+    before = _stat_identity(path)
+    offsets = _scan(path, keep=False, loops=loops)
+    identity = before if before is not None and _stat_identity(path) == before else None
+    return {db: RecordedSnapshots(path, db, found, identity) for db, found in offsets.items()}
 
 
 class ReplaySource:

@@ -1,0 +1,262 @@
+"""Background refresh (refresh_interval_seconds): every database fetched on the exporter's own
+clock, spread over the interval; scrapes serve the last fetch at once. What an on-call engineer
+of a 500-database exporter fears from it: a frozen fetch that keeps a database looking up, a slow
+database fetched twice at once, every database queried in the same second, scrapers that multiply
+the load again, a bad setting taken silently."""
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+from types import SimpleNamespace
+
+import pytest
+from prometheus_client.core import CounterMetricFamily
+
+from exporter_common.config import ConfigError
+from exporter_common.exposition import negotiate
+from oracle_exporter.config import Settings, load_config
+from oracle_exporter.exporter import FETCH_GRACE, OracleExporter, Target
+
+TEXT = negotiate("text/plain;version=0.0.4")[0]
+
+
+def _redo_collect(snapshot, settings):
+    fam = CounterMetricFamily("oracle_test_redo_size_bytes", "redo size", labels=["inst_id"])
+    for row in snapshot.rows("GV$SYSSTAT"):
+        if row["NAME"] == "redo size":
+            fam.add_metric([str(row["INST_ID"])], row["VALUE"])
+    yield fam
+
+
+REDO = SimpleNamespace(NAME="test_redo", VIEWS=("GV$SYSSTAT",), collect=_redo_collect)
+REDO_PER_SECOND = 9_450_000      # oracle_sim.make_snapshot: redo size = this * (86400 + t)
+
+
+class GatedSource:
+    """Snapshot n (t = 15 n) at fetch n; a fetch waits while ``open`` is clear. Records when each
+    fetch started and how many ran at once."""
+
+    def __init__(self, core, name: str, delay: float = 0.0):
+        self.core, self.name, self.delay = core, name, delay
+        self.open = threading.Event()
+        self.open.set()
+        self.starts: list[float] = []
+        self.running = self.most_at_once = 0
+        self.lock = threading.Lock()
+
+    def fetch(self):
+        with self.lock:
+            n = len(self.starts)
+            self.starts.append(time.monotonic())
+            self.running += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            assert self.open.wait(30)
+            if self.delay:
+                time.sleep(self.delay)
+            return self.core.make_snapshot(self.name, 15 * n)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+    def close(self):
+        pass
+
+
+def _text(exp: OracleExporter, names=None, timeout=None) -> str:
+    return exp.exposition(TEXT, names, timeout).decode()
+
+
+def _redo(core, text: str, db: str) -> float:
+    return core.sample(text, "oracle_test_redo_size_bytes_total", database=db, inst_id="1")
+
+
+def _until(check, limit: float = 5.0) -> None:
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def test_scrape_serves_the_last_fetch_at_once_while_a_slow_one_runs(core):
+    src = GatedSource(core, "db1")
+    exp = OracleExporter([Target("db1", src, timeout=5.0)], Settings(), {"test_redo": REDO}, refresh_interval=1.0)
+    try:
+        exp.start_refresh()
+        first = _text(exp)                      # waits for the very first fetch: no false "down" at start
+        assert core.sample(first, "oracle_up", database="db1") == 1.0
+        assert _redo(core, first, "db1") == REDO_PER_SECOND * 86_400
+        src.open.clear()                        # the next fetch hangs (a slow database)
+        _until(lambda: len(src.starts) == 2)
+        for _ in range(3):
+            t0 = time.monotonic()
+            text = _text(exp)
+            assert time.monotonic() - t0 < 0.5   # no wait for the running fetch
+            assert core.sample(text, "oracle_up", database="db1") == 1.0
+            assert _redo(core, text, "db1") == REDO_PER_SECOND * 86_400
+        assert core.sample(text, "oracle_snapshot_age_seconds", database="db1") >= 1.0
+        src.open.set()
+        _until(lambda: REDO_PER_SECOND * (86_400 + 15) == _redo(core, _text(exp), "db1"))
+    finally:
+        src.open.set()
+        exp.close()
+
+
+def test_a_fetch_that_never_ends_turns_the_database_down_once(core):
+    """A frozen snapshot must not keep a database up: after two intervals plus the fetch budget
+    without a completed fetch, oracle_up 0 (reason timeout), counted as one failed fetch."""
+    src = GatedSource(core, "db1")
+    ok = GatedSource(core, "ok")
+    interval, budget = 0.4, 0.3
+    exp = OracleExporter([Target("db1", src, timeout=budget), Target("ok", ok, timeout=budget)], Settings(),
+                         {"test_redo": REDO}, refresh_interval=interval)
+    try:
+        exp.start_refresh()
+        assert core.sample(_text(exp), "oracle_up", database="db1") == 1.0
+        src.open.clear()
+        _until(lambda: len(src.starts) >= 2)
+        hung_since = exp.targets["db1"].last.started
+        limit = 2 * interval + budget + FETCH_GRACE
+        time.sleep(max(0.0, hung_since + limit + 0.2 - time.monotonic()))
+        for _ in range(3):
+            text = _text(exp)
+            assert core.sample(text, "oracle_up", database="db1") == 0.0
+            assert core.sample(text, "oracle_last_error_info", database="db1", reason="timeout") == 1.0
+            assert core.sample(text, "oracle_scrape_errors_total", database="db1", collector="fetch") == 1.0
+            assert core.sample(text, "oracle_up", database="ok") == 1.0       # the others keep refreshing
+        assert len(src.starts) == 2             # the hung fetch is never doubled
+        src.open.set()
+        _until(lambda: core.sample(_text(exp), "oracle_up", database="db1") == 1.0)
+    finally:
+        src.open.set()
+        exp.close()
+
+
+def test_a_database_slower_than_the_interval_is_never_fetched_twice_at_once(core):
+    src = GatedSource(core, "slow", delay=0.7)
+    exp = OracleExporter([Target("slow", src, timeout=5.0)], Settings(), {"test_redo": REDO}, refresh_interval=0.2)
+    try:
+        exp.start_refresh()
+        time.sleep(2.0)
+    finally:
+        exp.close()
+    assert src.most_at_once == 1
+    assert 2 <= len(src.starts) <= 4            # back to back: 2.0 s / 0.7 s, not 2.0 s / 0.2 s
+
+
+def test_fetches_are_spread_over_the_interval_not_all_at_once(core):
+    sources = [GatedSource(core, f"db{i:02d}") for i in range(10)]
+    exp = OracleExporter([Target(s.name, s, timeout=5.0) for s in sources], Settings(), {"test_redo": REDO},
+                         refresh_interval=1.0)
+    try:
+        exp.start_refresh()
+        _until(lambda: all(len(s.starts) >= 2 for s in sources), 6.0)
+    finally:
+        exp.close()
+    firsts = [s.starts[0] for s in sources]
+    assert firsts == sorted(firsts)                             # in configured order, one every 0.1 s:
+    assert firsts[-1] - firsts[0] >= 0.7                        # not all at once (a late scheduler thread
+    assert max(sum(1 for t in firsts if a <= t < a + 0.15) for a in firsts) <= 4   # on a busy machine bunches a few)
+    for s in sources:                                           # each database once per interval
+        assert s.starts[1] - s.starts[0] == pytest.approx(1.0, abs=0.35)
+
+
+def test_more_scrapers_add_no_fetch_and_no_render(core):
+    """An HA pair, or four Prometheus servers, scraping every 50 ms: the database is still fetched
+    once per interval and rendered once per fetch."""
+    src = GatedSource(core, "db1")
+    exp = OracleExporter([Target("db1", src, timeout=5.0)], Settings(), {"test_redo": REDO}, refresh_interval=0.5)
+    stop = threading.Event()
+    scrapes: list[int] = []
+
+    def scraper():
+        while not stop.is_set():
+            _text(exp)
+            scrapes.append(1)
+            time.sleep(0.05)
+
+    try:
+        exp.start_refresh()
+        threads = [threading.Thread(target=scraper) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(1.6)
+        stop.set()
+        for t in threads:
+            t.join(5)
+        fetches, renders = len(src.starts), exp.targets["db1"].renders
+    finally:
+        exp.close()
+    assert len(scrapes) >= 40
+    assert 3 <= fetches <= 5                    # 1.6 s / 0.5 s, whatever the number of scrapes
+    assert renders <= fetches
+
+
+def test_close_stops_the_refresh(core):
+    src = GatedSource(core, "db1")
+    exp = OracleExporter([Target("db1", src)], Settings(), {"test_redo": REDO}, refresh_interval=0.2)
+    exp.start_refresh()
+    _until(lambda: len(src.starts) >= 2)
+    exp.close()
+    time.sleep(0.3)
+    seen = len(src.starts)
+    time.sleep(0.6)
+    assert len(src.starts) == seen
+
+
+def test_without_refresh_interval_a_scrape_still_fetches(core):
+    """The default (0) keeps fetching on scrape: start_refresh starts nothing."""
+    src = GatedSource(core, "db1")
+    exp = OracleExporter([Target("db1", src)], Settings(), {"test_redo": REDO})
+    try:
+        exp.start_refresh()
+        time.sleep(0.3)
+        assert src.starts == []
+        assert _redo(core, _text(exp), "db1") == REDO_PER_SECOND * 86_400
+        assert _redo(core, _text(exp), "db1") == REDO_PER_SECOND * (86_400 + 15)
+    finally:
+        exp.close()
+
+
+def _config(tmp_path, line: str):
+    path = tmp_path / "oracle-exporter.yml"
+    path.write_text(f"{line}\ndatabases:\n  - name: db1\n    dsn: localhost:1521/ORCL\n    user: u\n"
+                    "    password_env: BG_TEST_PASSWORD\n")
+    return str(path)
+
+
+def test_refresh_interval_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("BG_TEST_PASSWORD", "x")
+    assert load_config(_config(tmp_path, "timeout_seconds: 10")).refresh_interval_seconds == 0.0
+    assert load_config(_config(tmp_path, "refresh_interval_seconds: 15")).refresh_interval_seconds == 15.0
+    for bad, said in (("0.5", "0 (fetch on scrape) or at least 1 second"), ("-1", "refresh_interval_seconds"),
+                      ("soon", "refresh_interval_seconds")):
+        with pytest.raises(ConfigError) as err:
+            load_config(_config(tmp_path, f"refresh_interval_seconds: {bad}"))
+        assert said in str(err.value) and "\n" not in str(err.value).strip()
+
+
+@pytest.mark.slow
+def test_exporter_process_refreshes_between_scrapes(core, tmp_path, exporter_process, monkeypatch):
+    """The real exporter process with refresh_interval_seconds 1 replaying a recording in a loop:
+    two scrapes 2.5 s apart see counters two or more fetches on, and no scrape waits."""
+    rec = core.write_recording(tmp_path / "rec.jsonl", [core.make_snapshot("db1", 15 * i) for i in range(4)])
+    cfg = tmp_path / "oracle-exporter.yml"
+    cfg.write_text("refresh_interval_seconds: 1\ndatabases:\n  - name: db1\n    dsn: localhost:1521/X\n"
+                   "    user: u\n    password_env: BG_UNUSED\n")
+    monkeypatch.setenv("BG_UNUSED", "x")
+    proc = exporter_process("--replay", str(rec), "--replay-loop", "--config.file", str(cfg))
+
+    def redo() -> float:
+        t0 = time.monotonic()
+        with urllib.request.urlopen(proc.url + "/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        assert time.monotonic() - t0 < 1.0
+        return core.sample(text, "oracle_redo_size_bytes_total", database="db1", inst_id="1")
+
+    first = redo()
+    time.sleep(2.5)
+    second = redo()
+    assert second - first >= 2 * 15 * REDO_PER_SECOND, (first, second)
+    assert "background refresh: every database fetched every 1 s" in proc.stderr()
