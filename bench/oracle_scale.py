@@ -1,7 +1,8 @@
 """oracle-exporter at fleet scale (issue 26): 1 to 500 databases, 1 and 4 Prometheus servers.
 
     .venv/bin/python -m bench.oracle_scale [--sizes 1,50,200,500] [--scrapers 1,4] [--rounds 3]
-                                          [--quick] [--before COMMIT] [--results bench/RESULTS.md]
+                                          [--modes scrape,refresh] [--quick] [--before COMMIT]
+                                          [--results bench/RESULTS.md]
 
 Per size, a recording of N databases is written to a temporary directory (deleted afterwards,
 never committed): 80 % single-instance databases (the snapshots of demo-before.jsonl's DEMO) and
@@ -22,6 +23,11 @@ with ``min_interval_seconds`` 5 (an HA pair shares one fetch), and per scraper c
 * slowest scrape: the longest wall time of a single scrape over all rounds (on a loaded machine
   mostly the wait for a core: compare it with the CPU of a round, which bounds it on an idle one);
 * peak RSS: the process's VmHWM at the end (the same for both scraper counts: the peak of the run).
+
+``--modes refresh`` (the default runs both) measures the same with background refresh
+(``refresh_interval_seconds`` 15 instead of ``min_interval_seconds``): the exporter fetches on its
+own clock, so CPU is taken over whole 15 s intervals (each starting with every scraper scraping
+at once), not per round (measure_refresh).
 
 ``--before COMMIT`` runs the same with the exporters' sources of that commit (git archive) for
 comparison. ``--quick``: sizes 1 and 50, 2 rounds (a minute on 2 cores).
@@ -88,9 +94,10 @@ def write_recording(path: Path, n: int) -> int:
     return racs
 
 
-def _config(path: Path) -> None:
-    path.write_text(f"min_interval_seconds: {MIN_INTERVAL}\n"
-                    "databases:\n  - name: UNUSED\n    dsn: localhost:1521/unused\n    user: u\n    password_env: BENCH_UNUSED\n")
+def _config(path: Path, refresh: bool = False) -> None:
+    mode = f"refresh_interval_seconds: {INTERVAL:g}\n" if refresh else f"min_interval_seconds: {MIN_INTERVAL}\n"
+    path.write_text(mode + "databases:\n  - name: UNUSED\n    dsn: localhost:1521/unused\n    user: u\n"
+                    "    password_env: BENCH_UNUSED\n")
 
 
 def start(recording: Path, config: Path, src: Path | None) -> tuple[subprocess.Popen, int]:
@@ -171,19 +178,45 @@ def measure(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
                 "series": max(x[1] for x in sizes) if sizes else 0} for s in scrapers}
 
 
-def run(sizes: list[int], scrapers: list[int], rounds: int, src: Path | None) -> dict:
+def measure_refresh(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
+    """Background refresh (``refresh_interval_seconds`` = the scrape interval): the exporter
+    fetches and renders on its own clock, so its CPU is measured over whole scrape intervals,
+    not per round: a warm-up scrape (the first fetch of every database and the formats asked
+    for), one interval for the refresh to run, then per scraper count (taking turns) ``rounds``
+    intervals, each starting with every scraper scraping at once; CPU of the window / intervals."""
+    errors: list = []
+    _round(port, 1, errors)
+    time.sleep(INTERVAL)
+    cpu: dict[int, list[float]] = {s: [] for s in scrapers}
+    walls: dict[int, list[float]] = {s: [] for s in scrapers}
+    sizes: list = []
+    for _ in range(rounds):
+        for count in scrapers:
+            c0, t0 = cpu_seconds(pid), time.monotonic()
+            out = _round(port, count, errors)
+            time.sleep(max(0.0, t0 + INTERVAL - time.monotonic()))
+            cpu[count].append((cpu_seconds(pid) - c0) * INTERVAL / (time.monotonic() - t0))
+            walls[count] += [o[0] for o in out]
+            sizes += [(o[1], o[2]) for o in out]
+    return {s: {"cpu": sum(cpu[s]) / len(cpu[s]), "slowest": max(walls[s]) if walls[s] else float("nan"),
+                "hwm": memory_kib(pid)[1] / 1024, "errors": len(errors),
+                "bytes": max(x[0] for x in sizes) if sizes else 0,
+                "series": max(x[1] for x in sizes) if sizes else 0} for s in scrapers}
+
+
+def run(sizes: list[int], scrapers: list[int], rounds: int, src: Path | None, refresh: bool = False) -> dict:
     rows = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-oracle-scale-"))
     try:
         config = tmp / "oracle-exporter.yml"
-        _config(config)
+        _config(config, refresh)
         for n in sizes:
             rec = tmp / f"fleet-{n}.jsonl"
             racs = write_recording(rec, n)
             progress(f"{n} databases ({racs} RAC), scrapers {scrapers} taking turns, {rounds} round(s) each")
             proc, port = start(rec, config, src)
             try:
-                for s, r in measure(port, proc.pid, scrapers, rounds).items():
+                for s, r in (measure_refresh if refresh else measure)(port, proc.pid, scrapers, rounds).items():
                     rows[(n, s)] = {**r, "rac": racs}
                     progress(f"  {s} scraper(s): {rows[(n, s)]}")
             finally:
@@ -198,8 +231,8 @@ def run(sizes: list[int], scrapers: list[int], rounds: int, src: Path | None) ->
     return rows
 
 
-def table(rows: dict, label: str = "") -> list[str]:
-    out = [f"| databases (RAC) | scrapers | series | CPU s per round (x one scraper) | CPU share of a core at "
+def table(rows: dict, label: str = "", per: str = "round") -> list[str]:
+    out = [f"| databases (RAC) | scrapers | series | CPU s per {per} (x one scraper) | CPU share of a core at "
            f"{INTERVAL:.0f} s | slowest scrape s | peak RSS MiB |", "|---|---|---|---|---|---|---|"]
     for (n, s), r in sorted(rows.items()):
         one = rows.get((n, 1))
@@ -210,9 +243,9 @@ def table(rows: dict, label: str = "") -> list[str]:
     return out
 
 
-def targets(rows: dict) -> list[str]:
+def targets(rows: dict, mode: str = "") -> list[str]:
     """The issue's targets, met or not, from this run."""
-    out = []
+    out = [f"{mode}:"] if mode else []
     big = max((n for n, _ in rows), default=0)
     four = rows.get((big, 4))
     if four:
@@ -246,15 +279,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1,50,200,500", help="database counts (default 1,50,200,500)")
     p.add_argument("--scrapers", default="1,4", help="concurrent scrapers (default 1,4)")
     p.add_argument("--rounds", type=int, default=3, help="measured rounds per run (default 3)")
+    p.add_argument("--modes", default="scrape,refresh",
+                   help="scrape (fetch on scrape, min_interval_seconds 5), refresh (refresh_interval_seconds 15); "
+                        "default both")
     p.add_argument("--quick", action="store_true", help="sizes 1,50 and 2 rounds")
-    p.add_argument("--before", default=None, metavar="COMMIT", help="also measure the exporters of COMMIT")
+    p.add_argument("--before", default=None, metavar="COMMIT",
+                   help="also measure the exporters of COMMIT (fetch on scrape only)")
     p.add_argument("--results", default=str(DEFAULT_RESULTS), help="RESULTS.md to write into (- : stdout only)")
     args = p.parse_args(argv)
     sizes = [1, 50] if args.quick else [int(x) for x in args.sizes.split(",")]
     rounds = 2 if args.quick else args.rounds
     scrapers = [int(x) for x in args.scrapers.split(",")]
-    rows = run(sizes, scrapers, rounds, None)
-    lines = table(rows)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - {"scrape", "refresh"}:
+        p.error(f"--modes: scrape and/or refresh, not {args.modes!r}")
+    lines: list[str] = []
+    summary: list[str] = []
+    if "scrape" in modes:
+        rows = run(sizes, scrapers, rounds, None)
+        lines += ["Fetch on scrape (`min_interval_seconds` 5: a round is every scraper scraping at once, each round "
+                  "a new fetch; CPU of a round):", ""] + table(rows)
+        summary += targets(rows, "Fetch on scrape")
+    if "refresh" in modes:
+        rows = run(sizes, scrapers, rounds, None, refresh=True)
+        lines += ["", f"Background refresh (`refresh_interval_seconds` {INTERVAL:.0f}: the exporter fetches and renders "
+                      f"every database once per interval, spread over it; each interval starts with every scraper "
+                      f"scraping at once; CPU over whole intervals):", ""] + table(rows, per="interval")
+        summary += ([""] if summary else []) + targets(rows, "Background refresh")
     before_lines: list[str] = []
     if args.before:
         tmp = Path(tempfile.mkdtemp(prefix="bench-oracle-before-"))
@@ -262,20 +313,20 @@ def main(argv: list[str] | None = None) -> int:
             before_rows = run(sizes, scrapers, rounds, checkout(args.before, tmp))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        before_lines = ["", f"Before (exporters of commit {args.before}, same run):", ""] + table(before_rows)
-    summary = targets(rows)
+        before_lines = ["", f"Before (exporters of commit {args.before}, fetch on scrape, same run):", ""] + table(
+            before_rows)
     print(machine())
     print("\n".join(lines + before_lines + [""] + summary))
     if args.results != "-":
         command = ".venv/bin/python -m bench.oracle_scale" + (" --quick" if args.quick else
                                                               f" --sizes {','.join(map(str, sizes))} --rounds {rounds}")
+        command += f" --modes {','.join(modes)}"
         if args.before:
             command += f" --before {args.before}"
         head = ["## oracle-exporter at fleet scale (issue 26)", "",
                 f"Command: `{command}`. {machine()}. Replayed recordings (80 % single instance, 20 % two-instance "
-                f"RAC, generated in a temporary directory); `min_interval_seconds` {MIN_INTERVAL:.0f}; a round is "
-                "every scraper scraping /metrics at once, each round a new fetch. CPU: the exporter process, all "
-                "threads, the replay's reading and decoding of the snapshots included.", ""]
+                "RAC, generated in a temporary directory). CPU: the exporter process, all threads, the replay's "
+                "reading and decoding of the snapshots included.", ""]
         write_section(Path(args.results), "oracle_scale", "\n".join(head + lines + before_lines + [""] + summary))
     return 0
 
