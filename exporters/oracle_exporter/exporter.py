@@ -52,6 +52,9 @@ FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
 # thread at a time anyway; hundreds of fetch workers rendering at once only add thread switches
 # (measured: a round of 100 replayed databases cost 30 % more CPU than the same renders in a row).
 _RENDERING = threading.Lock()
+# Background refresh: a format (text, OpenMetrics) is rendered after every fetch while a scrape asked
+# for it in this many seconds (with fetch on scrape: while one asked since the previous fetch).
+FORMAT_KEPT_SECONDS = 600.0
 FETCH_GRACE = 0.25  # seconds a scrape waits beyond the fetch budget (timeout_seconds) for the fetch's own answer
 
 
@@ -160,7 +163,7 @@ class Rendered:
     def __init__(self, fetched: Fetched):
         self.fetched = fetched
         self.parts: dict[Format, list[Part]] = {}
-        self.requested: set[Format] = set()
+        self.requested: dict[Format, float] = {}    # format -> when a scrape last asked for it
 
 
 class _Families:
@@ -263,9 +266,9 @@ class OracleExporter:
         refresh intervals plus the fetch budget (a fetch that never returns, a refresher that
         stopped): a frozen snapshot must not keep a database looking up."""
         limit = 2 * self.refresh_interval + target.timeout + FETCH_GRACE
-        if time.monotonic() - last.started <= limit:
-            return last
         stale = target.stale
+        if time.monotonic() - last.started <= limit or (stale is not None and stale[1] is last):
+            return last
         if stale is None or stale[0] is not last:     # one failed fetch per frozen snapshot, not per scrape
             stale = target.stale = (last, Fetched(failed_snapshot(
                 target.name, f"timeout: no fetch completed within {limit:.3g} s (background refresh every "
@@ -349,7 +352,11 @@ class OracleExporter:
             if entry is None or entry.fetched is fetched or not entry.requested:
                 return
             formats = set(entry.requested)
+            asked = entry.requested
             entry = Rendered(fetched)
+            if self.refresh_interval > 0:   # fetches outpace scrapes: keep rendering what was asked lately
+                now = time.monotonic()
+                entry.requested = {f: t for f, t in asked.items() if now - t < FORMAT_KEPT_SECONDS}
             entry.parts = self._render(target, fetched, formats, time.monotonic(), deadline)
             if not target.skipped:          # a render cut short by a time limit is not kept
                 target.rendered = entry
@@ -510,11 +517,26 @@ class OracleExporter:
         started, futures, collect_deadline = self._start(names, timeout)
         groups = []
         for t, fut, deadline in futures:
+            ready = self._ready(t, fmt) if self.refresh_interval > 0 else None
+            if ready is not None:
+                groups.append(self._per_scrape(t, ready.fetched, ready.parts[fmt], fmt, started))
+                continue
             fetched = self._wait(t, fut, deadline, started)
             groups.append(self._parts(t, fetched, fmt, started, collect_deadline))
         info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return assemble(groups, fmt, [info, *tail])
+
+    def _ready(self, target: Target, fmt: Format) -> Rendered | None:
+        """Background refresh: the last rendered fetch of ``target`` in ``fmt``, taken without a
+        lock, when it is not stale: a scrape never waits for a fetch that completed but is still
+        being rendered in its worker (it serves the one before, a few ms older). None: render
+        (the first scrape in a format, or a stale database)."""
+        entry = target.rendered
+        if entry is None or fmt not in entry.parts or self._stale(target, entry.fetched) is not entry.fetched:
+            return None
+        entry.requested[fmt] = time.monotonic()
+        return entry
 
     def _parts(self, target: Target, fetched: Fetched, fmt: Format, started: float,
                deadline: float | None) -> list[Part]:
@@ -526,7 +548,7 @@ class OracleExporter:
                 entry.parts = self._render(target, fetched, formats, started, deadline)
             elif fmt not in entry.parts:     # a format first asked for since this fetch was rendered
                 entry.parts.update(self._render(target, fetched, {fmt}, started, deadline))
-            entry.requested.add(fmt)
+            entry.requested[fmt] = time.monotonic()
             if not target.skipped:          # a render cut short by a time limit is not kept
                 target.rendered = entry
             parts = entry.parts[fmt]

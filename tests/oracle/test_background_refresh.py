@@ -193,6 +193,25 @@ def test_more_scrapers_add_no_fetch_and_no_render(core):
     assert renders <= fetches
 
 
+def test_scrapes_rarer_than_fetches_still_get_the_newest_fetch(core):
+    """A scraper slower than the refresh (a 60 s federation scrape of a 15 s refresh): each fetch
+    is still rendered after it is taken, so a scrape serves the newest, not the one rendered at
+    the previous scrape."""
+    src = GatedSource(core, "db1")
+    exp = OracleExporter([Target("db1", src, timeout=5.0)], Settings(), {"test_redo": REDO}, refresh_interval=0.2)
+    try:
+        exp.start_refresh()
+        _text(exp)
+        time.sleep(1.0)                         # about 5 fetches, no scrape
+        text = _text(exp)
+        n = len(src.starts)
+        assert core.sample(text, "oracle_snapshot_age_seconds", database="db1") < 0.45
+        assert _redo(core, text, "db1") >= REDO_PER_SECOND * (86_400 + 15 * (n - 2))
+        assert exp.targets["db1"].renders >= n - 1
+    finally:
+        exp.close()
+
+
 def test_close_stops_the_refresh(core):
     src = GatedSource(core, "db1")
     exp = OracleExporter([Target("db1", src)], Settings(), {"test_redo": REDO}, refresh_interval=0.2)
@@ -241,7 +260,7 @@ def test_refresh_interval_setting(tmp_path, monkeypatch):
 def test_exporter_process_refreshes_between_scrapes(core, tmp_path, exporter_process, monkeypatch):
     """The real exporter process with refresh_interval_seconds 1 replaying a recording in a loop:
     two scrapes 2.5 s apart see counters two or more fetches on, and no scrape waits."""
-    rec = core.write_recording(tmp_path / "rec.jsonl", [core.make_snapshot("db1", 15 * i) for i in range(4)])
+    rec = core.write_recording(tmp_path / "rec.jsonl", [core.make_snapshot("db1", 15 * i) for i in range(40)])
     cfg = tmp_path / "oracle-exporter.yml"
     cfg.write_text("refresh_interval_seconds: 1\ndatabases:\n  - name: db1\n    dsn: localhost:1521/X\n"
                    "    user: u\n    password_env: BG_UNUSED\n")
