@@ -15,6 +15,7 @@ import argparse
 import gc
 import html
 import logging
+import os
 import signal
 import sys
 from urllib.parse import quote
@@ -203,7 +204,7 @@ def reload(exporter: OracleExporter) -> int:
     sources = live_sources(exporter)
     for src in sources:
         src.request_retry()
-    log.warning("reload (SIGHUP): password_file/password_env of %d database(s) read again at their next scrape; "
+    log.warning("reload (SIGHUP): password_file/password_env of %d database(s) read again at their next fetch; "
                 "a refused logon is tried once more (at most %d times an hour with an unchanged password); "
                 "the config file itself is not re-read (restart for that)", len(sources), _sighup_retries())
     return len(sources)
@@ -253,11 +254,18 @@ def _main(argv: list[str] | None) -> int:
         if exporter.refresh_interval > 0:
             log.info("background refresh: every database fetched every %g s, scrapes serve the last fetch",
                      exporter.refresh_interval)
+            exporter.expect(negotiate_format({}, args.enable_openmetrics)[0])
         exporter.start_refresh()
-        return serve(args.listen_address, args.web_config_file,
-                     make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
-                     "oracle-exporter",
-                     args.max_requests)
+        rc = serve(args.listen_address, args.web_config_file,
+                   make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
+                   "oracle-exporter",
+                   args.max_requests)
+        stuck = exporter.close(grace=2.0)
+        if stuck:   # a fetch that never returns must not hold up the shutdown (the pool joins its threads)
+            log.warning("exiting with %d fetch(es) still running", stuck)
+            logging.shutdown()
+            os._exit(rc)
+        return rc
     finally:
         exporter.close()
 

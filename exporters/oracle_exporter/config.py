@@ -129,6 +129,9 @@ class DatabaseConfig:
     __str__ = __repr__
 
 
+REFRESH_MAX_SECONDS = 600.0     # refresh_interval_seconds above this would serve data hours old as up
+
+
 @dataclass
 class Config:
     source: str
@@ -291,9 +294,10 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
     timeout, connect_timeout = exporter["timeout_seconds"], exporter["connect_timeout_seconds"]
     min_interval, backoff_max = exporter["min_interval_seconds"], exporter["reconnect_backoff_max_seconds"]
     refresh = exporter["refresh_interval_seconds"]
-    if 0 < refresh < 1:
-        errs.errors.append(root.error("refresh_interval_seconds", f"is {refresh:g}: 0 (fetch on scrape) or at "
-                                                                  "least 1 second"))
+    if 0 < refresh < 1 or refresh > REFRESH_MAX_SECONDS:
+        errs.errors.append(root.error("refresh_interval_seconds", f"is {refresh:g}: 0 (fetch on scrape) or 1 to "
+                                                                  f"{REFRESH_MAX_SECONDS:g} seconds (slow views have "
+                                                                  "collector_intervals)"))
     config_dir = errs.value(lambda: _directory(root, "config_dir", "tnsnames.ora / sqlnet.ora"))
     thick, lib_dir = errs.value(lambda: _thick_mode(root), (False, None))
     settings = errs.value(lambda: parse_settings(root, known_collectors), Settings())

@@ -20,8 +20,8 @@ SPEC = Collector(
                 "scrapers (an HA pair of Prometheus servers shares one fetch)", minimum=0.0),
         Setting("refresh_interval_seconds", 0.0, "0: every scrape fetches (or reuses a fetch younger than "
                 "min_interval_seconds); above 0 (at least 1): every database is fetched in the background this "
-                "often, spread evenly over the interval, and a scrape serves the last fetch at once (for fleets of "
-                "hundreds of databases: a scrape no longer waits for them)", minimum=0.0),
+                "often (at most 600), spread evenly over the interval, and a scrape serves the last fetch at once (for "
+                "fleets of hundreds of databases: a scrape no longer waits for them)", minimum=0.0),
         Setting("reconnect_backoff_max_seconds", 60.0, "reconnects back off 1 s, 2 s, 4 s ... up to this",
                 minimum=0.1),
     ),
@@ -29,7 +29,7 @@ SPEC = Collector(
         Family("oracle_up", "gauge", "1 if the last fetch of the database succeeded, else 0.", _DB,
                note="0 also when the database answered but no view could be read (every view failed).", measure='1/0', source='1 if the last scrape of that database succeeded; an unreachable database (replay: `"errors": {"*": ...}`) gives 0, and so does one that answered but whose every view failed ("connected but blind", e.g. ORA-00942 everywhere: grants missing)'),
         Family("oracle_scrape_duration_seconds", "gauge",
-               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors)'),
+               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors); with `refresh_interval_seconds`, the served fetch\'s own time from its start to the end of its rendering'),
         Family("oracle_collector_duration_seconds", "gauge", "Time a collector took on the snapshot, in seconds.",
                _COLL, unit="seconds", source='time a collector took'),
         Family("oracle_collector_success", "gauge", "1 if the collector succeeded on the last snapshot, else 0.",

@@ -48,10 +48,40 @@ from .views import get as registered_view, grant_for
 log = logging.getLogger(__name__)
 
 FETCH = "fetch"  # oracle_scrape_errors_total{collector="fetch"}: failed fetches
-# One database rendered at a time: collectors and exposition are pure Python, which the GIL runs one
-# thread at a time anyway; hundreds of fetch workers rendering at once only add thread switches
-# (measured: a round of 100 replayed databases cost 30 % more CPU than the same renders in a row).
-_RENDERING = threading.Lock()
+class _Turns:
+    """One database rendered at a time: collectors and exposition are pure Python, which the GIL
+    runs one thread at a time anyway; hundreds of fetch workers rendering at once only add thread
+    switches (measured: a round of 100 replayed databases cost 30 % more CPU than the same renders
+    in a row). A scrape's render (``urgent``) goes before a background one; a turn is waited for
+    until a deadline at most."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._busy = False
+        self._urgent = 0
+
+    def take(self, urgent: bool, deadline: float | None) -> bool:
+        with self._cond:
+            if urgent:
+                self._urgent += 1
+            try:
+                while self._busy or (not urgent and self._urgent):
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._cond.wait(left)
+                self._busy = True
+                return True
+            finally:
+                if urgent:
+                    self._urgent -= 1
+
+    def give(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+
+
 # Background refresh: a format (text, OpenMetrics) is rendered after every fetch while a scrape asked
 # for it in this many seconds (with fetch on scrape: while one asked since the previous fetch).
 FORMAT_KEPT_SECONDS = 600.0
@@ -141,13 +171,18 @@ class Target:
     skipped: bool = False           # the last build left collectors out (scrape time limit)
     renders: int = 0                # times the collectors ran for the rendering path
     stale: "tuple[Fetched, Fetched] | None" = field(default=None, repr=False)   # (frozen fetch, its failed stand-in)
+    due: bool = False               # background refresh: its slot came while a fetch ran: fetch again at its end
+    inflight_started: float = 0.0
+    first_failed: "tuple[Future, Fetched] | None" = field(default=None, repr=False)  # (hung first fetch, stand-in)
 
 
 @dataclass(frozen=True)
 class Fetched:
-    """A completed fetch: its snapshot and when (time.monotonic) it started."""
+    """A completed fetch: its snapshot and when (time.monotonic) it started and ended (0: not
+    recorded, taken as its start)."""
     snapshot: Snapshot
     started: float
+    ended: float = 0.0
 
 
 # Self metrics whose value moves between two scrapes of the same fetch: written at every scrape.
@@ -158,10 +193,11 @@ class Rendered:
     """One fetch of a database rendered: per format requested, its families' sample lines
     (exporter_common.exposition.Part), the per-scrape self metrics left out."""
 
-    __slots__ = ("fetched", "parts", "requested")
+    __slots__ = ("fetched", "parts", "requested", "cost")
 
     def __init__(self, fetched: Fetched):
         self.fetched = fetched
+        self.cost = 0.0     # seconds from the fetch's start to the end of its rendering (background refresh)
         self.parts: dict[Format, list[Part]] = {}
         self.requested: dict[Format, float] = {}    # format -> when a scrape last asked for it
 
@@ -240,6 +276,9 @@ class OracleExporter:
         self.refresh_interval = refresh_interval
         self._stop = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._turns = _Turns()
+        self._background = threading.Lock()     # background renders queue here, one at a time for a turn
+        self._formats: dict[Format, float] = {}  # format -> when a scrape last asked for it
 
     # -- fetching ------------------------------------------------------------
     def _fetch_future(self, target: Target, deadline: float | None = None) -> Future:
@@ -256,30 +295,58 @@ class OracleExporter:
             if self.refresh_interval > 0 and last is not None:
                 return _done(self._stale(target, last))
             if target.inflight is not None:
+                if self.refresh_interval > 0 and last is None:
+                    return self._first(target)
                 return target.inflight
             if last is not None and time.monotonic() - last.started < target.min_interval:
                 return _done(last)
             return self._begin(target, deadline)
 
+    def _first(self, target: Target) -> Future:
+        """Background refresh, no fetch completed yet (``target.lock`` held): the first fetch to
+        wait for, until it has run past its budget; then a failed snapshot saying so, the same
+        one for every scrape (counted and logged once), so that a first fetch that never ends
+        does not hold up every scrape by a budget each."""
+        fut = target.inflight
+        assert fut is not None
+        waited = time.monotonic() - target.inflight_started
+        if waited <= target.timeout + FETCH_GRACE:
+            return fut
+        first = target.first_failed
+        if first is None or first[0] is not fut:
+            first = target.first_failed = (fut, Fetched(failed_snapshot(
+                target.name, f"timeout: no snapshot within {target.timeout + FETCH_GRACE:.3g} s (the first fetch "
+                             "has not ended)"), target.inflight_started))
+        return _done(first[1])
+
+    def _stale_limit(self, target: Target) -> float:
+        return 2 * (self.refresh_interval + target.timeout) + FETCH_GRACE
+
     def _stale(self, target: Target, last: Fetched) -> Fetched:
-        """Background refresh: ``last``, or a failed snapshot once no fetch has completed for two
-        refresh intervals plus the fetch budget (a fetch that never returns, a refresher that
-        stopped): a frozen snapshot must not keep a database looking up."""
-        limit = 2 * self.refresh_interval + target.timeout + FETCH_GRACE
+        """Background refresh: ``last``, or a failed snapshot once no fetch has ended for two
+        refresh intervals plus two fetch budgets (a fetch that never returns, a refresher that
+        stopped; a database slower than the interval, fetched back to back within its budget,
+        stays within it): a frozen snapshot must not keep a database looking up."""
+        limit = self._stale_limit(target)
         stale = target.stale
-        if time.monotonic() - last.started <= limit or (stale is not None and stale[1] is last):
+        if time.monotonic() - (last.ended or last.started) <= limit or (stale is not None and stale[1] is last):
             return last
         if stale is None or stale[0] is not last:     # one failed fetch per frozen snapshot, not per scrape
             stale = target.stale = (last, Fetched(failed_snapshot(
-                target.name, f"timeout: no fetch completed within {limit:.3g} s (background refresh every "
-                             f"{self.refresh_interval:g} s, fetch budget {target.timeout:g} s)"), last.started))
+                target.name, f"timeout: no fetch ended within {limit:.3g} s (background refresh every "
+                             f"{self.refresh_interval:g} s, fetch budget {target.timeout:g} s)"), last.started,
+                last.ended))
         return stale[1]
 
     def _begin(self, target: Target, deadline: float | None) -> Future:
         """Start a fetch of ``target`` (``target.lock`` held, no fetch in flight); its future."""
         fut: Future = Future()
         target.inflight = fut
+        target.inflight_started = time.monotonic()
         target.fetches += 1
+        # background refresh: the fetch counts as running until it is rendered (the refresher then
+        # never starts a database's next fetch while its last one waits for its turn to render)
+        hold = self.refresh_interval > 0
 
         def run() -> None:
             started = time.monotonic()
@@ -288,17 +355,29 @@ class OracleExporter:
             except Exception as exc:  # a source bug must not take the exporter down
                 log.exception("database %s: fetch raised", target.name)
                 snap = failed_snapshot(target.name, f"fetch raised {type(exc).__name__}: {exc}")
-            result = Fetched(snap, started)
+            result = Fetched(snap, started, time.monotonic())
             with target.lock:
-                target.inflight = None
+                if not hold:
+                    target.inflight = None
                 target.last = result
             fut.set_result(result)
             try:
                 self._prerender(target, result, deadline)
             except Exception:  # the scrape renders it then, and meets the error itself
                 log.exception("database %s: rendering after the fetch raised", target.name)
+            finally:
+                if hold:
+                    with target.lock:
+                        target.inflight = None
+                        again, target.due = target.due and not self._stop.is_set(), False
+                        if again:       # its slot came while it ran: fetched back to back
+                            self._begin(target, None)
 
-        self._pool.submit(run)
+        try:
+            self._pool.submit(run)
+        except RuntimeError:            # closed: shutting down
+            target.inflight = None
+            fut.set_result(Fetched(failed_snapshot(target.name, "exporter shutting down"), time.monotonic()))
         return fut
 
     # -- background refresh (refresh_interval_seconds) -----------------------
@@ -330,11 +409,15 @@ class OracleExporter:
                 anchor, lap = time.monotonic(), 0                   # start a new lap now, no burst to catch up
 
     def refresh(self, target: Target) -> bool:
-        """One background fetch of ``target``, unless one is still running (a database slower
-        than the interval is fetched back to back, never twice at once) or a scrape fetched it
-        less than half an interval ago (the first scrape after a start). True if started."""
+        """One background fetch of ``target``, unless one is still running or being rendered (a
+        database slower than the interval is then fetched again as soon as it is done: back to
+        back, never twice at once) or a scrape fetched it less than half an interval ago (the
+        first scrape after a start). True if started."""
         with target.lock:
+            if self._stop.is_set():
+                return False
             if target.inflight is not None:
+                target.due = True
                 return False
             last = target.last
             if last is not None and time.monotonic() - last.started < self.refresh_interval / 2:
@@ -347,18 +430,39 @@ class OracleExporter:
         it is taken (in the fetch's worker, while other databases are still being fetched), so a
         scrape serving it only joins bytes. A scrape that gets to the fetch first renders it
         itself (``_parts``): either way once; a format not asked for lately is not rendered."""
+        if self.refresh_interval > 0:
+            self._render_background(target, fetched)
+            return
         with target.render_lock:
             entry = target.rendered
             if entry is None or entry.fetched is fetched or not entry.requested:
                 return
             formats = set(entry.requested)
-            asked = entry.requested
             entry = Rendered(fetched)
-            if self.refresh_interval > 0:   # fetches outpace scrapes: keep rendering what was asked lately
-                now = time.monotonic()
-                entry.requested = {f: t for f, t in asked.items() if now - t < FORMAT_KEPT_SECONDS}
             entry.parts = self._render(target, fetched, formats, time.monotonic(), deadline)
             if not target.skipped:          # a render cut short by a time limit is not kept
+                target.rendered = entry
+
+    def _render_background(self, target: Target, fetched: Fetched) -> None:
+        """Background refresh: render the fetch in every format a scrape asked for in the last
+        FORMAT_KEPT_SECONDS (of any database: one that has not been rendered yet, or whose last
+        render a scrape's time limit cut short, is rendered too), one background render at a
+        time and after any scrape's."""
+        now = time.monotonic()
+        formats = {f for f, t in list(self._formats.items()) if now - t < FORMAT_KEPT_SECONDS}
+        if not formats:
+            return
+        with self._background, target.render_lock:
+            entry = target.rendered
+            if entry is not None and entry.fetched is fetched:     # a scrape rendered it meanwhile
+                return
+            if target.last is not fetched:     # a newer fetch is already in: render that one instead
+                return
+            entry = Rendered(fetched)
+            entry.parts = self._render(target, fetched, formats, time.monotonic(), None, urgent=False)
+            entry.cost = time.monotonic() - fetched.started
+            entry.requested = dict.fromkeys(formats, now)
+            if not target.skipped:
                 target.rendered = entry
 
     def _wait(self, target: Target, fut: Future, deadline: float, started: float) -> Fetched:
@@ -514,12 +618,13 @@ class OracleExporter:
         flight, a deadline that serves the last snapshot) reuses its bytes, in every format
         asked for since. Only the scrape duration and snapshot age are written per scrape.
         ``tail``: families after the databases' (process metrics)."""
+        self._formats[fmt] = time.monotonic()
         started, futures, collect_deadline = self._start(names, timeout)
         groups = []
         for t, fut, deadline in futures:
             ready = self._ready(t, fmt) if self.refresh_interval > 0 else None
             if ready is not None:
-                groups.append(self._per_scrape(t, ready.fetched, ready.parts[fmt], fmt, started))
+                groups.append(self._per_scrape(t, ready.fetched, ready.parts[fmt], fmt, started, ready.cost))
                 continue
             fetched = self._wait(t, fut, deadline, started)
             groups.append(self._parts(t, fetched, fmt, started, collect_deadline))
@@ -549,14 +654,20 @@ class OracleExporter:
             elif fmt not in entry.parts:     # a format first asked for since this fetch was rendered
                 entry.parts.update(self._render(target, fetched, {fmt}, started, deadline))
             entry.requested[fmt] = time.monotonic()
+            if not entry.cost:
+                entry.cost = time.monotonic() - fetched.started
             if not target.skipped:          # a render cut short by a time limit is not kept
                 target.rendered = entry
             parts = entry.parts[fmt]
-        return self._per_scrape(target, fetched, parts, fmt, started)
+        return self._per_scrape(target, fetched, parts, fmt, started,
+                                entry.cost if self.refresh_interval > 0 else None)
 
     def _render(self, target: Target, fetched: Fetched, formats: set[Format], started: float,
-                deadline: float | None) -> dict[Format, list[Part]]:
-        with _RENDERING:
+                deadline: float | None, urgent: bool = True) -> dict[Format, list[Part]]:
+        """``formats`` of the fetch, in a render turn (``_Turns``); a turn not had by ``deadline``
+        renders the self metrics only, every collector failed for the time limit (not kept)."""
+        got = self._turns.take(urgent, deadline)
+        try:
             target.renders += 1
             own, out = self._build(target, fetched, started, deadline, relabel=False)
             base = {"database": target.name, **target.labels}
@@ -564,10 +675,14 @@ class OracleExporter:
             return {fmt: render_parts(own, fmt) + render_parts(
                         openmetrics_families(out) if fmt.kind == OPENMETRICS else out, fmt, base)
                     for fmt in formats}
+        finally:
+            if got:
+                self._turns.give()
 
     def _per_scrape(self, target: Target, fetched: Fetched, parts: list[Part], fmt: Format,
-                    started: float) -> list[Part]:
-        """``parts`` with the scrape duration and snapshot age of this scrape."""
+                    started: float, duration: float | None = None) -> list[Part]:
+        """``parts`` with the scrape duration and snapshot age of this scrape; ``duration``
+        (background refresh): the served fetch's own, from its start to its rendering's end."""
         base = {"database": target.name, **target.labels}
         now = time.monotonic()
         out = list(parts)
@@ -575,7 +690,10 @@ class OracleExporter:
             name = part.key[0]
             if name in _PER_SCRAPE and part.lines:
                 fam = _family(name)
-                value = now - started if name == _PER_SCRAPE[0] else max(0.0, now - fetched.started)
+                if name != _PER_SCRAPE[0]:
+                    value = max(0.0, now - fetched.started)
+                else:
+                    value = now - started if duration is None else duration
                 fam.add_sample(name, dict(base), value)
                 out[i] = render_parts([fam], fmt)[0]
         return out
@@ -583,7 +701,9 @@ class OracleExporter:
     def registry(self, names: Iterable[str] | None = None, timeout: float | None = None) -> _Families:
         return _Families(self.scrape(names, timeout))
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> int:
+        """Stop the refresh and the fetch pool, close the sources; the number of fetches still
+        running after ``grace`` seconds (a source that does not return)."""
         self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         for t in self.targets.values():
@@ -591,3 +711,14 @@ class OracleExporter:
                 t.source.close()
             except Exception:
                 log.exception("database %s: close failed", t.name)
+        end = time.monotonic() + grace
+        while True:
+            running = sum(1 for t in self.targets.values() if t.inflight is not None and not t.inflight.done())
+            if not running or time.monotonic() >= end:
+                return running
+            time.sleep(0.05)
+
+    def expect(self, fmt: Format) -> None:
+        """Background refresh: render every fetch in ``fmt`` from the start (the format the usual
+        scrape asks for), before any scrape asked for it."""
+        self._formats.setdefault(fmt, time.monotonic())

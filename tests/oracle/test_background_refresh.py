@@ -104,8 +104,9 @@ def test_scrape_serves_the_last_fetch_at_once_while_a_slow_one_runs(core):
 
 
 def test_a_fetch_that_never_ends_turns_the_database_down_once(core):
-    """A frozen snapshot must not keep a database up: after two intervals plus the fetch budget
-    without a completed fetch, oracle_up 0 (reason timeout), counted as one failed fetch."""
+    """A frozen snapshot must not keep a database up: after two intervals plus two fetch budgets
+    without a fetch that ended, oracle_up 0 (reason timeout), counted as one failed fetch; when
+    the hung fetch ends at last, its result is served, not counted as failed again."""
     src = GatedSource(core, "db1")
     ok = GatedSource(core, "ok")
     interval, budget = 0.4, 0.3
@@ -116,9 +117,12 @@ def test_a_fetch_that_never_ends_turns_the_database_down_once(core):
         assert core.sample(_text(exp), "oracle_up", database="db1") == 1.0
         src.open.clear()
         _until(lambda: len(src.starts) >= 2)
-        hung_since = exp.targets["db1"].last.started
-        limit = 2 * interval + budget + FETCH_GRACE
-        time.sleep(max(0.0, hung_since + limit + 0.2 - time.monotonic()))
+        ended = exp.targets["db1"].last.ended
+        limit = 2 * (interval + budget) + FETCH_GRACE        # a slow database fetched back to back stays within
+        assert exp._stale_limit(exp.targets["db1"]) == limit
+        time.sleep(max(0.0, ended + limit - 0.3 - time.monotonic()))
+        assert core.sample(_text(exp), "oracle_up", database="db1") == 1.0      # not before the limit
+        time.sleep(max(0.0, ended + limit + 0.2 - time.monotonic()))
         for _ in range(3):
             text = _text(exp)
             assert core.sample(text, "oracle_up", database="db1") == 0.0
@@ -128,6 +132,8 @@ def test_a_fetch_that_never_ends_turns_the_database_down_once(core):
         assert len(src.starts) == 2             # the hung fetch is never doubled
         src.open.set()
         _until(lambda: core.sample(_text(exp), "oracle_up", database="db1") == 1.0)
+        text = _text(exp)
+        assert core.sample(text, "oracle_scrape_errors_total", database="db1", collector="fetch") == 1.0
     finally:
         src.open.set()
         exp.close()
@@ -249,8 +255,10 @@ def test_refresh_interval_setting(tmp_path, monkeypatch):
     monkeypatch.setenv("BG_TEST_PASSWORD", "x")
     assert load_config(_config(tmp_path, "timeout_seconds: 10")).refresh_interval_seconds == 0.0
     assert load_config(_config(tmp_path, "refresh_interval_seconds: 15")).refresh_interval_seconds == 15.0
-    for bad, said in (("0.5", "0 (fetch on scrape) or at least 1 second"), ("-1", "refresh_interval_seconds"),
-                      ("soon", "refresh_interval_seconds")):
+    assert load_config(_config(tmp_path, "refresh_interval_seconds: 600")).refresh_interval_seconds == 600.0
+    for bad, said in (("0.5", "0 (fetch on scrape) or 1 to 600 seconds"), ("-1", "refresh_interval_seconds"),
+                      ("soon", "refresh_interval_seconds"),
+                      ("15000", "is 15000: 0 (fetch on scrape) or 1 to 600 seconds")):   # milliseconds meant
         with pytest.raises(ConfigError) as err:
             load_config(_config(tmp_path, f"refresh_interval_seconds: {bad}"))
         assert said in str(err.value) and "\n" not in str(err.value).strip()
@@ -279,3 +287,106 @@ def test_exporter_process_refreshes_between_scrapes(core, tmp_path, exporter_pro
     second = redo()
     assert second - first >= 2 * 15 * REDO_PER_SECOND, (first, second)
     assert "background refresh: every database fetched every 1 s" in proc.stderr()
+
+
+def _slow_collect(snapshot, settings):
+    time.sleep(0.03)            # a render that costs 30 ms (the turn is held meanwhile)
+    yield from _redo_collect(snapshot, settings)
+
+
+SLOW = SimpleNamespace(NAME="test_slow", VIEWS=("GV$SYSSTAT",), collect=_slow_collect)
+
+
+def test_when_renders_fall_behind_a_scrape_keeps_its_time_limit_and_fetches_wait_for_their_render(core):
+    """30 databases at 30 ms of render each need 0.9 s a lap; the interval is 0.3 s. The
+    refresher must not pile up fetches whose renders queue forever, and a scrape with a 1 s limit
+    answers within about it (old data, its age said), never minutes later."""
+    sources = [GatedSource(core, f"db{i:02d}") for i in range(30)]
+    exp = OracleExporter([Target(s.name, s, timeout=5.0) for s in sources], Settings(), {"test_slow": SLOW},
+                         refresh_interval=0.3)
+    try:
+        exp.start_refresh()
+        _text(exp)
+        for _ in range(4):
+            t0 = time.monotonic()
+            text = _text(exp, timeout=1.0)
+            assert time.monotonic() - t0 < 1.6
+            assert {core.sample(text, "oracle_up", database=s.name) for s in sources} == {1.0}
+            time.sleep(0.3)
+        for s in sources:      # a database is fetched again only once its last fetch is rendered
+            t = exp.targets[s.name]
+            assert len(s.starts) <= t.renders + 2, (s.name, len(s.starts), t.renders)
+    finally:
+        exp.close()
+
+
+def test_a_render_cut_short_by_the_time_limit_is_made_by_the_background(core):
+    """The first scrape after a start with a tiny time limit leaves most databases' collectors
+    out of time; the background renders them at their next fetch, so later scrapes are whole
+    and their collectors do not keep failing."""
+    sources = [GatedSource(core, f"db{i:02d}") for i in range(20)]
+    exp = OracleExporter([Target(s.name, s, timeout=5.0) for s in sources], Settings(), {"test_slow": SLOW},
+                         refresh_interval=0.5)
+    try:
+        exp.start_refresh()
+        _until(lambda: all(exp.targets[s.name].last is not None for s in sources))
+        cut = _text(exp, timeout=0.05)
+        assert 0.0 in {core.sample(cut, "oracle_collector_success", database=s.name, collector="test_slow")
+                       for s in sources}
+        _until(lambda: all(exp.targets[s.name].rendered is not None for s in sources), 5.0)
+        errors = core.sample(_text(exp), "oracle_scrape_errors_total", database="db19", collector="test_slow")
+        for _ in range(3):
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            text = _text(exp, timeout=2.0)
+            assert time.monotonic() - t0 < 0.5
+            assert {core.sample(text, "oracle_collector_success", database=s.name, collector="test_slow")
+                    for s in sources} == {1.0}
+        assert core.sample(text, "oracle_scrape_errors_total", database="db19", collector="test_slow") == errors
+    finally:
+        exp.close()
+
+
+def test_a_database_slower_than_the_interval_but_within_its_budget_is_never_down(core):
+    """Interval 0.3 s, fetch 0.5 s, budget 1 s: fetched back to back (not every third slot),
+    always up, no failed fetch."""
+    src = GatedSource(core, "slow", delay=0.5)
+    exp = OracleExporter([Target("slow", src, timeout=1.0)], Settings(), {"test_redo": REDO}, refresh_interval=0.3)
+    try:
+        exp.start_refresh()
+        _text(exp)
+        for _ in range(12):
+            text = _text(exp)
+            assert core.sample(text, "oracle_up", database="slow") == 1.0
+            assert core.sample(text, "oracle_scrape_errors_total", database="slow", collector="fetch") == 0.0
+            time.sleep(0.25)
+        gaps = [b - a for a, b in zip(src.starts, src.starts[1:])]
+        assert max(gaps) < 0.75, gaps          # back to back: ~0.5 s apart, not 0.6-0.9 s (the next free slot)
+        # its scrape duration is its own fetch and render, not the scrape's few ms
+        assert core.sample(text, "oracle_scrape_duration_seconds", database="slow") >= 0.5
+    finally:
+        exp.close()
+
+
+def test_a_first_fetch_that_never_ends_holds_up_one_scrape_not_every_scrape(core):
+    src = GatedSource(core, "db1")
+    src.open.clear()
+    ok = GatedSource(core, "ok")
+    exp = OracleExporter([Target("db1", src, timeout=0.3), Target("ok", ok, timeout=0.3)], Settings(),
+                         {"test_redo": REDO}, refresh_interval=0.5)
+    try:
+        exp.start_refresh()
+        _until(lambda: src.starts and exp.targets["ok"].last is not None)
+        time.sleep(0.6)                          # the first fetch of db1 is past its budget
+        for _ in range(4):
+            t0 = time.monotonic()
+            text = _text(exp)
+            assert time.monotonic() - t0 < 0.2
+            assert core.sample(text, "oracle_up", database="db1") == 0.0
+            assert core.sample(text, "oracle_last_error_info", database="db1", reason="timeout") == 1.0
+            assert core.sample(text, "oracle_scrape_errors_total", database="db1", collector="fetch") == 1.0
+            assert core.sample(text, "oracle_up", database="ok") == 1.0
+        assert exp.close(grace=0.2) == 1         # the hung fetch is reported to the shutdown
+    finally:
+        src.open.set()
+        exp.close()
