@@ -215,7 +215,7 @@ def test_a_sched_change_that_is_not_a_run_costs_one_stat_then_the_shortcut_again
 
 _CHILD = r"""
 import sys, threading, time
-go = threading.Event()
+go, never = threading.Event(), threading.Event()
 def worker():
     while True:
         go.wait()
@@ -224,8 +224,9 @@ def worker():
         while time.thread_time() < end:
             pass
         print("done", flush=True)
-for _ in range(3):
-    threading.Thread(target=worker, daemon=True).start()
+threading.Thread(target=worker, daemon=True).start()
+for _ in range(2):
+    threading.Thread(target=never.wait, daemon=True).start()
 print("ready", flush=True)
 for line in sys.stdin:
     go.set()
