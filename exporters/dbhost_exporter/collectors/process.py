@@ -39,9 +39,19 @@ Cost model (what is read per scrape, one pass over procfs):
   or a known thread is gone; a single-threaded process is read as
   ``task/PID/...`` without a listing. Where ``sched`` does not exist (kernels
   without CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
-  migrations are not reported for that thread. Where ``schedstat`` is missing
-  (no CONFIG_SCHED_INFO) or reads ``0 0 0`` (sched_info off on kernels before
-  5.14) nothing is skipped and the run-queue families are not exported.
+  migrations are not reported for that thread. Where ``schedstat`` reads
+  ``0 0 0`` (sched_info off on kernels before 5.14) nothing is skipped and the
+  run-queue families are not exported;
+* where ``schedstat`` is missing (no CONFIG_SCHED_INFO, found once): a
+  monitored process's threads' ``task/TID/sched`` are read BEFORE its ``stat``;
+  if every one is the same as the copy kept from last scrape but the
+  ``clock-delta`` row (sched_key, same_sched), no thread was woken, ran, was
+  added or exited, and ``stat`` is not read. Else ``stat`` is read (parsed
+  only if its bytes changed) and the threads are taken from the ``sched``
+  bytes already read. A copy is kept only from a read made before that
+  scrape's ``stat`` read, for a thread whose switches and migrations did not
+  move (see "Kernels without schedstat" in the docs). The run-queue families
+  are not exported.
 
 Counters stay monotonic: a process is tracked by (PID, start time, comm) with
 its last CPU time, each of its threads by TID with its last values; when a
@@ -163,9 +173,9 @@ _NVALS = 8       # values per group
 # Index in a thread's state tuple of the schedstat bytes last read (b"" when
 # they cannot stand for the thread's values, see _usable_schedstat).
 SS = 6
-# Index of the thread's sched key (sched_key(): its task/TID/sched bytes but the clock-delta
-# row) on a kernel without schedstat, from a read made BEFORE the process's stat read of the
-# same scrape; b"" otherwise (then it proves nothing).
+# Index of the thread's sched key (sched_key(): its task/TID/sched bytes before and after the
+# clock-delta row) on a kernel without schedstat, from a read made BEFORE the process's stat
+# read of the same scrape; b"" otherwise (then it proves nothing).
 SK = 7
 # Series emitted per group: 2 context switch kinds, 1 migrations, 2 cpu
 # modes, run delay, running time, timeslices, processes, threads.
