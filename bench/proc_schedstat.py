@@ -1,8 +1,9 @@
 """The process collector against process-exporter on a kernel WITHOUT schedstat (no
 CONFIG_SCHED_INFO): the benchmark tree of bench/gen_proc_tree.py with every /proc/PID/schedstat
-and task/TID/schedstat removed. Nothing then proves a thread idle, so the collector reads every
-process's stat and every Oracle thread's sched each scrape; this measures what that costs next
-to process-exporter on the same tree, idle and busy (gen_proc_tree.advance, outside the timed
+and task/TID/schedstat removed. The collector then reads every Oracle thread's sched each scrape
+(before the process's stat, which it skips when every thread's sched is unchanged but its
+clock-delta row: idle) and every other process's stat; this measures what that costs next to
+process-exporter on the same tree, idle and busy (gen_proc_tree.advance, outside the timed
 part), in the same run.
 
     .venv/bin/python -m bench.proc_schedstat [--scrapes 5] [--process-exporter BIN]

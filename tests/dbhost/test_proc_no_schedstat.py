@@ -31,7 +31,9 @@ def test_an_idle_scrape_parses_no_stat_and_answers_as_a_fresh_collector(tmp_path
     again = scrape(coll)
     assert coll.last_stat_parsed == 0                       # nothing changed: no stat parsed
     assert again == first == scrape(ProcessCollector(str(tmp_path)))
-    # every Oracle thread's sched is still read: nothing else proves a thread idle
+    # every Oracle thread's sched is still read: nothing else proves a thread idle; this second
+    # scrape keeps their copies, so stat is read too (from the third on it is not:
+    # test_proc_sched_first.py)
     assert coll.last_files_read == len(specs) + 6 * 3       # (the failed schedstat probe is not a read)
 
 

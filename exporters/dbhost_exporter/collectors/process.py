@@ -39,9 +39,19 @@ Cost model (what is read per scrape, one pass over procfs):
   or a known thread is gone; a single-threaded process is read as
   ``task/PID/...`` without a listing. Where ``sched`` does not exist (kernels
   without CONFIG_SCHED_DEBUG) ``task/TID/status`` supplies the switches and
-  migrations are not reported for that thread. Where ``schedstat`` is missing
-  (no CONFIG_SCHED_INFO) or reads ``0 0 0`` (sched_info off on kernels before
-  5.14) nothing is skipped and the run-queue families are not exported.
+  migrations are not reported for that thread. Where ``schedstat`` reads
+  ``0 0 0`` (sched_info off on kernels before 5.14) nothing is skipped and the
+  run-queue families are not exported;
+* where ``schedstat`` is missing (no CONFIG_SCHED_INFO, found once): a
+  monitored process's threads' ``task/TID/sched`` are read BEFORE its ``stat``;
+  if every one is the same as the copy kept from last scrape but the
+  ``clock-delta`` row (sched_key, same_sched), no thread was woken, ran, was
+  added or exited, and ``stat`` is not read. Else ``stat`` is read (parsed
+  only if its bytes changed) and the threads are taken from the ``sched``
+  bytes already read. A copy is kept only from a read made before that
+  scrape's ``stat`` read, for a thread whose switches and migrations did not
+  move (see "Kernels without schedstat" in the docs). The run-queue families
+  are not exported.
 
 Counters stay monotonic: a process is tracked by (PID, start time, comm) with
 its last CPU time, each of its threads by TID with its last values; when a
@@ -163,6 +173,10 @@ _NVALS = 8       # values per group
 # Index in a thread's state tuple of the schedstat bytes last read (b"" when
 # they cannot stand for the thread's values, see _usable_schedstat).
 SS = 6
+# Index of the thread's sched key (sched_key(): its task/TID/sched bytes before and after the
+# clock-delta row) on a kernel without schedstat, from a read made BEFORE the process's stat
+# read of the same scrape; b"" otherwise (then it proves nothing).
+SK = 7
 # Series emitted per group: 2 context switch kinds, 1 migrations, 2 cpu
 # modes, run delay, running time, timeslices, processes, threads.
 SERIES_PER_GROUP = 10
@@ -263,6 +277,34 @@ _SCHED_FAST = re.compile(
     rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
     rb"nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n")
 _MIG_KEY = b"\nse.nr_migrations"
+_CLOCK_KEY = b"\nclock-delta"
+
+
+def sched_key(data: bytes, hint: int = -1) -> tuple[bytes, bytes, int]:
+    """(before, after, size): a task/TID/sched file's bytes before and after its ``clock-delta``
+    row, and its size: what stays the same while the thread does not run.
+    proc_sched_show_task() (kernel/sched/debug.c) prints that row from two cpu_clock() reads it
+    makes while printing, so it differs on every read (always in the same width,
+    ``%-45s:%21Ld``); everything else it prints (exec_start, vruntime, sum_exec_runtime,
+    switches, migrations, PELT averages, the header's ``#threads``) is stored state, changed
+    when the thread is woken, runs, exits or is moved, never by time passing. ``hint``: where
+    the row was last time (the layout rarely moves). The search starts past the header's comm
+    (at most 15 bytes), so a comm holding ``\nclock-delta`` is never taken for the row.
+    Without the row: (the whole file, b"", size)."""
+    if hint < 16 or not data.startswith(_CLOCK_KEY, hint):
+        hint = data.rfind(_CLOCK_KEY, 16)
+        if hint < 0:
+            return data, b"", len(data)
+    j = data.find(b"\n", hint + 1)
+    return (data[:hint], data[j:] if j >= 0 else b"", len(data))
+
+
+def same_sched(data: bytes, key: tuple[bytes, bytes, int]) -> bool:
+    """True if ``data`` (a task/TID/sched read) is what ``key`` (sched_key() of an earlier
+    read) was made from but the clock-delta row: the same size, the same bytes before the row
+    and after it (the kernel prints one row, of a fixed width, between them)."""
+    before, after, size = key
+    return len(data) == size and data.startswith(before) and data.endswith(after)
 
 
 def parse_sched(data: bytes) -> tuple[int, int, int]:
@@ -327,7 +369,7 @@ class _Proc:
 
 
 # Per-thread state: (voluntary, involuntary, migrations, run ns, delay ns,
-# timeslices, schedstat bytes or b""): one small tuple a thread.
+# timeslices, schedstat bytes or b"", sched key or b""): one small tuple a thread.
 ThreadState = tuple
 _UNREADABLE = None      # thread present, files unreadable or malformed: keep its last values
 _GONE_T = ()            # thread gone
@@ -444,7 +486,7 @@ class ProcessCollector:
             ss = b""
         elif not (run > 0 and slices > 0):
             ss = b""
-        return (v, iv, mg, run, delay, slices, ss)
+        return (v, iv, mg, run, delay, slices, ss, b"")
 
     # -- scraping -------------------------------------------------------
     def scan(self) -> tuple[dict[Group, list[int]], dict[Group, list[int]]]:
@@ -551,6 +593,45 @@ class ProcessCollector:
                                 c[1] += old.live
                             continue
 
+                if no_ss and old is not None and old.group is not None:
+                    # -- no schedstat: the threads' sched first -------------
+                    # If every known thread's sched is the same as last scrape but the
+                    # clock-delta row (sched_key), no thread has been woken, run or exited
+                    # since that read, so the process's stat (CPU time, thread count, comm,
+                    # start time) is what it was then: it is not read (see "Without
+                    # schedstat" in the docs). All are read before stat in any case: a key
+                    # is kept only from a sched read before the stat read of the same scrape.
+                    known = old.threads
+                    if old.live == old.nt == len(known) and name in known:
+                        tdir = pdir + "/task/"
+                        pre_sched = {}
+                        same = True
+                        for tid, o in known.items():
+                            try:
+                                fd = open_(tdir + tid + "/sched", flags)
+                                try:
+                                    data = read_(fd, _CHUNK)
+                                finally:
+                                    close_(fd)
+                            except OSError:
+                                same = False       # gone or unreadable: the full path decides
+                                break
+                            pre_sched[tid] = data
+                            if same:
+                                k = o[SK]
+                                if not k or len(data) >= _CHUNK or not same_sched(data, k):
+                                    same = False   # it ran (or no key yet): stat below
+                        if same:
+                            files += len(pre_sched)
+                            new_procs[name] = old
+                            c = counts.get(old.group)
+                            if c is None:
+                                counts[old.group] = [1, old.live]
+                            else:
+                                c[0] += 1
+                                c[1] += old.live
+                            continue
+
                 # -- it ran, or it is new: stat -----------------------------
                 fd = open_(pdir + "/stat", flags)
                 try:
@@ -568,43 +649,8 @@ class ProcessCollector:
                         new_procs[name] = old   # not monitored, byte-identical stat: the same process
                         continue
                     # byte-identical stat: the same process (comm, start), CPU time and thread
-                    # count as last time; its threads' sched decide whether anything else moved
-                    # (a thread may have run without a clock tick of CPU time)
-                    known = old.threads
-                    if old.live == old.nt == len(known):
-                        tdir = pdir + "/task/"
-                        pre_sched = {}
-                        for tid, o in known.items():
-                            try:
-                                fd = open_(tdir + tid + "/sched", flags)
-                                try:
-                                    data = read_(fd, _CHUNK)
-                                finally:
-                                    close_(fd)
-                            except OSError:
-                                break              # gone or unreadable: the full path decides
-                            pre_sched[tid] = data
-                            i = data.rfind(mig_key) if len(data) < _CHUNK else -1
-                            m = fast_sched(data, i) if i >= 0 else None
-                            if m is None or o[SS]:
-                                break
-                            mg, v, iv = m.groups()
-                            if int(v) != o[VOL] or int(iv) != o[INVOL] or int(mg) != o[MIG]:
-                                break              # it switched or migrated: the full path, on these bytes
-                        else:
-                            # no thread switched or migrated, CPU time and thread count unchanged:
-                            # the same state as last time
-                            n = len(pre_sched)
-                            files += n
-                            parsed += n
-                            new_procs[name] = old
-                            c = counts.get(old.group)
-                            if c is None:
-                                counts[old.group] = [1, old.live]
-                            else:
-                                c[0] += 1
-                                c[1] += old.live
-                            continue
+                    # count as last time: not parsed; the threads below, from the sched bytes read
+                    # above (a thread may have run without a clock tick of CPU time)
                     entry = old
                     utime, stime, nt = old.utime, old.stime, old.nt
                 else:
@@ -624,6 +670,11 @@ class ProcessCollector:
                             entry = old
                         else:
                             entry = _Proc(head, start, group)
+                    if pre_sched and entry is not old:
+                        # another process now (PID reused): what was read before its stat
+                        # may be the old one's threads; they are read again
+                        files += len(pre_sched)
+                        pre_sched = None
                 group = entry.group
                 if group is None:
                     # without schedstat, its stat bytes say next time whether anything changed
@@ -701,7 +752,8 @@ class ProcessCollector:
                                                 m = fast_sched(data, i) if i >= 0 else None
                                                 if m is not None:
                                                     mg, v, iv = m.groups()
-                                                    t = (int(v), int(iv), int(mg), run, int(parts[1]), slices, ss)
+                                                    t = (int(v), int(iv), int(mg), run, int(parts[1]), slices, ss,
+                                                         b"")
                                                     files += 1
                                                     parsed += 1
                                                     seen = True
@@ -713,6 +765,8 @@ class ProcessCollector:
                                 data = None
                                 if pre_sched:
                                     data = pre_sched.pop(tid, None)
+                                # read before this scrape's stat: its key may stand for the thread
+                                key = data is not None
                                 if data is None:
                                     try:
                                         fd = open_(f"{tdir}{tid}/sched", flags)
@@ -728,8 +782,20 @@ class ProcessCollector:
                                         m = fast_sched(data, i) if i >= 0 else None
                                         if m is not None:
                                             mg, v, iv = m.groups()
-                                            t = (int(v), int(iv), int(mg), 0, 0, 0, b"") if o is None else \
-                                                (int(v), int(iv), int(mg), o[RUN], o[DELAY], o[SLICES], b"")
+                                            v, iv, mg = int(v), int(iv), int(mg)
+                                            if o is None:
+                                                t = (v, iv, mg, 0, 0, 0, b"", b"")
+                                            else:
+                                                # its key: only from bytes read before stat, and only
+                                                # for a thread that did not switch or migrate since the
+                                                # last scrape (one that keeps running would pay for a
+                                                # key every scrape and never use it)
+                                                if key and v == o[VOL] and iv == o[INVOL] and mg == o[MIG]:
+                                                    k = o[SK]
+                                                    key = sched_key(data, len(k[0]) if k else -1)
+                                                else:
+                                                    key = b""
+                                                t = (v, iv, mg, o[RUN], o[DELAY], o[SLICES], b"", key)
                                             files += 1
                                             parsed += 1
                                     else:
@@ -772,6 +838,8 @@ class ProcessCollector:
                         continue
                     break
 
+                if pre_sched:
+                    files += len(pre_sched)   # read before stat, not used (that thread is gone)
                 if not new_thr:
                     # No thread could be read (the process exited during the
                     # scan): it is not counted; if it was known, its last
