@@ -47,7 +47,7 @@ lint: venv ## ruff over the whole tree
 # as plain pytest). --dist loadscope hands a worker whole modules, so a module-scoped fixture (a
 # started stack, the promtool runs) is set up once; the longest modules go first (tests/conftest.py).
 TEST_WORKERS ?= 2
-test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end; about 12 min on two cores; TEST_WORKERS=)
+test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end) in TEST_WORKERS=2 processes
 	$(PY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder tests
 
 # Markers (pyproject.toml): e2e starts real Prometheus/Alertmanager stacks, kernel uses loop
