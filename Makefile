@@ -43,8 +43,12 @@ venv: $(VENV)/.installed ## create .venv with the project (pip, quiet)
 lint: venv ## ruff over the whole tree
 	$(PY) -m ruff check .
 
-test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end; about 7 min)
-	$(PY) -m pytest -q --durations=25 tests
+# `make test` runs the tests in TEST_WORKERS pytest-xdist processes (TEST_WORKERS=0: one process,
+# as plain pytest). --dist loadscope hands a worker whole modules, so a module-scoped fixture (a
+# started stack, the promtool runs) is set up once; the longest modules go first (tests/conftest.py).
+TEST_WORKERS ?= 2
+test: deps venv lint ## run every test (ruff, unit, promtool, end-to-end) in TEST_WORKERS=2 processes
+	$(PY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder tests
 
 # Markers (pyproject.toml): e2e starts real Prometheus/Alertmanager stacks, kernel uses loop
 # devices and real process workloads, slow is any other test over a few seconds.

@@ -38,9 +38,7 @@ from __future__ import annotations
 import json
 import re
 
-import yaml
-
-from pack import ALERTS, ROOT, RULE_TESTS, alert_rules
+from pack import ALERTS, ROOT, RULE_TESTS, alert_rules, load_rule_file
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 # changing values never in an alert's labels: the state or role of a thing, and the statement a
@@ -89,12 +87,12 @@ _BRIDGED = re.compile(r'\((?P<sel>[a-z_]+(?:\{[^}]*\})?) or \(last_over_time\((?
 
 # ---------------------------------------------------------------- reading the pack
 def _recording() -> dict[str, str]:
-    doc = yaml.safe_load((ALERTS / "recording.rules.yml").read_text())
+    doc = load_rule_file(ALERTS / "recording.rules.yml")
     return {r["record"]: r["expr"] for g in doc["groups"] for r in g["rules"]}
 
 
 def _am() -> dict:
-    return yaml.safe_load((ALERTS / "alertmanager.yml").read_text())
+    return load_rule_file(ALERTS / "alertmanager.yml")
 
 
 def _counters() -> set[str]:
@@ -355,7 +353,7 @@ def lookback_violations(rules: list[dict]) -> list[str]:
 
 # ---------------------------------------------------------------- the shipped pack
 def _tests() -> list[dict]:
-    return [t for f in sorted(RULE_TESTS.glob("*.test.yml")) for t in yaml.safe_load(f.read_text())["tests"]]
+    return [t for f in sorted(RULE_TESTS.glob("*.test.yml")) for t in load_rule_file(f)["tests"]]
 
 
 def test_no_inhibition_hides_a_higher_severity():

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from mixin import config, render
-from pack import ALERTS, RULE_TESTS, alert_rules
+from pack import ALERTS, RULE_TESTS, alert_rules, load_rule_file
 
 RULE_TEST_FILES = sorted(p.name for p in RULE_TESTS.glob("*.test.yml"))
 
@@ -46,7 +46,7 @@ def test_every_alert_rule_has_firing_and_quiet_scenarios():
     name is expected silent in some test, with `for` proven by a pending check."""
     fired, quiet, pending = set(), set(), set()
     for name in RULE_TEST_FILES:
-        doc = yaml.safe_load((RULE_TESTS / name).read_text())
+        doc = load_rule_file(RULE_TESTS / name)
         for t in doc["tests"]:
             for c in t.get("alert_rule_test", []):
                 if c["exp_alerts"]:

@@ -98,10 +98,13 @@ def _make(*args: str) -> subprocess.CompletedProcess:
     return _run(["make", "--no-print-directory", "-n", *args], env=env)
 
 
+MAKE_TEST_PYTEST = ".venv/bin/python -m pytest -q --durations=25 -n 2 --dist loadscope --no-loadscope-reorder tests"
+
+
 def test_make_targets_run_what_the_docs_say():
     res = _make("test")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().splitlines()[-1] == ".venv/bin/python -m pytest -q --durations=25 tests"
+    assert res.stdout.strip().splitlines()[-1] == MAKE_TEST_PYTEST
     # docs/stack.md: make run ORACLE_CONFIG=... DBHOST_CONFIG=... RUN_ARGS="..."
     stack_md = _read(DOCS / "stack.md")
     for var in ("ORACLE_CONFIG=", "DBHOST_CONFIG=", 'RUN_ARGS="'):
@@ -123,7 +126,12 @@ def test_make_quick_and_make_test_run_ruff_and_what_the_readme_says():
     """make test: ruff, then every test; make quick: ruff, the mixin check, then the tests not
     marked e2e, kernel or slow (README); every marker it names is registered in pyproject.toml."""
     test = _make("test").stdout.strip().splitlines()
-    assert test[-2:] == [".venv/bin/python -m ruff check .", ".venv/bin/python -m pytest -q --durations=25 tests"]
+    assert test[-2:] == [".venv/bin/python -m ruff check .", MAKE_TEST_PYTEST]
+    # two pytest-xdist workers by default (README); TEST_WORKERS=0 is one process
+    readme_text = _read(README)
+    assert "pytest-xdist" in readme_text and "`make test TEST_WORKERS=0`" in readme_text
+    serial = _make("test", "TEST_WORKERS=0").stdout.strip().splitlines()[-1]
+    assert serial == MAKE_TEST_PYTEST.replace(" -n 2 ", " -n 0 ")
     quick = _make("quick").stdout.strip().splitlines()
     assert quick[-3:] == [".venv/bin/python -m ruff check .", ".venv/bin/python -m mixin.generate --check",
                           '.venv/bin/python -m pytest -q -m "not e2e and not kernel and not slow" tests']
