@@ -69,7 +69,9 @@ def field_notes(th: dict[str, Threshold], ids) -> list[str]:
     return notes
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter where PyYAML has it (its wheels do): the same bytes as the pure-Python one for
+# these documents (mixin.generate --check compares them), about 15x faster (6.1 -> 0.4 s a run).
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
     pass
 
 
