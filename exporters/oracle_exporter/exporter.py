@@ -369,8 +369,12 @@ class OracleExporter:
                 if hold:
                     with target.lock:
                         target.inflight = None
-                        again, target.due = target.due and not self._stop.is_set(), False
-                        if again:       # its slot came while it ran: fetched back to back
+                        # its slot came while it ran, and the database itself (not a render turn of
+                        # a busy exporter) took longer than the interval: fetched back to back
+                        again = (target.due and not self._stop.is_set()
+                                 and result.ended - result.started >= self.refresh_interval)
+                        target.due = False
+                        if again:
                             self._begin(target, None)
 
         try:
@@ -721,4 +725,5 @@ class OracleExporter:
     def expect(self, fmt: Format) -> None:
         """Background refresh: render every fetch in ``fmt`` from the start (the format the usual
         scrape asks for), before any scrape asked for it."""
-        self._formats.setdefault(fmt, time.monotonic())
+        # kept two minutes unless a scrape asks for it (Prometheus 3 asks for another text format)
+        self._formats.setdefault(fmt, time.monotonic() - FORMAT_KEPT_SECONDS + 120.0)
