@@ -143,6 +143,9 @@ def _go_float(d) -> str:
     return s
 
 
+format_value = _go_float     # a sample value as the text and OpenMetrics formats write it
+
+
 def _help(doc: str) -> str:
     return doc.replace("\\", "\\\\").replace("\n", "\\n")
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from prometheus_client.metrics_core import Metric
 
-from exporter_common.exposition import OPENMETRICS, Format, Part, assemble, render_parts
+from exporter_common.exposition import OPENMETRICS, Format, Part, assemble, format_value, render_parts
 from exporter_common.runner import CollectorRunner
 
 from . import __version__
@@ -173,6 +173,7 @@ class Target:
     stale: "tuple[Fetched, Fetched] | None" = field(default=None, repr=False)   # (frozen fetch, its failed stand-in)
     due: bool = False               # background refresh: its slot came while a fetch ran: fetch again at its end
     inflight_started: float = 0.0
+    slots: "tuple[list, list] | None" = field(default=None, repr=False)   # (rendered parts, per-scrape line heads)
     first_failed: "tuple[Future, Fetched] | None" = field(default=None, repr=False)  # (hung first fetch, stand-in)
 
 
@@ -687,8 +688,19 @@ class OracleExporter:
                     started: float, duration: float | None = None) -> list[Part]:
         """``parts`` with the scrape duration and snapshot age of this scrape; ``duration``
         (background refresh): the served fetch's own, from its start to its rendering's end."""
-        base = {"database": target.name, **target.labels}
         now = time.monotonic()
+        slots = self._slots(target, parts, fmt)
+        if slots is not None:       # the two lines from their rendered heads: no family built per scrape
+            out = list(parts)
+            for i, name, head in slots:
+                if name != _PER_SCRAPE[0]:
+                    value = max(0.0, now - fetched.started)
+                else:
+                    value = now - started if duration is None else duration
+                part = out[i]
+                out[i] = Part(part.key, part.meta, head + format_value(value).encode() + b"\n", None)
+            return out
+        base = {"database": target.name, **target.labels}
         out = list(parts)
         for i, part in enumerate(out):
             name = part.key[0]
@@ -701,6 +713,27 @@ class OracleExporter:
                 fam.add_sample(name, dict(base), value)
                 out[i] = render_parts([fam], fmt)[0]
         return out
+
+    def _slots(self, target: Target, parts: list[Part], fmt: Format) -> list | None:
+        """[(index, name, line head)] of the per-scrape families in ``parts``, made once per
+        rendered ``parts`` (a render writes them with one sample of value 1: the head is that
+        line up to its value); None when a line is not of that shape (the slow path then)."""
+        cached = target.slots
+        if cached is not None and cached[0] is parts:
+            return cached[1]
+        base = {"database": target.name, **target.labels}
+        slots = []
+        for i, part in enumerate(parts):
+            name = part.key[0]
+            if name in _PER_SCRAPE and part.lines:
+                fam = _family(name)
+                fam.add_sample(name, dict(base), 1.0)
+                line = render_parts([fam], fmt)[0].lines
+                if not line.endswith(b" 1.0\n") or line.count(b"\n") != 1:
+                    return None
+                slots.append((i, name, line[:-4]))
+        target.slots = (parts, slots)
+        return slots
 
     def registry(self, names: Iterable[str] | None = None, timeout: float | None = None) -> _Families:
         return _Families(self.scrape(names, timeout))
