@@ -67,6 +67,7 @@ def _con_id(row: dict[str, Any]) -> float:
 # The types whose _key respects equality (a == b implies _key(a) == _key(b)): for these, distinct
 # raw identity tuples whose columns _key maps one to one are distinct keys too.
 _PLAIN = frozenset((int, float, str, type(None), bool))
+_EXACT = 2 ** 53                # ints up to this size are exact as floats
 
 
 def _distinct(rows: list[dict[str, Any]], ident: tuple[str, ...]) -> bool:
@@ -84,9 +85,19 @@ def _distinct(rows: list[dict[str, Any]], ident: tuple[str, ...]) -> bool:
             return False
         for column in (zip(*raw) if len(ident) > 1 else (raw,)):
             column = tuple(column)
-            if not _PLAIN.issuperset(map(type, column)):
+            kinds = set(map(type, column))
+            if not _PLAIN.issuperset(kinds):
                 return False
             values = set(column)
+            if len(kinds) == 1:         # the usual column, of one type: told without _key
+                kind = kinds.pop()
+                if kind is float or kind is bool or kind is type(None):
+                    continue            # _key(v) is v
+                if kind is int and -_EXACT <= min(values) and max(values) <= _EXACT:
+                    continue            # float(v) is exact: distinct ints, distinct floats
+                if kind is str and not any(h.isdigit() or h.isspace() or h in "+-." for h in {v[:1] for v in values}
+                                           if h):
+                    continue            # no name that _key reads as a number: _key(v) is v
             if len({_key(v) for v in values}) != len(values):
                 return False
     except TypeError:           # an unhashable value: the rule (which keys it by str)

@@ -26,6 +26,10 @@ def test_numeric_string_inst_id_next_to_a_number_is_one_instance():
 def test_padded_numeric_strings_are_one_identity():
     rows = [{"INST_ID": " 2", "NAME": "x", "VALUE": 1}, {"INST_ID": "2.0", "NAME": "x", "VALUE": 2}]
     assert _snap("GV$SYSSTAT", rows).rows("GV$SYSSTAT") == [rows[0]]
+    for a, b in ((" 1", "  1.0"), ("+1", "+1.0"), (".5", "\t.50")):   # no plain digit first
+        rows = [{"INST_ID": a, "NAME": "x", "VALUE": 1}, {"INST_ID": b, "NAME": "x", "VALUE": 2}]
+        assert not R._distinct(rows, ("INST_ID", "NAME")), (a, b)
+        assert _snap("GV$SYSSTAT", rows).rows("GV$SYSSTAT") == [rows[0]]
 
 
 def test_int_and_float_ids_are_one_identity_lowest_con_id_wins_in_any_order():
@@ -84,7 +88,8 @@ def test_huge_ints_a_float_cannot_tell_apart_go_through_the_rule():
 
 
 _VALUES = [1, 1.0, 2, "1", " 1", "1.0", "2", "+2", "-0", 0, -0.0, 0.0, True, False, None, "", "a", " a", "a ",
-           "log file sync", Decimal(1), Decimal("2.0"), float("nan"), "nan", "+nan", 2 ** 53 + 1, 2 ** 53, "٣"]
+           "log file sync", Decimal(1), Decimal("2.0"), float("nan"), "nan", "+nan", 2 ** 53 + 1, 2 ** 53, "٣",
+           " 2", "  2.0", "+1.0", ".5", "\t.50", 0.5]
 
 
 def test_shortcut_agrees_with_the_rule_on_mixed_identities():
