@@ -69,15 +69,32 @@ def by_inst_name(rows: Iterable[dict[str, Any]], name_col: str = "NAME",
     Snapshot.rows already keeps one row per (inst, name) (oracle_exporter.rows:
     the lowest CON_ID wins); NULL values are skipped.
     """
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for row in rows:
-        i = inst(row)
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:        # inst() and num() inlined for the usual int INST_ID and int/float VALUE
+        i = row.get("INST_ID")
+        if type(i) is int and -_EXACT < i < _EXACT:
+            i = str(i)
+        else:
+            i = inst(row)
+            if i is None:
+                continue
         name = row.get(name_col)
-        value = num(row.get(value_col))
-        if i is None or name is None or value is None:
+        if name is None:
             continue
-        out[i][str(name)] = out[i].get(str(name), 0.0) + value
-    return dict(out)
+        value = row.get(value_col)
+        kind = type(value)
+        if kind is int:
+            value = float(value)
+        elif kind is not float or value - value != 0.0:
+            value = num(value)
+            if value is None:
+                continue
+        name = str(name)
+        names = out.get(i)
+        if names is None:
+            names = out[i] = {}
+        names[name] = names.get(name, 0.0) + value
+    return out
 
 
 def parse_time(value: Any) -> float | None:

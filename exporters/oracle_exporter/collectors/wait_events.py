@@ -19,7 +19,9 @@ the two views are read a few milliseconds apart).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
+from itertools import accumulate
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
@@ -28,7 +30,7 @@ from prometheus_client.utils import floatToGoString
 from exporter_common.declare import Collector, Family, Setting
 
 from . import defaults
-from ._common import emit, inst, num, text
+from ._common import _EXACT, emit, inst, num, text
 
 _EVENT = ("inst_id", "event", "wait_class")
 SPEC = Collector(
@@ -102,16 +104,12 @@ def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, .
                        scale: float) -> list[tuple[str, float]]:
     """Per-bucket (bound, count) pairs -> cumulative [(le, count)...] ending in +Inf."""
     pairs = sorted(rows)
-    total = sum(count for _, count in pairs)
-    out: list[tuple[str, float]] = []
-    acc = 0.0
-    k = 0
-    n = len(pairs)
-    for bound, le in zip(ladder, _les(ladder, scale)):
-        while k < n and pairs[k][0] <= bound:
-            acc += pairs[k][1]
-            k += 1
-        out.append((le, acc))
+    counts = [count for _, count in pairs]
+    total = sum(counts)
+    bounds = [bound for bound, _ in pairs]
+    # running[k]: 0.0 + the first k counts, added in order; a ladder bound takes the rows up to it
+    running = list(accumulate(counts, initial=0.0))
+    out = [(le, running[bisect_right(bounds, bound)]) for bound, le in zip(ladder, _les(ladder, scale))]
     out.append(("+Inf", total))
     return out
 
@@ -162,12 +160,15 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     include_idle = bool(getattr(settings, "idle_wait_events", False))
     agg: dict[tuple[str, str, str], list[float | None]] = {}
     time_by_event: dict[tuple[str, str], float] = defaultdict(float)
-    for row in snapshot.rows("GV$SYSTEM_EVENT"):
-        i = inst(row)
+    for row in snapshot.rows("GV$SYSTEM_EVENT"):   # inst(), num(), text() inlined for the usual types
+        i = row.get("INST_ID")
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
         event = row.get("EVENT")
         if i is None or event is None:
             continue
-        wait_class = text(row.get("WAIT_CLASS"))
+        wait_class = row.get("WAIT_CLASS")
+        if type(wait_class) is not str:
+            wait_class = text(wait_class)
         if not include_idle and wait_class == "Idle":
             continue    # sessions waiting for work: hundreds of series that say nothing about the database
         event = str(event)
@@ -175,14 +176,17 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         slot = agg.get(key)
         if slot is None:
             slot = agg[key] = [None, None, None]
-        value = num(row.get("TOTAL_WAITS"))
+        value = row.get("TOTAL_WAITS")
+        value = float(value) if type(value) is int else num(value)
         if value is not None and value >= 0:
             slot[0] = (slot[0] or 0.0) + value
-        micro = num(row.get("TIME_WAITED_MICRO"))
+        micro = row.get("TIME_WAITED_MICRO")
+        micro = float(micro) if type(micro) is int else num(micro)
         if micro is not None and micro >= 0:
             slot[1] = (slot[1] or 0.0) + micro
             time_by_event[(i, event)] += micro
-        value = num(row.get("TOTAL_TIMEOUTS"))
+        value = row.get("TOTAL_TIMEOUTS")
+        value = float(value) if type(value) is int else num(value)
         if value is not None and value >= 0:
             slot[2] = (slot[2] or 0.0) + value
     kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
@@ -193,11 +197,11 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for key in sorted(kept):
         total_waits, micro, total_timeouts = agg[key]
         if total_waits is not None:
-            waits.add_metric(list(key), total_waits)
+            waits.add_metric(key, total_waits)
         if micro is not None:
-            times.add_metric(list(key), micro / 1e6)
+            times.add_metric(key, micro / 1e6)
         if total_timeouts is not None:
-            timeouts.add_metric(list(key), total_timeouts)
+            timeouts.add_metric(key, total_timeouts)
 
     hist = SPEC.family("oracle_wait_event_latency_seconds")
     wanted = set(defaults.histogram_events(settings))
@@ -211,9 +215,12 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             event = row.get("EVENT")
             if event is None or str(event) not in wanted:
                 continue
-            i = inst(row)
-            bound = num(row.get(column))
-            count = num(row.get("WAIT_COUNT"))
+            i = row.get("INST_ID")
+            i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
+            bound = row.get(column)
+            bound = float(bound) if type(bound) is int else num(bound)
+            count = row.get("WAIT_COUNT")
+            count = float(count) if type(count) is int else num(count)
             if i is None or bound is None or count is None or count < 0 or bound <= 0:
                 continue
             found[(i, str(event))].append((bound, count))
