@@ -145,11 +145,12 @@ def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
     built from ``spec``'s declaration of that metric (type, help and the ``inst_id`` label),
     with an ``inst_id`` sample per instance that has the source name."""
     families = []
+    order = [(i, values[i]) for i in sorted_inst(values)]
     for name, source, scale in table:
         family = spec.family(name)
-        for i in sorted_inst(values):
-            if source in values[i]:
-                family.add_metric([i], values[i][source] * scale)
+        for i, named in order:
+            if source in named:
+                family.add_metric((i,), named[source] * scale)
         families.append(family)
     return families
 
