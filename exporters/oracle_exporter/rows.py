@@ -95,9 +95,10 @@ def _distinct(rows: list[dict[str, Any]], ident: tuple[str, ...]) -> bool:
                     continue            # _key(v) is v
                 if kind is int and -_EXACT <= min(values) and max(values) <= _EXACT:
                     continue            # float(v) is exact: distinct ints, distinct floats
-                if kind is str and not any(h.isdigit() or h.isspace() or h in "+-." for h in {v[:1] for v in values}
-                                           if h):
-                    continue            # no name that _key reads as a number: _key(v) is v
+                if kind is str:
+                    heads = "".join({v[:1] for v in values})    # first characters ("" adds none)
+                    if heads.isalpha() or not any(h.isdigit() or h.isspace() or h in "+-." for h in heads):
+                        continue        # no name that _key reads as a number: _key(v) is v
             if len({_key(v) for v in values}) != len(values):
                 return False
     except TypeError:           # an unhashable value: the rule (which keys it by str)
