@@ -43,6 +43,9 @@ class Snapshot:
         rows repeated per container (CON_ID) or repeated outright are reduced
         to one per identity, and GV$PROCESS rows without PNAME get the name
         from PROGRAM. ``views`` keeps the rows exactly as fetched/recorded."""
+        got = self._clean.get(view)     # the usual call: an upper case name, already cleaned
+        if got is not None:
+            return got
         key = view.upper()
         if key not in self._clean:
             from .rows import clean_rows

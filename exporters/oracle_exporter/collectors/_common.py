@@ -55,6 +55,8 @@ def inst(row: dict[str, Any]) -> str | None:
 
 def text(value: Any) -> str:
     """A label value from a VARCHAR2 column; NULL becomes the empty string."""
+    if value.__class__ is str:      # the usual case first
+        return value
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():

@@ -158,6 +158,8 @@ def _ident(value: Any) -> Any:
 
 def clean(value: Any) -> str:
     """A VARCHAR2 label value with Oracle's blank padding removed; NULL is ''."""
+    if value.__class__ is str:      # the usual case first
+        return value.strip()
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
