@@ -533,7 +533,15 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 labels = [_escape_value(v) for v in labels]
         pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
         post = after(b, labels)      # from the le value's closing quote to the value
-        for bucket in buckets:
+        try:        # the row's le values checked for escapes at once
+            les = "".join([bucket[0] for bucket in buckets])
+        except TypeError:
+            les = "\\"     # (an le that is not a string: the bucket loop below raises as it always did)
+        plain = not ("\\" in les or '"' in les or "\n" in les)
+        if plain:
+            value_text = _value_text
+            out.extend([f"{pre}{bucket[0]}{post}{value_text(bucket[1])}\n" for bucket in buckets])
+        for bucket in () if plain else buckets:
             le, value = bucket[0], bucket[1]
             if "\\" in le or '"' in le or "\n" in le:
                 le = _escape_value(le)

@@ -133,11 +133,18 @@ def test_values_of_every_magnitude_are_written_as_prometheus_client_writes_them(
     values += [rng.randint(-10 ** 18, 10 ** 18) for _ in range(100)] + [float(rng.randint(0, 10 ** 17)) for _ in range(100)]
     fmt = Format(TEXT if kind == "text" else OPENMETRICS, om.UNDERSCORES, "")
     mine, theirs = _declared("gauge", "ora_values", ("n",)), _clients("gauge", "ora_values", ("n",))
+    hmine, htheirs = _declared("histogram", "ora_h", ("n",)), _clients("histogram", "ora_h", ("n",))
     for n, v in enumerate(values):
         mine.add_metric([str(n)], v)
         theirs.add_metric([str(n)], v)
-    got = assemble([render_parts([mine], fmt, {"database": "DB"})], fmt)
-    theirs.samples = [type(s)(s[0], {"database": "DB", **s[1]}, s[2], None, *s[4:]) for s in theirs.samples]
-    want = (generate_latest(Listed([theirs])) if kind == "text" else om.generate_latest(Listed([theirs])))
+        if n % 7 == 0:      # buckets of every magnitude too (le values such as Oracle's ladder)
+            buckets = [("1e-06", v), ("4294.967296", values[n - 1]), ("+Inf", values[n - 2])]
+            hmine.add_metric([str(n)], buckets, values[n - 3])
+            htheirs.add_metric([str(n)], buckets, values[n - 3])
+    got = assemble([render_parts([mine, hmine], fmt, {"database": "DB"})], fmt)
+    for fam in (theirs, htheirs):
+        fam.samples = [type(s)(s[0], {"database": "DB", **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+    want = (generate_latest(Listed([theirs, htheirs])) if kind == "text"
+            else om.generate_latest(Listed([theirs, htheirs])))
     assert got == want
     assert b'n="14"} 1.41056551e+11\n' in got
