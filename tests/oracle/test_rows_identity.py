@@ -114,3 +114,26 @@ def test_shortcut_agrees_with_the_rule_on_mixed_identities():
         view = "GV$SYSTEM_EVENT" if len(ident) == 2 else "GV$EVENT_HISTOGRAM_MICRO"
         assert _snap(view, rows).rows(view) == rule, rows
     assert answered > 1000      # the shortcut is exercised, not only its refusals
+
+
+def test_values_shared_by_collectors_of_one_snapshot_are_what_each_would_compute_alone():
+    """GV$SYSSTAT per instance and the parameters are computed once per snapshot and shared by
+    the collectors that read them (pga, redo, load_profile, rac_gc, time_model, instance, ...):
+    every collector, run after all the others on one snapshot, gives what it gives on a snapshot
+    of its own, and a shared value is the same object on the second ask."""
+    from oracle_exporter.collectors import COLLECTORS
+    from oracle_exporter.collectors._common import inst_stats, parameters
+    from oracle_sim import OracleSim, collect, samples
+
+    sim = OracleSim([(1, "ODS1", "dbhost1", 1), (2, "ODS2", "dbhost2", 2)], groups_per_thread=2)
+    shared = sim.snapshot()
+    collect(shared)             # every collector once: the shared values are computed and kept
+    for name in COLLECTORS:
+        alone = samples(collect(sim.snapshot(), names=[name]))
+        again = samples(collect(shared, names=[name]))
+        assert again == alone, name
+    stats = inst_stats(shared)
+    assert stats is inst_stats(shared) and stats["2"]["user commits"] > 0
+    assert parameters(shared) is parameters(shared) and parameters(shared)["1"]
+    fresh = sim.snapshot()
+    assert inst_stats(fresh) == stats and inst_stats(fresh) is not stats

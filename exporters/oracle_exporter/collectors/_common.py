@@ -99,6 +99,17 @@ def by_inst_name(rows: Iterable[dict[str, Any]], name_col: str = "NAME",
     return out
 
 
+def inst_stats(snapshot: Any, view: str = "GV$SYSSTAT", name_col: str = "NAME",
+               value_col: str = "VALUE") -> dict[str, dict[str, float]]:
+    """``by_inst_name`` of a view of the snapshot, computed once per snapshot (GV$SYSSTAT is read
+    by several collectors): read only."""
+    derived = getattr(snapshot, "derived", None)
+    if derived is None:
+        return by_inst_name(snapshot.rows(view), name_col, value_col)
+    return derived(("by_inst_name", view, name_col, value_col),
+                   lambda: by_inst_name(snapshot.rows(view), name_col, value_col))
+
+
 def parse_time(value: Any) -> float | None:
     """Unix seconds from an ISO 8601 DATE/TIMESTAMP as recorded.
 
@@ -188,8 +199,16 @@ def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
     shows the values of the querying session, which ALTER SESSION may change); recordings
     made with GV$PARAMETER (or V$PARAMETER) are still read when GV$SYSTEM_PARAMETER is absent.
     VALUE is VARCHAR2; non-numeric values are skipped. When a name appears
-    twice for one instance (a CDB may list it per container) the first row wins.
+    twice for one instance (a CDB may list it per container) the first row wins. Computed once
+    per snapshot: read only.
     """
+    derived = getattr(snapshot, "derived", None)
+    if derived is not None:     # read by several collectors: once per snapshot
+        return derived(("parameters",), lambda: _parameters(snapshot))
+    return _parameters(snapshot)
+
+
+def _parameters(snapshot: Any) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = defaultdict(dict)
     view = "GV$SYSTEM_PARAMETER" if snapshot.has("GV$SYSTEM_PARAMETER") else "GV$PARAMETER"
     for row in snapshot.rows(view):

@@ -11,7 +11,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import PARAMETER, PGASTAT as PGASTAT_VIEW, PROCESS, SYSSTAT
-from ._common import _EXACT, by_inst_name, declared_parameter, declared_per_instance, emit, inst, num, sorted_inst
+from ._common import _EXACT, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
 
 # metric, GV$PGASTAT name, scale
 PGASTAT: tuple[tuple[str, str, float], ...] = (
@@ -98,13 +98,13 @@ NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$SYSTEM_PARAMETER": ("p
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    pga = by_inst_name(snapshot.rows("GV$PGASTAT"))
+    pga = inst_stats(snapshot, "GV$PGASTAT")
     families = declared_per_instance(SPEC, pga, PGASTAT)
 
     families.append(declared_parameter(snapshot, "pga_aggregate_limit",
                                        SPEC.metric("oracle_pga_aggregate_limit_bytes")))
 
-    stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+    stats = inst_stats(snapshot)
     workarea = SPEC.family("oracle_pga_workarea_executions_total")
     for i in sorted_inst(stats):
         for kind, stat in WORKAREA:
