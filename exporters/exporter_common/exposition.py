@@ -25,7 +25,6 @@ prometheus_client (see ``exporter_common.cli.exposition``).
 """
 from __future__ import annotations
 
-from itertools import chain
 from typing import Iterable
 
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, CONTENT_TYPE_PLAIN_0_0_4, choose_encoder
@@ -142,24 +141,6 @@ def _go_float(d) -> str:
             mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.")
             return f"{mantissa}e+{dot - 1:02d}"
     return s
-
-
-def _value_text(value) -> str:
-    """A sample value as generate_latest writes it: ``_go_float`` and the shortcuts of the sample
-    loops (a small int as ``n.0``; a finite float below 1e6 as its repr), in one call."""
-    kind = value.__class__
-    if kind is float:
-        if value - value == 0.0:        # finite
-            s = repr(value)
-            if value > 0:
-                dot = s.find(".")
-                if dot > 6:
-                    mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.")
-                    return f"{mantissa}e+{dot - 1:02d}"
-            return s
-    elif kind is int and -1000000 < value < 1000000:
-        return f"{value}.0"
-    return _go_float(value)
 
 
 def _help(doc: str) -> str:
@@ -503,14 +484,6 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
     go_float = _go_float
     if not histogram:
         write = writers[0]
-        try:        # the whole family's label values checked for escapes at once
-            joined = "".join(chain.from_iterable([r[0] for r in rows]))
-        except TypeError:
-            joined = "\\"     # (a value that is not a string: the row loop below raises as it always did)
-        if not ("\\" in joined or '"' in joined or "\n" in joined):
-            value_text = _value_text
-            return "".join([write(b, labels, repr(value) if value.__class__ is float and value < 1e6
-                                  and value - value == 0.0 else value_text(value)) for labels, value in rows])
         for labels, value in rows:
             vtype = type(value)
             if vtype is float and value < 1e6 and value - value == 0.0:
@@ -533,15 +506,7 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 labels = [_escape_value(v) for v in labels]
         pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
         post = after(b, labels)      # from the le value's closing quote to the value
-        try:        # the row's le values checked for escapes at once
-            les = "".join([bucket[0] for bucket in buckets])
-        except TypeError:
-            les = "\\"     # (an le that is not a string: the bucket loop below raises as it always did)
-        plain = not ("\\" in les or '"' in les or "\n" in les)
-        if plain:
-            value_text = _value_text
-            out.extend([f"{pre}{bucket[0]}{post}{value_text(bucket[1])}\n" for bucket in buckets])
-        for bucket in () if plain else buckets:
+        for bucket in buckets:
             le, value = bucket[0], bucket[1]
             if "\\" in le or '"' in le or "\n" in le:
                 le = _escape_value(le)
