@@ -19,9 +19,7 @@ the two views are read a few milliseconds apart).
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import defaultdict
-from itertools import accumulate
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
@@ -104,12 +102,16 @@ def cumulative_buckets(rows: Iterable[tuple[float, float]], ladder: tuple[int, .
                        scale: float) -> list[tuple[str, float]]:
     """Per-bucket (bound, count) pairs -> cumulative [(le, count)...] ending in +Inf."""
     pairs = sorted(rows)
-    counts = [count for _, count in pairs]
-    total = sum(counts)
-    bounds = [bound for bound, _ in pairs]
-    # running[k]: 0.0 + the first k counts, added in order; a ladder bound takes the rows up to it
-    running = list(accumulate(counts, initial=0.0))
-    out = [(le, running[bisect_right(bounds, bound)]) for bound, le in zip(ladder, _les(ladder, scale))]
+    total = sum(count for _, count in pairs)
+    out: list[tuple[str, float]] = []
+    acc = 0.0
+    k = 0
+    n = len(pairs)
+    for bound, le in zip(ladder, _les(ladder, scale)):
+        while k < n and pairs[k][0] <= bound:
+            acc += pairs[k][1]
+            k += 1
+        out.append((le, acc))
     out.append(("+Inf", total))
     return out
 
