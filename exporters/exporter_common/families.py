@@ -15,6 +15,8 @@ through prometheus_client's ``add_metric``: its output is always prometheus_clie
 """
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter, lt
 from typing import Any, Iterable
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
@@ -133,11 +135,14 @@ def sample_count(family: Any) -> int:
     return len(rows)
 
 
+_VALUE = itemgetter(1)
+
+
 def drop_negative(family: Any) -> None:
     """Remove the samples whose value is below zero (a counter never is)."""
     rows = rows_of(family)
     if rows is not None and not isinstance(family, RowsHistogram):
-        if any(r[1] < 0 for r in rows):
+        if any(map(lt, map(_VALUE, rows), repeat(0))):     # any(r[1] < 0 for r in rows), at C speed
             family._rows = [r for r in rows if r[1] >= 0]
         return
     family.samples = [s for s in family.samples if s.value >= 0]

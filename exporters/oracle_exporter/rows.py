@@ -30,6 +30,7 @@ any metric logic sees them (Snapshot.rows calls clean_rows once per view):
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any
 
 from . import views
@@ -61,6 +62,48 @@ def _key(value: Any) -> Any:
 def _con_id(row: dict[str, Any]) -> float:
     value = _key(row.get("CON_ID"))
     return value if isinstance(value, float) else 0.0
+
+
+# The types whose _key respects equality (a == b implies _key(a) == _key(b)): for these, distinct
+# raw identity tuples whose columns _key maps one to one are distinct keys too.
+_PLAIN = frozenset((int, float, str, type(None), bool))
+_EXACT = 2 ** 53                # ints up to this size are exact as floats
+
+
+def _distinct(rows: list[dict[str, Any]], ident: tuple[str, ...]) -> bool:
+    """True when every row's identity is its own, compared as ``_key`` compares them, told
+    without a ``_key`` per row: the raw identity tuples are all distinct (set equality: 1 and
+    1.0 are one, "1" and 1 two), every value is of a ``_PLAIN`` type, and ``_key`` maps each
+    column's distinct values to distinct keys (so "1" and 1, or "1" and " 1", in one column
+    send the caller to the per-row rule). False means "not known": the caller's rule decides."""
+    try:
+        raw = list(map(itemgetter(*ident), rows))
+    except KeyError:            # a row without an identity column (None for the rule)
+        raw = [tuple([r.get(c) for c in ident]) for r in rows] if len(ident) > 1 else [r.get(ident[0]) for r in rows]
+    try:
+        if len(set(raw)) != len(raw):
+            return False
+        for column in (zip(*raw) if len(ident) > 1 else (raw,)):
+            column = tuple(column)
+            kinds = set(map(type, column))
+            if not _PLAIN.issuperset(kinds):
+                return False
+            values = set(column)
+            if len(kinds) == 1:         # the usual column, of one type: told without _key
+                kind = kinds.pop()
+                if kind is float or kind is bool or kind is type(None):
+                    continue            # _key(v) is v
+                if kind is int and -_EXACT <= min(values) and max(values) <= _EXACT:
+                    continue            # float(v) is exact: distinct ints, distinct floats
+                if kind is str:
+                    heads = "".join({v[:1] for v in values})    # first characters ("" adds none)
+                    if heads.isalpha() or not any(h.isdigit() or h.isspace() or h in "+-." for h in heads):
+                        continue        # no name that _key reads as a number: _key(v) is v
+            if len({_key(v) for v in values}) != len(values):
+                return False
+    except TypeError:           # an unhashable value: the rule (which keys it by str)
+        return False
+    return True
 
 
 def _upper(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -107,8 +150,13 @@ def clean_rows(snapshot: Any, view: str) -> list[dict[str, Any]]:
         rows = [_process_name(r) for r in rows]
     spec = views.get(view)
     ident = spec.identity if spec is not None else ()
-    if not ident:
+    if not ident or _distinct(rows, ident):
         return rows
+    return _one_per_identity(rows, ident)
+
+
+def _one_per_identity(rows: list[dict[str, Any]], ident: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The module doc's rule, row by row: per identity the first row of the lowest CON_ID."""
     best: dict[tuple, tuple[float, int]] = {}   # identity -> (container, index of the kept row)
     for n, row in enumerate(rows):
         key = tuple([_key(row.get(c)) for c in ident])

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+_MISSING = object()
+
+
 @dataclass
 class Snapshot:
     database: str
@@ -34,6 +37,16 @@ class Snapshot:
     # seconds each view's statement took in a live fetch (not recorded: a replay has none)
     durations: dict[str, float] = field(default_factory=dict, compare=False)
     _clean: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # values several collectors derive from the same rows (GV$SYSSTAT per instance, parameters)
+    _derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per snapshot under ``key`` and shared by the collectors
+        that ask for it: read only."""
+        got = self._derived.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._derived[key] = build()
+        return got
 
     def rows(self, view: str) -> list[dict[str, Any]]:
         """Rows of a view as collectors should see them (empty when not fetched).
@@ -43,6 +56,9 @@ class Snapshot:
         rows repeated per container (CON_ID) or repeated outright are reduced
         to one per identity, and GV$PROCESS rows without PNAME get the name
         from PROGRAM. ``views`` keeps the rows exactly as fetched/recorded."""
+        got = self._clean.get(view)     # the usual call: an upper case name, already cleaned
+        if got is not None:
+            return got
         key = view.upper()
         if key not in self._clean:
             from .rows import clean_rows

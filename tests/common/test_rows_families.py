@@ -113,3 +113,38 @@ def test_rows_without_base_labels_render_as_encode_text():
     fmt = Format(TEXT, om.UNDERSCORES, "")
     got = assemble([render_parts(_fill(_declared), fmt)], fmt)
     assert got == encode_text(_fill(_clients)) == generate_latest(Listed(_fill(_clients)))
+
+
+@pytest.mark.parametrize("kind", ["text", "openmetrics"])
+def test_values_of_every_magnitude_are_written_as_prometheus_client_writes_them(kind):
+    """A family whose labels need no escaping is written in one pass (values formatted inline):
+    every kind of value a collector hands over (counters past 1e6 and 1e16, tiny ratios, exact
+    ints on both sides of the shortcuts, bools, -0.0, NaN, infinities) must give the bytes
+    prometheus_client's encoder gives."""
+    import random
+    from decimal import Decimal
+
+    rng = random.Random(5)
+    values = [0, -0.0, 0.0, True, False, 999999, 1000000, -999999, -1000000, 10 ** 20, -(10 ** 20), 1e6,
+              999999.9999999999, 1000000.0000000001, 141056551000.0, 1526551110000.0, 1e15, 9999999999999998.0,
+              1e16, 1.5e16, 1e22, -1e22, 5e-324, 1e-7, 0.1, 1 / 3, float("nan"), float("inf"), float("-inf"),
+              Decimal("12.5"), Decimal(10) ** 7]
+    values += [rng.choice((1, -1)) * rng.random() * 10 ** rng.randint(-8, 22) for _ in range(400)]
+    values += [rng.randint(-10 ** 18, 10 ** 18) for _ in range(100)] + [float(rng.randint(0, 10 ** 17)) for _ in range(100)]
+    fmt = Format(TEXT if kind == "text" else OPENMETRICS, om.UNDERSCORES, "")
+    mine, theirs = _declared("gauge", "ora_values", ("n",)), _clients("gauge", "ora_values", ("n",))
+    hmine, htheirs = _declared("histogram", "ora_h", ("n",)), _clients("histogram", "ora_h", ("n",))
+    for n, v in enumerate(values):
+        mine.add_metric([str(n)], v)
+        theirs.add_metric([str(n)], v)
+        if n % 7 == 0:      # buckets of every magnitude too (le values such as Oracle's ladder)
+            buckets = [("1e-06", v), ("4294.967296", values[n - 1]), ("+Inf", values[n - 2])]
+            hmine.add_metric([str(n)], buckets, values[n - 3])
+            htheirs.add_metric([str(n)], buckets, values[n - 3])
+    got = assemble([render_parts([mine, hmine], fmt, {"database": "DB"})], fmt)
+    for fam in (theirs, htheirs):
+        fam.samples = [type(s)(s[0], {"database": "DB", **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+    want = (generate_latest(Listed([theirs, htheirs])) if kind == "text"
+            else om.generate_latest(Listed([theirs, htheirs])))
+    assert got == want
+    assert b'n="14"} 1.41056551e+11\n' in got

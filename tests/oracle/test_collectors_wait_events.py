@@ -276,3 +276,33 @@ def test_wait_event_settings_are_read_and_checked(tmp_path, monkeypatch):
     cfg.write_text("wait_events_max: -1\n" + base)
     with pytest.raises(ConfigError, match="wait_events_max"):
         load_config(str(cfg))
+
+
+def test_cumulative_buckets_add_the_rows_up_to_each_bound_in_order():
+    """Each ``le`` holds 0.0 plus the counts of the rows at or below it, added smallest bound
+    first (the same float, bit for bit, as the step-by-step walk the exposition was checked
+    against), +Inf the sum of all rows; rows above the ladder count only in +Inf."""
+    import random
+
+    from oracle_exporter.collectors.wait_events import MICRO, MILLI, _les, cumulative_buckets
+
+    def walk(rows, ladder, scale):
+        pairs = sorted(rows)
+        out, acc, k = [], 0.0, 0
+        for bound, le in zip(ladder, _les(ladder, scale)):
+            while k < len(pairs) and pairs[k][0] <= bound:
+                acc += pairs[k][1]
+                k += 1
+            out.append((le, acc))
+        return out + [("+Inf", sum(c for _, c in pairs))]
+
+    rng = random.Random(7)
+    for _ in range(300):
+        _, _, scale, ladder = rng.choice((MICRO, MILLI))
+        rows = [(float(rng.choice([*ladder[:8], 3, 5, 1.5, 2 ** 40])), rng.choice([-0.0, 0.0, 1.0, 0.1, 7.0, 1e17, 3.3]))
+                for _ in range(rng.randint(0, 12))]
+        got = cumulative_buckets(rows, ladder, scale)
+        assert [(le, repr(v)) for le, v in got] == [(le, repr(v)) for le, v in walk(rows, ladder, scale)], rows
+    got = dict(cumulative_buckets([(1.0, 2.0), (4.0, 3.0), (2.0 ** 40, 5.0)], MICRO[3], 1e-6))
+    assert (got["1e-06"], got["2e-06"], got["4e-06"], got["4294.967296"], got["+Inf"]) == (2.0, 2.0, 5.0, 5.0, 10.0)
+    assert repr(dict(cumulative_buckets([(1.0, -0.0)], MICRO[3], 1e-6))["1e-06"]) == "0.0"

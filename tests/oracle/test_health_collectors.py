@@ -375,3 +375,34 @@ def test_host_local_dates_use_the_dual_offset():
 ])
 def test_standby_local_time_formats(text, expected):
     assert _health.local_wallclock(text) == expected
+
+
+def test_host_local_dates_read_exactly_as_the_wall_clock_rule_reads_them():
+    """local_to_unix reads ISO dates without building aware datetimes: the very same float
+    (bit for bit, so the exposition's bytes stay the same) as local_wallclock minus the offset
+    taken as UTC, for every form a recording or a live fetch holds; garbage stays None."""
+    def rule(value, offset):
+        wall = _health.local_wallclock(value)
+        if wall is None:
+            return None
+        return (wall - (offset or dt.timedelta(0))).replace(tzinfo=dt.timezone.utc).timestamp()
+
+    values = ["2025-03-11T10:00:00", "2025-03-11T10:00:00.123456", "2025-03-11 10:00:00", "2025-03-11",
+              "2025-03-11T10:00:00Z", "2025-03-11T10:00:00.5+05:30", " 2025-03-11T10:00:00 ", "2025-03-11T10:00:00 ",
+              "1969-12-31T23:59:59.999999", "0001-01-01T00:00:00", "9999-12-31T23:59:59", "20250311T100000",
+              "2025-13-01T00:00:00", "2025x", "2025", "11/14/2010 20:00:19", "24-JUL-2007 15:31:13",
+              "24-jul-2007 15:31:13", "13/40/2010 20:00:19", "", "  ", None, 5, dt.datetime(2025, 3, 11, 10, 0, 0, 7),
+              dt.datetime(2025, 3, 11, 10, tzinfo=dt.timezone(dt.timedelta(hours=-3)))]
+    offsets = [None, dt.timedelta(0), dt.timedelta(hours=1), dt.timedelta(hours=-5, minutes=-30),
+               dt.timedelta(hours=13, minutes=45)]
+    for value in values:
+        for offset in offsets:
+            try:
+                want = rule(value, offset)
+            except OverflowError:
+                with pytest.raises(OverflowError):
+                    _health.local_to_unix(value, offset)
+                continue
+            got = _health.local_to_unix(value, offset)
+            assert repr(got) == repr(want), (value, offset)
+    assert _health.local_to_unix("2025-03-11T10:00:00", dt.timedelta(hours=1)) == 1741683600.0

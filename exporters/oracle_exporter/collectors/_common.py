@@ -55,6 +55,8 @@ def inst(row: dict[str, Any]) -> str | None:
 
 def text(value: Any) -> str:
     """A label value from a VARCHAR2 column; NULL becomes the empty string."""
+    if value.__class__ is str:      # the usual case first
+        return value
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
@@ -69,15 +71,43 @@ def by_inst_name(rows: Iterable[dict[str, Any]], name_col: str = "NAME",
     Snapshot.rows already keeps one row per (inst, name) (oracle_exporter.rows:
     the lowest CON_ID wins); NULL values are skipped.
     """
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for row in rows:
-        i = inst(row)
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:        # inst() and num() inlined for the usual int INST_ID and int/float VALUE
+        i = row.get("INST_ID")
+        if type(i) is int and -_EXACT < i < _EXACT:
+            i = str(i)
+        else:
+            i = inst(row)
+            if i is None:
+                continue
         name = row.get(name_col)
-        value = num(row.get(value_col))
-        if i is None or name is None or value is None:
+        if name is None:
             continue
-        out[i][str(name)] = out[i].get(str(name), 0.0) + value
-    return dict(out)
+        value = row.get(value_col)
+        kind = type(value)
+        if kind is int:
+            value = float(value)
+        elif kind is not float or value - value != 0.0:
+            value = num(value)
+            if value is None:
+                continue
+        name = str(name)
+        names = out.get(i)
+        if names is None:
+            names = out[i] = {}
+        names[name] = names.get(name, 0.0) + value
+    return out
+
+
+def inst_stats(snapshot: Any, view: str = "GV$SYSSTAT", name_col: str = "NAME",
+               value_col: str = "VALUE") -> dict[str, dict[str, float]]:
+    """``by_inst_name`` of a view of the snapshot, computed once per snapshot (GV$SYSSTAT is read
+    by several collectors): read only."""
+    derived = getattr(snapshot, "derived", None)
+    if derived is None:
+        return by_inst_name(snapshot.rows(view), name_col, value_col)
+    return derived(("by_inst_name", view, name_col, value_col),
+                   lambda: by_inst_name(snapshot.rows(view), name_col, value_col))
 
 
 def parse_time(value: Any) -> float | None:
@@ -128,11 +158,12 @@ def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
     built from ``spec``'s declaration of that metric (type, help and the ``inst_id`` label),
     with an ``inst_id`` sample per instance that has the source name."""
     families = []
+    order = [(i, values[i]) for i in sorted_inst(values)]
     for name, source, scale in table:
         family = spec.family(name)
-        for i in sorted_inst(values):
-            if source in values[i]:
-                family.add_metric([i], values[i][source] * scale)
+        for i, named in order:
+            if source in named:
+                family.add_metric((i,), named[source] * scale)
         families.append(family)
     return families
 
@@ -168,8 +199,16 @@ def parameters(snapshot: Any) -> dict[str, dict[str, float]]:
     shows the values of the querying session, which ALTER SESSION may change); recordings
     made with GV$PARAMETER (or V$PARAMETER) are still read when GV$SYSTEM_PARAMETER is absent.
     VALUE is VARCHAR2; non-numeric values are skipped. When a name appears
-    twice for one instance (a CDB may list it per container) the first row wins.
+    twice for one instance (a CDB may list it per container) the first row wins. Computed once
+    per snapshot: read only.
     """
+    derived = getattr(snapshot, "derived", None)
+    if derived is not None:     # read by several collectors: once per snapshot
+        return derived(("parameters",), lambda: _parameters(snapshot))
+    return _parameters(snapshot)
+
+
+def _parameters(snapshot: Any) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = defaultdict(dict)
     view = "GV$SYSTEM_PARAMETER" if snapshot.has("GV$SYSTEM_PARAMETER") else "GV$PARAMETER"
     for row in snapshot.rows(view):

@@ -107,12 +107,27 @@ def host_utc_offset(snapshot: Any) -> _dt.timedelta | None:
     return None
 
 
+_EPOCH = _dt.datetime(1970, 1, 1)
+_NO_OFFSET = _dt.timedelta(0)
+
+
 def local_to_unix(value: Any, offset: _dt.timedelta | None) -> float | None:
     """Unix seconds of a host-local DATE; without a known offset the wall clock is taken as UTC."""
-    wall = local_wallclock(value)
-    if wall is None:
-        return None
-    return (wall - (offset or _dt.timedelta(0))).replace(tzinfo=_dt.timezone.utc).timestamp()
+    if type(value) is str and value[:4].isdigit():
+        # ISO 8601 as recorded ('2025-03-08T06:12:47'): three digits first, so neither of
+        # local_wallclock's MM/DD/YYYY or DD-MON-YYYY patterns can match; the same reading
+        # without the datetime.replace calls ((wall - epoch) is what .timestamp() computes)
+        try:
+            wall = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if wall.tzinfo is not None:
+            wall = wall.replace(tzinfo=None)
+    else:
+        wall = local_wallclock(value)
+        if wall is None:
+            return None
+    return (wall - (offset or _NO_OFFSET) - _EPOCH).total_seconds()
 
 
 def con_id(row: dict[str, Any]) -> int:
@@ -143,6 +158,8 @@ def _ident(value: Any) -> Any:
 
 def clean(value: Any) -> str:
     """A VARCHAR2 label value with Oracle's blank padding removed; NULL is ''."""
+    if value.__class__ is str:      # the usual case first
+        return value.strip()
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():

@@ -11,7 +11,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family, Setting
 
 from . import defaults
-from ._common import emit, inst, num
+from ._common import _EXACT, emit, inst, num
 
 _LABELS = ("inst_id", "latch")
 SPEC = Collector(
@@ -49,24 +49,29 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     wanted_set = set(wanted)
     # {(inst, latch): {column: value}}; latch "all" sums every row of the instance.
     values: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for row in snapshot.rows("GV$LATCH"):
-        i = inst(row)
+    columns = [col for _, col, _ in COLUMNS]
+    for row in snapshot.rows("GV$LATCH"):    # inst() and num() inlined for the usual ints
+        i = row.get("INST_ID")
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
         name = row.get("NAME")
         if i is None or name is None:
             continue
-        targets = [(i, "all")] + ([(i, str(name))] if str(name) in wanted_set else [])
-        for _, col, _ in COLUMNS:
-            value = num(row.get(col))
+        name = str(name)
+        targets = [values[(i, "all")], values[(i, name)]] if name in wanted_set else [values[(i, "all")]]
+        for col in columns:
+            value = row.get(col)
+            value = float(value) if type(value) is int else num(value)
             if value is None or value < 0:  # NULL, or a wrapped/corrupt counter: not summed into "all"
                 continue
-            for key in targets:
-                values[key][col] += value
+            for sums in targets:
+                sums[col] += value
     families = []
     order = sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1]))
     for metric, col, scale in COLUMNS:
         family = SPEC.family(metric)
         for key in order:
-            if col in values[key]:
-                family.add_metric(list(key), values[key][col] * scale)
+            sums = values[key]
+            if col in sums:
+                family.add_metric(key, sums[col] * scale)
         families.append(family)
     yield from emit(families)

@@ -15,7 +15,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import SYSSTAT
-from ._common import by_inst_name, declared_per_instance, emit, sorted_inst
+from ._common import declared_per_instance, emit, inst_stats, sorted_inst
 
 # metric, statistic, scale
 COUNTERS: tuple[tuple[str, str, float], ...] = (
@@ -87,7 +87,7 @@ NAMES = {"GV$SYSSTAT": tuple(s for _, s, _ in COUNTERS) + SORTS + (SESSIONS,)}
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+    stats = inst_stats(snapshot)
     families = declared_per_instance(SPEC, stats, COUNTERS)
     sorts = SPEC.family("oracle_sorts_total")
     sessions = SPEC.family("oracle_sessions")

@@ -11,7 +11,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import PARAMETER, PGASTAT as PGASTAT_VIEW, PROCESS, SYSSTAT
-from ._common import by_inst_name, declared_parameter, declared_per_instance, emit, inst, num, sorted_inst
+from ._common import _EXACT, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
 
 # metric, GV$PGASTAT name, scale
 PGASTAT: tuple[tuple[str, str, float], ...] = (
@@ -98,13 +98,13 @@ NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$SYSTEM_PARAMETER": ("p
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    pga = by_inst_name(snapshot.rows("GV$PGASTAT"))
+    pga = inst_stats(snapshot, "GV$PGASTAT")
     families = declared_per_instance(SPEC, pga, PGASTAT)
 
     families.append(declared_parameter(snapshot, "pga_aggregate_limit",
                                        SPEC.metric("oracle_pga_aggregate_limit_bytes")))
 
-    stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+    stats = inst_stats(snapshot)
     workarea = SPEC.family("oracle_pga_workarea_executions_total")
     for i in sorted_inst(stats):
         for kind, stat in WORKAREA:
@@ -113,17 +113,22 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families.append(workarea)
 
     sums: dict[str, dict[tuple[str, str], float]] = {col: defaultdict(float) for _, col in PROCESS_COLUMNS}
-    for row in snapshot.rows("GV$PROCESS"):
-        i, pname = inst(row), row.get("PNAME")
+    columns = [(col, sums[col]) for _, col in PROCESS_COLUMNS]
+    for row in snapshot.rows("GV$PROCESS"):     # inst() and num() inlined for the usual ints
+        i, pname = row.get("INST_ID"), row.get("PNAME")
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
         if i is None or not pname:
             continue
-        for _, col in PROCESS_COLUMNS:
-            value = num(row.get(col))
+        key = (i, str(pname))
+        for col, total in columns:
+            value = row.get(col)
+            value = float(value) if type(value) is int else num(value)
             if value is not None:
-                sums[col][(i, str(pname))] += value
+                total[key] += value
     for name, col in PROCESS_COLUMNS:
         family = SPEC.family(name)
-        for key in sorted(sums[col], key=lambda k: (len(k[0]), k)):
-            family.add_metric(list(key), sums[col][key])
+        total = sums[col]
+        for key in sorted(total, key=lambda k: (len(k[0]), k)):
+            family.add_metric(key, total[key])
         families.append(family)
     yield from emit(families)

@@ -23,7 +23,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import SYSSTAT
-from ._common import by_inst_name, emit, sorted_inst
+from ._common import emit, inst_stats, sorted_inst
 
 RECEIVED = (("cr", "gc cr blocks received", "gc cr block receive time"),
             ("current", "gc current blocks received", "gc current block receive time"))
@@ -62,7 +62,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     time = SPEC.family("oracle_gc_block_receive_time_seconds_total")
     lost = SPEC.family("oracle_gc_blocks_lost_total")
     corrupt = SPEC.family("oracle_gc_blocks_corrupt_total")
-    stats = by_inst_name(snapshot.rows(SYSSTAT.name))
+    stats = inst_stats(snapshot, SYSSTAT.name)
     for i in sorted_inst(stats):
         values = stats[i]
         for kind, blocks, centis in RECEIVED:

@@ -20,7 +20,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import INSTANCE, LOG, PARAMETER, SYSSTAT
-from ._common import (by_inst_name, declared_parameter, declared_per_instance, emit, num, sorted_inst, text,
+from ._common import (declared_parameter, declared_per_instance, emit, inst_stats, num, sorted_inst, text,
                       thread_owners)
 
 LOG_STATUSES = ("UNUSED", "CURRENT", "ACTIVE", "INACTIVE", "CLEARING", "CLEARING_CURRENT", "INVALIDATED")
@@ -138,7 +138,7 @@ def _log_groups(snapshot: Any) -> dict[tuple[int, int], dict[str, Any]]:
 
 
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
-    stats = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+    stats = inst_stats(snapshot)
     families = declared_per_instance(SPEC, stats, COUNTERS)
     for name, usec, csec in TIMES:
         family = SPEC.family(name)

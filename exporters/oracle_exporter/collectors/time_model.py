@@ -26,7 +26,7 @@ from prometheus_client.core import Metric
 from exporter_common.declare import Collector, Family
 
 from ..views import SYSSTAT, TIME_MODEL
-from ._common import by_inst_name, declared_per_instance, emit
+from ._common import by_inst_name, declared_per_instance, emit, inst_stats
 
 # metric, STAT_NAME, scale (microseconds -> seconds)
 STATS: tuple[tuple[str, str, float], ...] = (
@@ -66,6 +66,6 @@ NAMES = {TIME_MODEL.name: tuple(s for _, s, _ in STATS), "GV$SYSSTAT": (SYSSTAT_
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     values = by_inst_name(snapshot.rows(TIME_MODEL.name), "STAT_NAME")
     if not values:
-        sysstat = by_inst_name(snapshot.rows("GV$SYSSTAT"))
+        sysstat = inst_stats(snapshot)
         values = {i: {"DB time": v[SYSSTAT_DB_TIME] * 1e4} for i, v in sysstat.items() if SYSSTAT_DB_TIME in v}
     yield from emit(declared_per_instance(SPEC, values, STATS))

@@ -28,7 +28,7 @@ from prometheus_client.utils import floatToGoString
 from exporter_common.declare import Collector, Family, Setting
 
 from . import defaults
-from ._common import emit, inst, num, text
+from ._common import _EXACT, emit, inst, num, text
 
 _EVENT = ("inst_id", "event", "wait_class")
 SPEC = Collector(
@@ -162,12 +162,15 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     include_idle = bool(getattr(settings, "idle_wait_events", False))
     agg: dict[tuple[str, str, str], list[float | None]] = {}
     time_by_event: dict[tuple[str, str], float] = defaultdict(float)
-    for row in snapshot.rows("GV$SYSTEM_EVENT"):
-        i = inst(row)
+    for row in snapshot.rows("GV$SYSTEM_EVENT"):   # inst(), num(), text() inlined for the usual types
+        i = row.get("INST_ID")
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
         event = row.get("EVENT")
         if i is None or event is None:
             continue
-        wait_class = text(row.get("WAIT_CLASS"))
+        wait_class = row.get("WAIT_CLASS")
+        if type(wait_class) is not str:
+            wait_class = text(wait_class)
         if not include_idle and wait_class == "Idle":
             continue    # sessions waiting for work: hundreds of series that say nothing about the database
         event = str(event)
@@ -175,14 +178,17 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         slot = agg.get(key)
         if slot is None:
             slot = agg[key] = [None, None, None]
-        value = num(row.get("TOTAL_WAITS"))
+        value = row.get("TOTAL_WAITS")
+        value = float(value) if type(value) is int else num(value)
         if value is not None and value >= 0:
             slot[0] = (slot[0] or 0.0) + value
-        micro = num(row.get("TIME_WAITED_MICRO"))
+        micro = row.get("TIME_WAITED_MICRO")
+        micro = float(micro) if type(micro) is int else num(micro)
         if micro is not None and micro >= 0:
             slot[1] = (slot[1] or 0.0) + micro
             time_by_event[(i, event)] += micro
-        value = num(row.get("TOTAL_TIMEOUTS"))
+        value = row.get("TOTAL_TIMEOUTS")
+        value = float(value) if type(value) is int else num(value)
         if value is not None and value >= 0:
             slot[2] = (slot[2] or 0.0) + value
     kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
@@ -193,11 +199,11 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for key in sorted(kept):
         total_waits, micro, total_timeouts = agg[key]
         if total_waits is not None:
-            waits.add_metric(list(key), total_waits)
+            waits.add_metric(key, total_waits)
         if micro is not None:
-            times.add_metric(list(key), micro / 1e6)
+            times.add_metric(key, micro / 1e6)
         if total_timeouts is not None:
-            timeouts.add_metric(list(key), total_timeouts)
+            timeouts.add_metric(key, total_timeouts)
 
     hist = SPEC.family("oracle_wait_event_latency_seconds")
     wanted = set(defaults.histogram_events(settings))
@@ -211,9 +217,12 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
             event = row.get("EVENT")
             if event is None or str(event) not in wanted:
                 continue
-            i = inst(row)
-            bound = num(row.get(column))
-            count = num(row.get("WAIT_COUNT"))
+            i = row.get("INST_ID")
+            i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
+            bound = row.get(column)
+            bound = float(bound) if type(bound) is int else num(bound)
+            count = row.get("WAIT_COUNT")
+            count = float(count) if type(count) is int else num(count)
             if i is None or bound is None or count is None or count < 0 or bound <= 0:
                 continue
             found[(i, str(event))].append((bound, count))
