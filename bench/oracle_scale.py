@@ -150,6 +150,14 @@ def _round(port: int, scrapers: int, errors: list) -> list:
     return out
 
 
+def _summary(pid: int, scrapers: list[int], cpu: dict, walls: dict, sizes: list, errors: list) -> dict:
+    """Per scraper count: mean CPU, slowest scrape, peak RSS, failures, largest answer."""
+    return {s: {"cpu": sum(cpu[s]) / len(cpu[s]), "slowest": max(walls[s]) if walls[s] else float("nan"),
+                "hwm": memory_kib(pid)[1] / 1024, "errors": len(errors),
+                "bytes": max(x[0] for x in sizes) if sizes else 0,
+                "series": max(x[1] for x in sizes) if sizes else 0} for s in scrapers}
+
+
 def measure(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
     """Rounds with each scraper count taking turns (1, 4, 1, 4, ...) in one process, so that both
     see the same mix of snapshots and the same machine load; round 0 is a warm-up."""
@@ -172,10 +180,7 @@ def measure(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
             cpu[count].append(cpu_seconds(pid) - c0)
             walls[count] += [o[0] for o in out]
             sizes += [(o[1], o[2]) for o in out]
-    return {s: {"cpu": sum(cpu[s]) / len(cpu[s]), "slowest": max(walls[s]) if walls[s] else float("nan"),
-                "hwm": memory_kib(pid)[1] / 1024, "errors": len(errors),
-                "bytes": max(x[0] for x in sizes) if sizes else 0,
-                "series": max(x[1] for x in sizes) if sizes else 0} for s in scrapers}
+    return _summary(pid, scrapers, cpu, walls, sizes, errors)
 
 
 def measure_refresh(port: int, pid: int, scrapers: list[int], rounds: int) -> dict:
@@ -198,10 +203,7 @@ def measure_refresh(port: int, pid: int, scrapers: list[int], rounds: int) -> di
             cpu[count].append((cpu_seconds(pid) - c0) * INTERVAL / (time.monotonic() - t0))
             walls[count] += [o[0] for o in out]
             sizes += [(o[1], o[2]) for o in out]
-    return {s: {"cpu": sum(cpu[s]) / len(cpu[s]), "slowest": max(walls[s]) if walls[s] else float("nan"),
-                "hwm": memory_kib(pid)[1] / 1024, "errors": len(errors),
-                "bytes": max(x[0] for x in sizes) if sizes else 0,
-                "series": max(x[1] for x in sizes) if sizes else 0} for s in scrapers}
+    return _summary(pid, scrapers, cpu, walls, sizes, errors)
 
 
 def run(sizes: list[int], scrapers: list[int], rounds: int, src: Path | None, refresh: bool = False) -> dict:

@@ -29,6 +29,7 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import oracledb
@@ -566,3 +567,16 @@ class FakeListener:
             except OSError:
                 pass
         self.srv.close()
+
+
+def redo_collect(snapshot, settings):
+    """A tiny collector with the collectors package's interface: 'redo size' per instance."""
+    from prometheus_client.core import CounterMetricFamily
+    fam = CounterMetricFamily("oracle_test_redo_size_bytes", "redo size", labels=["inst_id"])
+    for row in snapshot.rows("GV$SYSSTAT"):
+        if row["NAME"] == "redo size":
+            fam.add_metric([str(row["INST_ID"])], row["VALUE"])
+    yield fam
+
+
+REDO_COLLECTOR = SimpleNamespace(NAME="test_redo", VIEWS=("GV$SYSSTAT",), collect=redo_collect)

@@ -11,25 +11,19 @@ import urllib.request
 from types import SimpleNamespace
 
 import pytest
-from prometheus_client.core import CounterMetricFamily
 
 from exporter_common.config import ConfigError
 from exporter_common.exposition import negotiate
+from oracle_sim import REDO_COLLECTOR, redo_collect
 from oracle_exporter.config import Settings, load_config
 from oracle_exporter.exporter import FETCH_GRACE, OracleExporter, Target
 
 TEXT = negotiate("text/plain;version=0.0.4")[0]
 
 
-def _redo_collect(snapshot, settings):
-    fam = CounterMetricFamily("oracle_test_redo_size_bytes", "redo size", labels=["inst_id"])
-    for row in snapshot.rows("GV$SYSSTAT"):
-        if row["NAME"] == "redo size":
-            fam.add_metric([str(row["INST_ID"])], row["VALUE"])
-    yield fam
 
 
-REDO = SimpleNamespace(NAME="test_redo", VIEWS=("GV$SYSSTAT",), collect=_redo_collect)
+REDO = REDO_COLLECTOR
 REDO_PER_SECOND = 9_450_000      # oracle_sim.make_snapshot: redo size = this * (86400 + t)
 
 
@@ -291,7 +285,7 @@ def test_exporter_process_refreshes_between_scrapes(core, tmp_path, exporter_pro
 
 def _slow_collect(snapshot, settings):
     time.sleep(0.03)            # a render that costs 30 ms (the turn is held meanwhile)
-    yield from _redo_collect(snapshot, settings)
+    yield from redo_collect(snapshot, settings)
 
 
 SLOW = SimpleNamespace(NAME="test_slow", VIEWS=("GV$SYSSTAT",), collect=_slow_collect)

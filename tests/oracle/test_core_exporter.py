@@ -9,9 +9,10 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 
+from oracle_sim import REDO_COLLECTOR
 from oracle_exporter.config import DatabaseConfig, Settings
 from oracle_exporter.exporter import OracleExporter, Target
 from oracle_exporter.sources.live import LiveSource
@@ -22,12 +23,6 @@ def text_of(exporter: OracleExporter, names=None, timeout=None) -> str:
     return generate_latest(exporter.registry(names, timeout)).decode()
 
 
-def _redo_collect(snapshot, settings):
-    fam = CounterMetricFamily("oracle_test_redo_size_bytes", "redo size", labels=["inst_id"])
-    for row in snapshot.rows("GV$SYSSTAT"):
-        if row["NAME"] == "redo size":
-            fam.add_metric([str(row["INST_ID"])], row["VALUE"])
-    yield fam
 
 
 def _boom_collect(snapshot, settings):
@@ -36,7 +31,7 @@ def _boom_collect(snapshot, settings):
 
 
 # Tiny collectors with the collectors package's interface (NAME, VIEWS, collect).
-REDO = SimpleNamespace(NAME="test_redo", VIEWS=("GV$SYSSTAT",), collect=_redo_collect)
+REDO = REDO_COLLECTOR
 BOOM = SimpleNamespace(NAME="test_boom", VIEWS=("GV$PROCESS",), collect=_boom_collect)
 LATCH = SimpleNamespace(NAME="test_latch", VIEWS=("GV$LATCH",), collect=lambda s, st: iter(()))
 
