@@ -22,6 +22,7 @@ from fixtures_proc import make_proc, remove_thread, sched_bytes, write_process
 
 from dbhost_exporter.collectors.process import ProcessCollector, same_sched, sched_key
 
+from test_proc_no_schedstat import _tree  # 6 Oracle processes of 3 threads, no schedstat, and 3 sshd
 from test_proc_run_delay import grown, scrape, val
 
 _CLOCK_ROW = re.compile(rb"\nclock-delta +: +\d+\n")
@@ -42,16 +43,6 @@ def _tick_clock(root, value: int) -> int:
                 f.write(new)
             n += 1
     return n
-
-
-def _tree(root):
-    """6 Oracle processes of 3 threads (no schedstat anywhere) and 3 sshd."""
-    specs = [make_proc(i, 300 + 10 * i, (b"ora_lgwr_R%d" % i,), b"ora_lgwr_R%d" % i, ("R%d" % i, "lgwr"),
-                       nthreads=3) for i in range(6)]
-    specs += [make_proc(50 + i, 900 + i, (b"/usr/sbin/sshd",), b"sshd", None) for i in range(3)]
-    for sp in specs:
-        write_process(root, sp, with_schedstat=False)
-    return specs
 
 
 def _settled(root):
