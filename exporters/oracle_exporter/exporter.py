@@ -33,6 +33,7 @@ from typing import Any, Iterable
 from prometheus_client.metrics_core import Metric
 
 from exporter_common.exposition import OPENMETRICS, Format, Part, assemble, format_value, render_parts
+from exporter_common.families import RowsCounter, RowsGauge, like, sample_count
 from exporter_common.runner import CollectorRunner
 
 from . import __version__
@@ -117,7 +118,9 @@ def is_blind(snap: Snapshot) -> bool:
 def failed_views(module: Any, snap: Snapshot) -> set[str]:
     """The views of a collector's reads that failed in the snapshot (a view, or the fallback read
     in its place, named in ``snap.errors``)."""
-    out = set()
+    out: set[str] = set()
+    if not snap.errors:
+        return out
     for view in getattr(module, "VIEWS", ()):
         registered = registered_view(view)
         names = {v.name for v in registered.variants()} if registered is not None else {view}
@@ -186,6 +189,8 @@ class Fetched:
     ended: float = 0.0
 
 
+_COLLECTOR = ("collector",)
+
 # Self metrics whose value moves between two scrapes of the same fetch: written at every scrape.
 _PER_SCRAPE = ("oracle_scrape_duration_seconds", "oracle_snapshot_age_seconds")
 
@@ -236,6 +241,27 @@ def _done(fetched: Fetched) -> Future:
 def _family(name: str) -> Metric:
     """An empty family of the exporter's own declared metric (oracle_exporter.core)."""
     return CORE.metric(name).empty()
+
+
+_OWN: dict[tuple[str, tuple[str, ...]], Metric] = {}
+
+
+def _own(name: str, labels: tuple[str, ...] = ()) -> Metric:
+    """An empty family of the exporter's own declared gauge or counter ``name`` keeping its
+    samples as rows of ``labels``: the database's labels are not in them (the renderer writes
+    them in, ``_relabel`` adds them for the scrape path), as in the collectors' families."""
+    proto = _OWN.get((name, labels))
+    if proto is None:
+        decl = CORE.metric(name)
+        cls = RowsCounter if decl.type == "counter" else RowsGauge
+        proto = _OWN[(name, labels)] = cls(decl.family_name, decl.help, labels, unit=decl.unit)
+    return like(proto)
+
+
+def _relabel(fam: Metric, base: dict[str, str]) -> None:
+    """The database's labels written into every sample of ``fam`` (the scrape path)."""
+    # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow
+    fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
 
 
 def merge(families: Iterable[Metric]) -> list[Metric]:
@@ -504,8 +530,7 @@ class OracleExporter:
             outcomes.append(outcome)
             for fam in outcome.families:
                 if relabel:
-                    # (name, labels, value, timestamp, exemplar, ...): built directly, _replace is slow
-                    fam.samples = [type(s)(s[0], {**base, **s[1]}, s[2], None, *s[4:]) for s in fam.samples]
+                    _relabel(fam, base)
                 out.append(fam)
         return outcomes, out
 
@@ -516,18 +541,18 @@ class OracleExporter:
 
     def _build(self, target: Target, fetched: Fetched, started: float, deadline: float | None = None,
                relabel: bool = True) -> tuple[list[Metric], list[Metric]]:
-        """(the database's self metric families, its collectors' families); the collectors'
-        samples carry the database's labels only with ``relabel`` (the rendering path writes
-        them in as it renders)."""
+        """(the database's self metric families, its collectors' families); their samples carry
+        the database's labels only with ``relabel`` (the rendering path writes them in as it
+        renders)."""
         target.skipped = False
         snap = fetched.snapshot
         base = {"database": target.name, **target.labels}
-        up = _family("oracle_up")
-        duration = _family("oracle_collector_duration_seconds")
-        success = _family("oracle_collector_success")
+        up = _own("oracle_up")
+        duration = _own("oracle_collector_duration_seconds", _COLLECTOR)
+        success = _own("oracle_collector_success", _COLLECTOR)
         failed = is_failed(snap)
         blind = not failed and is_blind(snap)
-        up.add_sample("oracle_up", dict(base), 0.0 if failed or blind else 1.0)
+        up.add_metric((), 0.0 if failed or blind else 1.0)
         reason = snap.errors.get(FAILED) if failed else (
             f"connected but blind: every view failed ({'; '.join(view_error_lines(snap))})" if blind else None)
         with target.lock:   # count and log each fetch once, however many scrapes serve it
@@ -537,56 +562,58 @@ class OracleExporter:
             if failed or blind:
                 target.last_reason = (failure_reason(snap.errors.get(FAILED, "")) if failed
                                       else "connected but blind")
-        state = self._fetch_state(base, fetched, failed or blind, target.last_reason,
+        state = self._fetch_state(fetched, failed or blind, target.last_reason,
                                   getattr(target.source, "password_expiring", None))
         failed = failed or blind
-        view_errors = _family("oracle_view_errors")
-        error_info = _family("oracle_view_error_info")
+        view_errors = _own("oracle_view_errors", ("view",))
+        error_info = _own("oracle_view_error_info", ("view", "code", "grant"))
         for view, text in sorted(snap.errors.items()):
             if view == FAILED or view.startswith("CUSTOM:"):
                 continue
-            view_errors.add_sample("oracle_view_errors", {**base, "view": view}, 1.0)
+            view_errors.add_metric((view,), 1.0)
             code = error_code(text)
-            error_info.add_sample("oracle_view_error_info",
-                                  {**base, "view": view, "code": code, "grant": missing_grant(view, code)}, 1.0)
+            error_info.add_metric((view, code, missing_grant(view, code)), 1.0)
         outcomes, out = ([], []) if failed else self._run_collectors(target, snap, base, deadline, relabel)
-        age = _family("oracle_collector_cache_age_seconds")
+        age = _own("oracle_collector_cache_age_seconds", _COLLECTOR)
         for outcome in outcomes:
-            labels = {**base, "collector": outcome.name}
-            duration.add_sample("oracle_collector_duration_seconds", labels, outcome.duration)
-            success.add_sample("oracle_collector_success", dict(labels), 1.0 if outcome.ok else 0.0)
+            labels = (outcome.name,)
+            duration.add_metric(labels, outcome.duration)
+            success.add_metric(labels, 1.0 if outcome.ok else 0.0)
             mod = self.collectors[outcome.name]
             if collector_interval(outcome.name, mod, self.settings) > 0:
-                age.add_sample("oracle_collector_cache_age_seconds", dict(labels), collector_age(mod, snap.ages))
-        errors = _family("oracle_scrape_errors_total")
+                age.add_metric(labels, collector_age(mod, snap.ages))
+        errors = _own("oracle_scrape_errors_total", _COLLECTOR)
         for name in (FETCH, *self.collectors):
-            errors.add_sample("oracle_scrape_errors_total", {**base, "collector": name},
-                              float(self.runner.error_count(name, target.name)))
-        scrape = _family("oracle_scrape_duration_seconds")
-        scrape.add_sample("oracle_scrape_duration_seconds", dict(base), time.monotonic() - started)
-        extra = [fam for fam in (age, view_errors, error_info) if fam.samples]
-        return [up, scrape, duration, success, errors, *extra, *state], out
+            errors.add_metric((name,), float(self.runner.error_count(name, target.name)))
+        scrape = _own("oracle_scrape_duration_seconds")
+        scrape.add_metric((), time.monotonic() - started)
+        extra = [fam for fam in (age, view_errors, error_info) if sample_count(fam)]
+        own = [up, scrape, duration, success, errors, *extra, *state]
+        if relabel:
+            for fam in own:
+                _relabel(fam, base)
+        return own, out
 
-    def _fetch_state(self, base: dict[str, str], fetched: Fetched, failed: bool, last_reason: str,
+    def _fetch_state(self, fetched: Fetched, failed: bool, last_reason: str,
                      expiring: bool | None = None) -> list[Metric]:
         """Why a database is (or last was) down, whether its password expires soon (``expiring``:
         the live source's last logon warned, None for a source without logons), how old the
-        served snapshot is, what each view cost."""
+        served snapshot is, what each view cost (without the database's labels, as ``_build``)."""
         snap = fetched.snapshot
         reason = _family("oracle_last_error_info")
-        reason.add_sample("oracle_last_error_info", {**base, "reason": last_reason}, 1.0)
-        age = _family("oracle_snapshot_age_seconds")
-        views = _family("oracle_view_query_duration_seconds")
+        reason.add_sample("oracle_last_error_info", {"reason": last_reason}, 1.0)
+        age = _own("oracle_snapshot_age_seconds")
+        views = _own("oracle_view_query_duration_seconds", ("view",))
         state = [reason]
         if expiring is not None:
-            gauge = _family("oracle_password_expiring")
-            gauge.add_sample("oracle_password_expiring", dict(base), 1.0 if expiring else 0.0)
+            gauge = _own("oracle_password_expiring")
+            gauge.add_metric((), 1.0 if expiring else 0.0)
             state.append(gauge)
         if failed:
             return state
-        age.add_sample("oracle_snapshot_age_seconds", dict(base), max(0.0, time.monotonic() - fetched.started))
+        age.add_metric((), max(0.0, time.monotonic() - fetched.started))
         for view, seconds in snap.durations.items():
-            views.add_sample("oracle_view_query_duration_seconds", {**base, "view": view}, seconds)
+            views.add_metric((view,), seconds)
         return [*state, age, views]
 
     def _start(self, names: Iterable[str] | None, timeout: float | None) -> tuple[float, list, float | None]:
@@ -677,8 +704,8 @@ class OracleExporter:
             own, out = self._build(target, fetched, started, deadline, relabel=False)
             base = {"database": target.name, **target.labels}
             # OpenMetrics: the counters of Oracle's metric files (bare names, no _total) as unknown
-            return {fmt: render_parts(own, fmt) + render_parts(
-                        openmetrics_families(out) if fmt.kind == OPENMETRICS else out, fmt, base)
+            return {fmt: render_parts([*own, *(openmetrics_families(out) if fmt.kind == OPENMETRICS else out)],
+                                      fmt, base)
                     for fmt in formats}
         finally:
             if got:
