@@ -36,7 +36,7 @@ from prometheus_client.validation import _is_valid_legacy_metric_name
 from .families import RowsHistogram, rows_of
 
 __all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
-           "assemble", "Format", "Part", "TEXT", "OPENMETRICS"]
+           "assemble", "assemble_pieces", "Format", "Part", "TEXT", "OPENMETRICS"]
 
 UNDERSCORES = _om.UNDERSCORES
 ALLOWUTF8 = _om.ALLOWUTF8
@@ -564,6 +564,11 @@ def assemble(groups: Iterable[list[Part]], fmt: Format, tail: Iterable[Metric] =
     """One exposition of several sources' parts: families merged by (name, type) in the order they
     first appear (oracle_exporter.exporter.merge), then ``tail`` (families of no source: build info,
     process metrics) as they are; OpenMetrics ends with ``# EOF``."""
+    return b"".join(assemble_pieces(groups, fmt, tail))
+
+
+def assemble_pieces(groups: Iterable[list[Part]], fmt: Format, tail: Iterable[Metric] = ()) -> list[bytes]:
+    """``assemble`` in its pieces, not joined (the HTTP layer writes them as they are)."""
     order: dict[tuple, list[Part]] = {}
     for parts in groups:
         for part in parts:
@@ -589,4 +594,4 @@ def assemble(groups: Iterable[list[Part]], fmt: Format, tail: Iterable[Metric] =
             out.append(encode_text(tail, fmt.escaping))
     else:
         out.append(_om.generate_latest(_Listed(tail), escaping=fmt.escaping))
-    return b"".join(out)
+    return out

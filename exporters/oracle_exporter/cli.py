@@ -156,7 +156,7 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
             encoder, content_type = other
             return Response(200, encoder(with_process(registry, process) if names is None else registry),
                             content_type)
-        return Response(200, exporter.exposition(fmt, names, timeout, tail), fmt.content_type)
+        return Response(200, exporter.exposition_pieces(fmt, names, timeout, tail), fmt.content_type)
 
     def metrics(query, headers):
         return render(None, headers)

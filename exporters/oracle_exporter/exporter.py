@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from prometheus_client.metrics_core import Metric
 
-from exporter_common.exposition import OPENMETRICS, Format, Part, assemble, format_value, render_parts
+from exporter_common.exposition import OPENMETRICS, Format, Part, assemble_pieces, format_value, render_parts
 from exporter_common.families import RowsCounter, RowsGauge, like, sample_count
 from exporter_common.runner import CollectorRunner
 
@@ -645,6 +645,11 @@ class OracleExporter:
     # -- rendering (the HTTP path) -------------------------------------------
     def exposition(self, fmt: Format, names: Iterable[str] | None = None, timeout: float | None = None,
                    tail: Iterable[Metric] = ()) -> bytes:
+        """``exposition_pieces`` joined."""
+        return b"".join(self.exposition_pieces(fmt, names, timeout, tail))
+
+    def exposition_pieces(self, fmt: Format, names: Iterable[str] | None = None, timeout: float | None = None,
+                          tail: Iterable[Metric] = ()) -> list[bytes]:
         """The bytes ``scrape`` + the encoder would give, each database's collectors run and
         rendered once per fetch: a scrape that reuses a fetch (``min_interval_seconds``, a fetch in
         flight, a deadline that serves the last snapshot) reuses its bytes, in every format
@@ -662,7 +667,7 @@ class OracleExporter:
             groups.append(self._parts(t, fetched, fmt, started, collect_deadline))
         info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
-        return assemble(groups, fmt, [info, *tail])
+        return assemble_pieces(groups, fmt, [info, *tail])
 
     def _ready(self, target: Target, fmt: Format) -> Rendered | None:
         """Background refresh: the last rendered fetch of ``target`` in ``fmt``, taken without a

@@ -582,3 +582,72 @@ def test_pipelined_requests_are_answered_in_order(serve):
     s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     answer = read_response(s, 10)
     assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.index(b"\r\n\r\nA\n") < answer.index(b"\r\n\r\nB\n")
+
+
+# an exposition in pieces (oracle-exporter at fleet scale: tens of MB, never joined) ---------------
+
+def _pieces() -> list[bytes]:
+    """3,000 pieces (more than one sendmsg takes), of 0 to 8 KB, 12 MB in all: more than the
+    socket buffers hold, so the server's writes are cut short and resumed mid-piece."""
+    out = []
+    for i in range(3000):
+        size = (i * 7919) % 8192
+        out.append(b"" if i % 97 == 0 else (b"%06d " % i + b"x" * size)[:size] + (b"\n" if size else b""))
+    return out
+
+
+def _read_slowly(sock, want: int) -> bytes:
+    got = bytearray()
+    sock.settimeout(20)
+    while len(got) < want:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+        if len(got) < 200_000:
+            time.sleep(0.0005)      # a slow reader first: the server's socket buffer fills up
+    return bytes(got)
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_body_in_pieces_arrives_whole_and_in_order(serve, tls, tls_files, tmp_path):
+    pieces = _pieces()
+    whole = b"".join(pieces)
+    cfg = WebConfig()
+    if tls:
+        cert, key = tls_files
+        cfg = web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    port = serve({"/metrics": lambda q, h: Response(200, list(pieces))}, cfg)
+    raw = socket.create_connection(("127.0.0.1", port), timeout=20)
+    sock = ssl.create_default_context(cafile=str(tls_files[0])).wrap_socket(
+        raw, server_hostname="127.0.0.1") if tls else raw
+    sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"Content-Length: %d\r\n" % len(whole) in head + b"\r\n"
+    body += _read_slowly(sock, len(whole) - len(body))
+    sock.close()
+    assert len(body) == len(whole)
+    assert body == whole
+
+
+def test_head_of_a_body_in_pieces_gives_its_length_only(serve):
+    pieces = _pieces()
+    port = serve({"/metrics": lambda q, h: Response(200, list(pieces))})
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("HEAD", "/metrics")
+    r = c.getresponse()
+    assert int(r.getheader("Content-Length")) == sum(map(len, pieces))
+    assert r.read() == b""
+    c.request("GET", "/metrics")      # the same connection goes on
+    assert c.getresponse().read() == b"".join(pieces)
+    c.close()
+
+
+def test_response_in_pieces_reads_as_its_join():
+    resp = Response(200, [b"a", b"", b"bc"])
+    assert len(resp) == 3 and resp.payload == [b"a", b"", b"bc"]
+    assert resp.body == b"abc" and resp.payload == b"abc"
+    assert len(Response(200, b"xyz")) == 3
