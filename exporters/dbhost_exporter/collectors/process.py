@@ -272,7 +272,12 @@ def _last_value(data: bytes, key: bytes) -> int:
 # them (kernel/sched/debug.c: se.nr_migrations, [schedstats rows],
 # nr_switches, nr_voluntary_switches, nr_involuntary_switches). Matched from
 # the LAST "\nse.nr_migrations", so nothing in the header line (comm) can
-# stand in for a row. Anything else goes to the row-by-row parse.
+# stand in for a row. Anything else goes to the row-by-row parse. scan() first
+# tries the offset where the process's last sched read had the row (the rows
+# move only when the header's length changes: thread count, TID width, comm):
+# only an offset of 16 or more is kept, and the comm, the only text in the file
+# that is not the kernel's, is at most 15 bytes (TASK_COMM_LEN), so a match
+# there is the kernel's row too.
 _SCHED_FAST = re.compile(
     rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
     rb"nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n")
