@@ -371,8 +371,8 @@ class _Proc:
         self.live = 0
         self.threads: dict[str, tuple] = {}
         self.sums: tuple = (0,) * _NTHREAD
-        # where the last task/TID/sched read of its threads had its se.nr_migrations row (0: none):
-        # the rows are matched there first (see scan())
+        # where the last task/TID/sched read of its threads had its se.nr_migrations row, less the
+        # width of that thread's TID (0: none): the rows are matched there first (see scan())
         self.mo = 0
 
 
@@ -760,14 +760,16 @@ class ProcessCollector:
                                         else:
                                             if len(data) < _CHUNK:
                                                 # the rows where they were in this process's last
-                                                # sched (same header length), else from the last
+                                                # sched (the header "comm (TID, #threads: N)" is as
+                                                # long but for the TID's width), else from the last
                                                 # se.nr_migrations (see _SCHED_FAST)
-                                                m = fast_sched(data, mo) if mo else None
+                                                h = mo + len(tid)
+                                                m = fast_sched(data, h) if h >= 16 else None
                                                 if m is None:
                                                     i = data.rfind(mig_key)
                                                     if i >= 16:
                                                         m = fast_sched(data, i)
-                                                        mo = i
+                                                        mo = i - len(tid)
                                                 if m is not None:
                                                     mg, v, iv = m.groups()
                                                     v, iv, mg = int(v), int(iv), int(mg)
