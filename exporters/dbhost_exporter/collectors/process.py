@@ -272,7 +272,12 @@ def _last_value(data: bytes, key: bytes) -> int:
 # them (kernel/sched/debug.c: se.nr_migrations, [schedstats rows],
 # nr_switches, nr_voluntary_switches, nr_involuntary_switches). Matched from
 # the LAST "\nse.nr_migrations", so nothing in the header line (comm) can
-# stand in for a row. Anything else goes to the row-by-row parse.
+# stand in for a row. Anything else goes to the row-by-row parse. scan() first
+# tries the offset where the process's last sched read had the row (the rows
+# move only when the header's length changes: thread count, TID width, comm):
+# only an offset of 16 or more is kept, and the comm, the only text in the file
+# that is not the kernel's, is at most 15 bytes (TASK_COMM_LEN), so a match
+# there is the kernel's row too.
 _SCHED_FAST = re.compile(
     rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
     rb"nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n")
@@ -353,7 +358,7 @@ class _Proc:
     includes the time of threads that exited), ``nt`` (num_threads),
     ``live`` (threads read successfully), per thread ``tid -> state`` and the
     sums of the thread values."""
-    __slots__ = ("head", "start", "group", "lss", "utime", "stime", "nt", "live", "threads", "sums")
+    __slots__ = ("head", "start", "group", "lss", "utime", "stime", "nt", "live", "threads", "sums", "mo")
 
     def __init__(self, head: int, start: int, group: Group | None):
         self.head = head
@@ -366,6 +371,9 @@ class _Proc:
         self.live = 0
         self.threads: dict[str, tuple] = {}
         self.sums: tuple = (0,) * _NTHREAD
+        # where the last task/TID/sched read of its threads had its se.nr_migrations row, less the
+        # width of that thread's TID (0: none): the rows are matched there first (see scan())
+        self.mo = 0
 
 
 # Per-thread state: (voluntary, involuntary, migrations, run ns, delay ns,
@@ -698,6 +706,7 @@ class ProcessCollector:
                     tids = listdir(tdir)
                     dirs += 1
                     verify = False
+                mo = entry.mo
                 while True:
                     new_thr: dict[str, ThreadState] = {}
                     live = 0
@@ -732,11 +741,13 @@ class ProcessCollector:
                             # Anything else: _read_thread, which decides as before.
                             t = data = None
                             if ss:
-                                parts = ss.split()
-                                if (len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit()
-                                        and parts[2].isdigit()):
-                                    run = int(parts[0])
-                                    slices = int(parts[2])
+                                try:
+                                    a, b, c = ss.split()
+                                except ValueError:
+                                    a = b = c = b""
+                                if a.isdigit() and b.isdigit() and c.isdigit():
+                                    run = int(a)
+                                    slices = int(c)
                                     if run and slices:
                                         try:
                                             fd = open_(f"{tdir}{tid}/sched", flags)
@@ -748,15 +759,41 @@ class ProcessCollector:
                                             data = None   # _read_thread reads it again and decides
                                         else:
                                             if len(data) < _CHUNK:
-                                                i = data.rfind(mig_key)
-                                                m = fast_sched(data, i) if i >= 0 else None
+                                                # the rows where they were in this process's last
+                                                # sched (the header "comm (TID, #threads: N)" is as
+                                                # long but for the TID's width), else from the last
+                                                # se.nr_migrations (see _SCHED_FAST)
+                                                h = mo + len(tid)
+                                                m = fast_sched(data, h) if h >= 16 else None
+                                                if m is None:
+                                                    i = data.rfind(mig_key)
+                                                    if i >= 16:
+                                                        m = fast_sched(data, i)
+                                                        mo = i - len(tid)
                                                 if m is not None:
                                                     mg, v, iv = m.groups()
-                                                    t = (int(v), int(iv), int(mg), run, int(parts[1]), slices, ss,
-                                                         b"")
+                                                    v, iv, mg = int(v), int(iv), int(mg)
+                                                    delay = int(b)
                                                     files += 1
                                                     parsed += 1
                                                     seen = True
+                                                    if o is not None and (v < o[0] or iv < o[1] or mg < o[2]
+                                                                          or run < o[3] or delay < o[4]
+                                                                          or slices < o[5]):
+                                                        # not the same thread after all (TID reused) or
+                                                        # its counters were reset: the old one exited
+                                                        if folds is None:
+                                                            folds = []
+                                                        folds.append(o)
+                                                    new_thr[tid] = (v, iv, mg, run, delay, slices, ss, b"")
+                                                    live += 1
+                                                    s0 += v
+                                                    s1 += iv
+                                                    s2 += mg
+                                                    s3 += run
+                                                    s4 += delay
+                                                    s5 += slices
+                                                    continue
                                             else:
                                                 data = None   # longer than a read: _read_thread
                             elif no_ss:
@@ -870,6 +907,7 @@ class ProcessCollector:
                 entry.live = live
                 entry.threads = new_thr
                 entry.sums = (s0, s1, s2, s3, s4, s5)
+                entry.mo = mo
                 t = new_thr.get(name)
                 # without schedstat, its stat bytes say next time whether stat must be parsed again
                 entry.lss = stat if no_ss else lss if t is not None and t[SS] and t[SS] == lss else None
