@@ -44,6 +44,8 @@ def oracle(out: Path) -> None:
     from oracle_exporter.sources.replay import replay_sources
     everything = parse_settings(Fields("dump", "", {"collectors": {n: True for n in COLLECTORS},
                                                     "idle_wait_events": True}))
+    from oracle_exporter import demo
+    demo.ensure_all()       # the recordings are generated, not committed: without them nothing would be compared
     for rec in sorted((ROOT / "exporters/oracle_exporter/demo").glob("*.jsonl")):
         for variant, settings in (("default", Settings()), ("all", everything)):
             sources = replay_sources(str(rec))

@@ -42,15 +42,15 @@ log = logging.getLogger(__name__)
 
 class Response:
     """An answer. ``body``: bytes, or a list of byte strings (an exposition of tens of megabytes
-    in its pieces): written with gathered writes as they are, never joined into one copy, unless
-    something reads ``body``."""
+    in its pieces): sent in blocks joined from the pieces (``_send_response``), never made whole
+    unless something reads ``body``."""
 
     __slots__ = ("status", "_body", "_pieces", "content_type", "headers")
 
     def __init__(self, status: int = 200, body: "bytes | list[bytes]" = b"",
                  content_type: str = "text/plain; charset=utf-8", headers: dict[str, str] | None = None):
         self.status = status
-        self._body, self._pieces = (None, body) if isinstance(body, list) else (body, None)
+        self._body, self._pieces = (None, list(body)) if isinstance(body, (list, tuple)) else (body, None)
         self.content_type = content_type
         self.headers = {} if headers is None else headers
 
@@ -65,11 +65,12 @@ class Response:
         """The body as it was given (the pieces, not joined)."""
         return self._pieces if self._body is None else self._body
 
-    def __len__(self) -> int:
+    def length(self) -> int:
+        """The body's length in bytes (Content-Length), without joining its pieces."""
         return len(self._body) if self._body is not None else sum(map(len, self._pieces))
 
     def __repr__(self) -> str:
-        return f"Response({self.status}, {len(self)} bytes, {self.content_type!r})"
+        return f"Response({self.status}, {self.length()} bytes, {self.content_type!r})"
 
 
 Handler = Callable[[dict[str, list[str]], dict[str, str]], Response]
@@ -385,6 +386,7 @@ class _Request:
 
 
 BLOCK = 1 << 16         # a body in pieces is written in blocks of about this many bytes
+PROGRESS = 1 << 20      # ... and must move this many bytes per WRITE_TIMEOUT (a client that reads too slowly)
 
 
 def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
@@ -393,18 +395,33 @@ def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
     in pieces (an exposition of tens of thousands of families' lines) is joined and written a
     block at a time, each block dropped before the next is joined: tens of megabytes made whole
     cost a page fault per page every time, and a write of the pieces as they are costs the
-    kernel more per piece than the copy."""
+    kernel more per piece than the copy. It must move PROGRESS bytes within each period of the
+    socket's timeout (WRITE_TIMEOUT), not just a block: a client reading a kilobyte a second
+    is cut, as a whole body in one write cut it, instead of holding a worker for hours."""
     if isinstance(body, list):
+        limit = sock.gettimeout()
+        deadline = None if limit is None else time.monotonic() + limit
+        moved = 0
         block = [head]
         held = len(head)
-        for piece in body:
-            block.append(piece)
-            held += len(piece)
-            if held >= BLOCK:
-                sock.sendall(b"".join(block))
-                block, held = [], 0
-        if block:
+        for piece in (*body, None):
+            if piece is not None:
+                block.append(piece)
+                held += len(piece)
+                if held < BLOCK:
+                    continue
+            elif not block:
+                break
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"the client took {limit:g} s to read less than {PROGRESS} bytes")
+                sock.settimeout(left)
             sock.sendall(b"".join(block))
+            moved += held
+            if moved >= PROGRESS and deadline is not None:
+                moved, deadline = 0, time.monotonic() + limit
+            block, held = [], 0
         return
     if isinstance(sock, ssl.SSLSocket) or not hasattr(sock, "sendmsg"):
         sock.sendall(head)
@@ -424,7 +441,7 @@ def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
 def _head(resp: Response, close: bool) -> bytes:
     lines = [f"HTTP/1.1 {resp.status} {_REASONS.get(resp.status, '')}",
              "Server: exporter", f"Date: {formatdate(usegmt=True)}",
-             f"Content-Type: {resp.content_type}", f"Content-Length: {len(resp)}"]
+             f"Content-Type: {resp.content_type}", f"Content-Length: {resp.length()}"]
     lines += [f"{k}: {v}" for k, v in resp.headers.items()]
     if close:
         lines.append("Connection: close")

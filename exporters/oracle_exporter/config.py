@@ -82,7 +82,7 @@ RESERVED_LABELS = frozenset({
     "quantile", "instance", "job", "pname", "spid", "instance_name", "host_name", "db_name",
     "db_unique_name", "database_role", "statistic", "metric", "name", "group", "thread",
     "status", "kind", "stat", "parameter", "process",
-})
+}) | {name for family in core.SPEC.metrics for name in family.labels}   # the self metrics' (view, reason, ...)
 _LABEL_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")   # with fullmatch: "$" lets a trailing newline through
 
 

@@ -587,8 +587,8 @@ def test_pipelined_requests_are_answered_in_order(serve):
 # an exposition in pieces (oracle-exporter at fleet scale: tens of MB, never joined) ---------------
 
 def _pieces() -> list[bytes]:
-    """3,000 pieces (more than one sendmsg takes), of 0 to 8 KB, 12 MB in all: more than the
-    socket buffers hold, so the server's writes are cut short and resumed mid-piece."""
+    """3,000 pieces of 0 to 8 KB (some empty), 12 MB in all: more than the socket buffers hold,
+    so the server's writes wait for the reader."""
     out = []
     for i in range(3000):
         size = (i * 7919) % 8192
@@ -648,6 +648,54 @@ def test_head_of_a_body_in_pieces_gives_its_length_only(serve):
 
 def test_response_in_pieces_reads_as_its_join():
     resp = Response(200, [b"a", b"", b"bc"])
-    assert len(resp) == 3 and resp.payload == [b"a", b"", b"bc"]
+    assert resp.length() == 3 and resp.payload == [b"a", b"", b"bc"]
     assert resp.body == b"abc" and resp.payload == b"abc"
-    assert len(Response(200, b"xyz")) == 3
+    assert Response(200, b"xyz").length() == 3
+    assert Response(200, (b"a", b"bc")).length() == 3        # a tuple is pieces too
+    assert Response(302, b"")                                # an empty answer is still an answer (truthy)
+
+
+def test_client_reading_too_slowly_is_cut_and_frees_its_worker(serve, monkeypatch):
+    """A body in pieces must move PROGRESS bytes per WRITE_TIMEOUT: a client reading ~160 KB a
+    second (a 78 MB exposition would take it 8 minutes) is cut, so its worker serves others
+    (with a timeout per 64 KB block it held the only worker for as long as it kept reading)."""
+    monkeypatch.setattr(web, "WRITE_TIMEOUT", 1.0)
+    pieces = _pieces() * 4      # 48 MB
+    port = serve({"/metrics": lambda q, h: Response(200, list(pieces)),
+                  "/-/healthy": lambda q, h: Response(200, b"ok\n")}, max_requests=1)
+    stop, started, received = threading.Event(), threading.Event(), [0]
+
+    def read_slowly():
+        slow = socket.create_connection(("127.0.0.1", port), timeout=20)
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        slow.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            while not stop.is_set():
+                chunk = slow.recv(16384)
+                if not chunk:
+                    break
+                received[0] += len(chunk)
+                started.set()
+                time.sleep(0.1)
+        except OSError:
+            pass
+        slow.close()
+
+    reader = threading.Thread(target=read_slowly, daemon=True)
+    reader.start()
+    assert started.wait(10)                  # the only worker is writing to the slow client
+    statuses = []
+    try:
+        for _ in range(16):          # the only worker writes to the slow client first
+            time.sleep(0.5)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/-/healthy")
+            statuses.append(c.getresponse().status)
+            c.close()
+            if statuses[-1] == 200:
+                break
+    finally:
+        stop.set()
+        reader.join(10)
+    assert statuses[-1] == 200, f"a client reading 160 KB/s held the only worker for 8 s: {statuses}"
+    assert received[0] < sum(map(len, pieces))     # freed by cutting the slow scrape, not by its end

@@ -101,6 +101,10 @@ BAD = [
      "databases[0].lables", "unknown field"),
     ("databases: [{name: a, dsn: 'h:1/s', user: u, password_file: PW, labels: {database: x}}]\n",
      "databases[0].labels.database", "is a label the exporter sets itself"),
+    ("databases: [{name: a, dsn: 'h:1/s', user: u, password_file: PW, labels: {reason: x}}]\n",
+     "databases[0].labels.reason", "is a label the exporter sets itself"),     # oracle_last_error_info's
+    ("databases: [{name: a, dsn: 'h:1/s', user: u, password_file: PW, labels: {view: x}}]\n",
+     "databases[0].labels.view", "is a label the exporter sets itself"),       # oracle_view_errors'
     ("databases: [{name: a, dsn: 'h:1/s', user: u, password_file: PW, labels: {'bad-name': x}}]\n",
      "databases[0].labels.bad-name", "is not a valid Prometheus label name"),
     ("timeout_seconds: fast\ndatabases: [{name: a, dsn: 'h:1/s', user: u, password_file: PW}]\n",
