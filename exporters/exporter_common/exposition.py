@@ -33,7 +33,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as _om
 from prometheus_client.validation import _is_valid_legacy_metric_name
 
-from .families import RowsHistogram, rows_of
+from .families import RowsHistogram
 
 __all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
            "assemble", "Format", "Part", "TEXT", "OPENMETRICS"]
@@ -127,6 +127,8 @@ def _escape_value(v: str) -> str:
 
 def _go_float(d) -> str:
     """prometheus_client.utils.floatToGoString, same output."""
+    if type(d) is float and d < 1e6 and d - d == 0.0:
+        return repr(d)                   # the usual value first: finite, below the exponent switch
     if type(d) is not float:
         d = float(d)
     s = repr(d)
@@ -307,7 +309,7 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         name = metric.name
         if om and not _legacy(name):
             raise ValueError(f"OpenMetrics fast path: metric name {name!r}")
-        rows = rows_of(metric)
+        rows = getattr(metric, "_rows", None)     # families.rows_of(metric), without the call
         if rows is not None:
             try:
                 lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_tuple)
@@ -426,6 +428,10 @@ def _labels(keys: tuple[str, ...], nbase: int, escaping: str) -> list:
 
 # (sample name, label names, histogram, base's label names, escaping, OpenMetrics) -> line writers
 _WRITERS: dict[tuple, tuple | None] = {}
+# (family class, name, label names, base's label names, escaping, OpenMetrics) -> its _writers: one
+# lookup per family rendered
+_FAMILY_WRITERS: dict[tuple, tuple | None] = {}
+_NONE = object()
 
 
 def _writers(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
@@ -475,12 +481,19 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
     """The sample lines of a family kept as rows (exporter_common.families), the very lines the
     sample loop of ``render_parts`` writes for its samples; None when the rows cannot be written
     directly."""
-    histogram = isinstance(metric, RowsHistogram)
-    name = metric.name
-    sname = name + "_total" if metric.type == "counter" else name
-    writers = _writers(name, sname, metric._labelnames, histogram, base_keys, om, heads, escaping)
+    key = (metric.__class__, metric.name, metric._labelnames, base_keys, escaping, om)
+    writers = _FAMILY_WRITERS.get(key, _NONE)
+    if writers is _NONE:
+        name = metric.name
+        sname = name + "_total" if metric.type == "counter" else name
+        writers = _writers(name, sname, metric._labelnames, isinstance(metric, RowsHistogram), base_keys, om, heads,
+                           escaping)
+        if len(_FAMILY_WRITERS) >= _CACHE_CAP:
+            _FAMILY_WRITERS.clear()
+        _FAMILY_WRITERS[key] = writers
     if writers is None:
         return None
+    histogram = len(writers) == 4
     b = base_vals
     out: list[str] = []
     append = out.append
@@ -509,20 +522,23 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 labels = [_escape_value(v) for v in labels]
         pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
         post = after(b, labels)      # from the le value's closing quote to the value
+        last = _NONE
         for bucket in buckets:
             le, value = bucket[0], bucket[1]
             if "\\" in le or '"' in le or "\n" in le:
                 le = _escape_value(le)
-            vtype = type(value)
-            if vtype is float and value < 1e6 and value - value == 0.0:
-                val = repr(value)
-            elif vtype is int and -1000000 < value < 1000000:
-                val = f"{value}.0"
-            else:
-                val = go_float(value)
+            if value is not last:    # cumulative counts repeat (the very object) where buckets add nothing
+                last = value
+                vtype = type(value)
+                if vtype is float and value < 1e6 and value - value == 0.0:
+                    val = repr(value)
+                elif vtype is int and -1000000 < value < 1000000:
+                    val = f"{value}.0"
+                else:
+                    val = go_float(value)
             append(f"{pre}{le}{post}{val}\n")
         if counted:
-            append(count_line(b, labels, go_float(buckets[-1][1])))
+            append(count_line(b, labels, val))      # the +Inf bucket's value, written
             append(sum_line(b, labels, go_float(sum_value)))
     return "".join(out)
 

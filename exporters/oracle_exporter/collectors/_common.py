@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
-from exporter_common.families import drop_negative, sample_count
+from exporter_common.families import drop_negative, rows_of, sample_count
 
 
 def num(value: Any) -> float | None:
@@ -140,6 +140,14 @@ def emit(families: Iterable[Metric]) -> Iterable[Metric]:
     in a cumulative Oracle column (a 32-bit statistic that wrapped on an old
     release, or a corrupt recording) is dropped rather than exposed."""
     for family in families:
+        rows = rows_of(family)
+        if rows is not None:        # kept as rows: a row is at least one sample (a histogram's, its buckets)
+            if rows and family.type == "counter":
+                drop_negative(family)
+                rows = family._rows
+            if rows:
+                yield family
+            continue
         if family.type == "counter":
             drop_negative(family)
         if sample_count(family):

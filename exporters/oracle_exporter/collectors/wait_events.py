@@ -26,6 +26,7 @@ from prometheus_client.core import Metric
 from prometheus_client.utils import floatToGoString
 
 from exporter_common.declare import Collector, Family, Setting
+from exporter_common.families import add_rows
 
 from . import defaults
 from ._common import _EXACT, emit, inst, num, text
@@ -196,14 +197,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for i, n in sorted(omitted_count.items()):
         if n:
             omitted.add_metric([i], n)
-    for key in sorted(kept):
-        total_waits, micro, total_timeouts = agg[key]
-        if total_waits is not None:
-            waits.add_metric(key, total_waits)
-        if micro is not None:
-            times.add_metric(key, micro / 1e6)
-        if total_timeouts is not None:
-            timeouts.add_metric(key, total_timeouts)
+    slots = [(key, agg[key]) for key in sorted(kept)]
+    add_rows(waits, [(key, slot[0]) for key, slot in slots if slot[0] is not None])
+    add_rows(times, [(key, slot[1] / 1e6) for key, slot in slots if slot[1] is not None])
+    add_rows(timeouts, [(key, slot[2]) for key, slot in slots if slot[2] is not None])
 
     hist = SPEC.family("oracle_wait_event_latency_seconds")
     wanted = set(defaults.histogram_events(settings))
