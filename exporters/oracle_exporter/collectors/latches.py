@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family, Setting
+from exporter_common.families import add_rows
 
 from . import defaults
 from ._common import _EXACT, emit, inst, num
@@ -67,11 +68,9 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
                 sums[col] += value
     families = []
     order = sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1]))
+    sums = [(key, values[key]) for key in order]
     for metric, col, scale in COLUMNS:
         family = SPEC.family(metric)
-        for key in order:
-            sums = values[key]
-            if col in sums:
-                family.add_metric(key, sums[col] * scale)
+        add_rows(family, [(key, named[col] * scale) for key, named in sums if col in named])
         families.append(family)
     yield from emit(families)

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
+from exporter_common.families import add_rows
 
 from ..views import PARAMETER, PGASTAT as PGASTAT_VIEW, PROCESS, SYSSTAT
 from ._common import _EXACT, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
@@ -97,6 +98,10 @@ NAME, VIEWS = SPEC.name, SPEC.reads
 NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$SYSTEM_PARAMETER": ("pga_aggregate_limit",)}
 
 
+def _by_inst(key: tuple[str, str]) -> tuple:
+    return (len(key[0]), key)
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     pga = inst_stats(snapshot, "GV$PGASTAT")
     families = declared_per_instance(SPEC, pga, PGASTAT)
@@ -128,7 +133,6 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for name, col in PROCESS_COLUMNS:
         family = SPEC.family(name)
         total = sums[col]
-        for key in sorted(total, key=lambda k: (len(k[0]), k)):
-            family.add_metric(key, total[key])
+        add_rows(family, [(key, total[key]) for key in sorted(total, key=_by_inst)])
         families.append(family)
     yield from emit(families)
