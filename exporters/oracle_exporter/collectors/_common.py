@@ -10,6 +10,7 @@ import datetime as _dt
 import math
 from collections import defaultdict
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
@@ -174,6 +175,16 @@ def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
                 family.add_metric((i,), named[source] * scale)
         families.append(family)
     return families
+
+
+def columns(rows: Iterable[dict[str, Any]], names: tuple[str, ...]) -> list[tuple]:
+    """Each row's values of ``names`` (two or more) as a tuple, None where a row lacks the column:
+    one C call per row when every row has them all (the usual: the statement selects them)."""
+    get = itemgetter(*names)
+    try:
+        return list(map(get, rows))
+    except KeyError:
+        return [tuple(map(row.get, names)) for row in rows]
 
 
 def thread_owners(snapshot: Any) -> dict[int, str]:
