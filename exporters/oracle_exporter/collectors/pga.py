@@ -12,7 +12,7 @@ from exporter_common.declare import Collector, Family
 from exporter_common.families import add_rows
 
 from ..views import PARAMETER, PGASTAT as PGASTAT_VIEW, PROCESS, SYSSTAT
-from ._common import _EXACT, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
+from ._common import _EXACT, columns, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
 
 # metric, GV$PGASTAT name, scale
 PGASTAT: tuple[tuple[str, str, float], ...] = (
@@ -118,15 +118,13 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families.append(workarea)
 
     sums: dict[str, dict[tuple[str, str], float]] = {col: defaultdict(float) for _, col in PROCESS_COLUMNS}
-    columns = [(col, sums[col]) for _, col in PROCESS_COLUMNS]
-    for row in snapshot.rows("GV$PROCESS"):     # inst() and num() inlined for the usual ints
-        i, pname = row.get("INST_ID"), row.get("PNAME")
-        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
+    totals = [sums[col] for _, col in PROCESS_COLUMNS]
+    for i, pname, *row in columns(snapshot.rows("GV$PROCESS"), ("INST_ID", "PNAME") + tuple(sums)):
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst({"INST_ID": i})  # inst(), num() inlined
         if i is None or not pname:
             continue
         key = (i, str(pname))
-        for col, total in columns:
-            value = row.get(col)
+        for total, value in zip(totals, row):
             value = float(value) if type(value) is int else num(value)
             if value is not None:
                 total[key] += value
