@@ -125,10 +125,19 @@ def _escape_value(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+_EXPONENTS = tuple(f"e+{dot - 1:02d}" for dot in range(17))     # by the position of repr's dot
+
+
 def _go_float(d) -> str:
     """prometheus_client.utils.floatToGoString, same output."""
-    if type(d) is float and d < 1e6 and d - d == 0.0:
-        return repr(d)                   # the usual value first: finite, below the exponent switch
+    if type(d) is float:                 # the usual values first
+        if d < 1e6:
+            if d - d == 0.0:             # finite, below the exponent switch: repr
+                return repr(d)
+        elif d < 1e16:                   # repr is d.dddd (no exponent): Go's exponent form
+            s = repr(d)
+            dot = s.find(".")
+            return f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.") + _EXPONENTS[dot]
     if type(d) is not float:
         d = float(d)
     s = repr(d)
