@@ -25,6 +25,7 @@ prometheus_client (see ``exporter_common.cli.exposition``).
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Iterable
 
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, CONTENT_TYPE_PLAIN_0_0_4, choose_encoder
@@ -441,6 +442,7 @@ _WRITERS: dict[tuple, tuple | None] = {}
 # lookup per family rendered
 _FAMILY_WRITERS: dict[tuple, tuple | None] = {}
 _NONE = object()
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _writers(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
@@ -531,11 +533,13 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 labels = [_escape_value(v) for v in labels]
         pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
         post = after(b, labels)      # from the le value's closing quote to the value
+        les = list(map(_FIRST, buckets))
+        joined = "".join(les)
+        if "\\" in joined or '"' in joined or "\n" in joined:
+            les = [_escape_value(le) for le in les]
+        vals = []
         last = _NONE
-        for bucket in buckets:
-            le, value = bucket[0], bucket[1]
-            if "\\" in le or '"' in le or "\n" in le:
-                le = _escape_value(le)
+        for value in map(_SECOND, buckets):
             if value is not last:    # cumulative counts repeat (the very object) where buckets add nothing
                 last = value
                 vtype = type(value)
@@ -545,7 +549,12 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                     val = f"{value}.0"
                 else:
                     val = go_float(value)
-            append(f"{pre}{le}{post}{val}\n")
+            vals.append(val)
+        # the bucket lines (pre, le, post, value, newline each) joined at once
+        segments = [pre, "", post, "", "\n"] * len(les)
+        segments[1::5] = les
+        segments[3::5] = vals
+        append("".join(segments))
         if counted:
             append(count_line(b, labels, val))      # the +Inf bucket's value, written
             append(sum_line(b, labels, go_float(sum_value)))
