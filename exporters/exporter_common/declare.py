@@ -231,6 +231,10 @@ class Collector:
 
     def family(self, name: str, labels: Iterable[str] | None = None) -> Metric:
         """A new family of the declared metric ``name`` (see Family.make)."""
+        if labels is None:      # the usual call, once the declaration's family was built: a copy of it
+            proto = self._by_name[name].__dict__.get("_proto") if name in self._by_name else None
+            if proto is not None:
+                return like(proto)
         return self.metric(name).make(labels)
 
     def fed_by(self, name: str) -> tuple[str, ...]:

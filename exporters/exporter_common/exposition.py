@@ -25,6 +25,7 @@ prometheus_client (see ``exporter_common.cli.exposition``).
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Iterable
 
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, CONTENT_TYPE_PLAIN_0_0_4, choose_encoder
@@ -33,7 +34,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as _om
 from prometheus_client.validation import _is_valid_legacy_metric_name
 
-from .families import RowsHistogram, rows_of
+from .families import RowsHistogram
 
 __all__ = ["encode_text", "choose_text_encoder", "CONTENT_TYPE_PLAIN_0_0_4", "negotiate", "render_parts",
            "assemble", "assemble_pieces", "Format", "Part", "TEXT", "OPENMETRICS"]
@@ -125,8 +126,19 @@ def _escape_value(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+_EXPONENTS = tuple(f"e+{dot - 1:02d}" for dot in range(17))     # by the position of repr's dot
+
+
 def _go_float(d) -> str:
     """prometheus_client.utils.floatToGoString, same output."""
+    if type(d) is float:                 # the usual values first
+        if d < 1e6:
+            if d - d == 0.0:             # finite, below the exponent switch: repr
+                return repr(d)
+        elif d < 1e16:                   # repr is d.dddd (no exponent): Go's exponent form
+            s = repr(d)
+            dot = s.find(".")
+            return f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.") + _EXPONENTS[dot]
     if type(d) is not float:
         d = float(d)
     s = repr(d)
@@ -307,7 +319,7 @@ def render_parts(families: Iterable[Metric], fmt: Format, base: dict[str, str] |
         name = metric.name
         if om and not _legacy(name):
             raise ValueError(f"OpenMetrics fast path: metric name {name!r}")
-        rows = rows_of(metric)
+        rows = getattr(metric, "_rows", None)     # families.rows_of(metric), without the call
         if rows is not None:
             try:
                 lines = _rows_lines(metric, rows, om, heads, escaping, base_keys, base_tuple)
@@ -426,6 +438,11 @@ def _labels(keys: tuple[str, ...], nbase: int, escaping: str) -> list:
 
 # (sample name, label names, histogram, base's label names, escaping, OpenMetrics) -> line writers
 _WRITERS: dict[tuple, tuple | None] = {}
+# (family class, name, label names, base's label names, escaping, OpenMetrics) -> its _writers: one
+# lookup per family rendered
+_FAMILY_WRITERS: dict[tuple, tuple | None] = {}
+_NONE = object()
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _writers(name: str, sname: str, names: tuple[str, ...], histogram: bool, base_keys: tuple, om: bool,
@@ -475,12 +492,19 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
     """The sample lines of a family kept as rows (exporter_common.families), the very lines the
     sample loop of ``render_parts`` writes for its samples; None when the rows cannot be written
     directly."""
-    histogram = isinstance(metric, RowsHistogram)
-    name = metric.name
-    sname = name + "_total" if metric.type == "counter" else name
-    writers = _writers(name, sname, metric._labelnames, histogram, base_keys, om, heads, escaping)
+    key = (metric.__class__, metric.name, metric._labelnames, base_keys, escaping, om)
+    writers = _FAMILY_WRITERS.get(key, _NONE)
+    if writers is _NONE:
+        name = metric.name
+        sname = name + "_total" if metric.type == "counter" else name
+        writers = _writers(name, sname, metric._labelnames, isinstance(metric, RowsHistogram), base_keys, om, heads,
+                           escaping)
+        if len(_FAMILY_WRITERS) >= _CACHE_CAP:
+            _FAMILY_WRITERS.clear()
+        _FAMILY_WRITERS[key] = writers
     if writers is None:
         return None
+    histogram = len(writers) == 4
     b = base_vals
     out: list[str] = []
     append = out.append
@@ -509,20 +533,30 @@ def _rows_lines(metric, rows: list, om: bool, heads: dict, escaping: str, base_k
                 labels = [_escape_value(v) for v in labels]
         pre = before(b, labels)      # the bucket line up to its le value, this row's labels in
         post = after(b, labels)      # from the le value's closing quote to the value
-        for bucket in buckets:
-            le, value = bucket[0], bucket[1]
-            if "\\" in le or '"' in le or "\n" in le:
-                le = _escape_value(le)
-            vtype = type(value)
-            if vtype is float and value < 1e6 and value - value == 0.0:
-                val = repr(value)
-            elif vtype is int and -1000000 < value < 1000000:
-                val = f"{value}.0"
-            else:
-                val = go_float(value)
-            append(f"{pre}{le}{post}{val}\n")
+        les = list(map(_FIRST, buckets))
+        joined = "".join(les)
+        if "\\" in joined or '"' in joined or "\n" in joined:
+            les = [_escape_value(le) for le in les]
+        vals = []
+        last = _NONE
+        for value in map(_SECOND, buckets):
+            if value is not last:    # cumulative counts repeat (the very object) where buckets add nothing
+                last = value
+                vtype = type(value)
+                if vtype is float and value < 1e6 and value - value == 0.0:
+                    val = repr(value)
+                elif vtype is int and -1000000 < value < 1000000:
+                    val = f"{value}.0"
+                else:
+                    val = go_float(value)
+            vals.append(val)
+        # the bucket lines (pre, le, post, value, newline each) joined at once
+        segments = [pre, "", post, "", "\n"] * len(les)
+        segments[1::5] = les
+        segments[3::5] = vals
+        append("".join(segments))
         if counted:
-            append(count_line(b, labels, go_float(buckets[-1][1])))
+            append(count_line(b, labels, val))      # the +Inf bucket's value, written
             append(sum_line(b, labels, go_float(sum_value)))
     return "".join(out)
 

@@ -114,10 +114,30 @@ class RowsHistogram(_Rows, HistogramMetricFamily):
 def like(proto: Any) -> Any:
     """A new, empty family of ``proto``'s class, name, help, unit and label names (``proto`` a
     family built by its constructor, which checked them): the constructor's work done once."""
+    state = proto.__dict__.get("_like")
+    if state is None:       # what every copy starts from, gathered once per proto
+        state = proto._like = dict(name=proto.name, documentation=proto.documentation, unit=proto.unit,
+                                   type=proto.type, _labelnames=proto._labelnames)
     family = object.__new__(type(proto))
-    family.__dict__.update(name=proto.name, documentation=proto.documentation, unit=proto.unit, type=proto.type,
-                           _labelnames=proto._labelnames, _rows=[])
+    family.__dict__.update(state, _rows=[])
     return family
+
+
+_LABELS = itemgetter(0)
+
+
+def add_rows(family: Any, rows: Iterable[tuple]) -> None:
+    """``family.add_metric(labels, value)`` for every ``(labels, value)`` of ``rows``, in order, for
+    a collector with many: a counter or gauge that keeps rows takes them as they are when every
+    ``labels`` is a tuple of as many values as the family has label names (told at C speed)."""
+    kept = family._rows if isinstance(family, (RowsCounter, RowsGauge)) else None
+    rows = list(rows)
+    if kept is not None and set(map(type, map(_LABELS, rows))) <= {tuple} \
+            and set(map(len, map(_LABELS, rows))) <= {len(family._labelnames)}:
+        kept.extend(rows)
+        return
+    for labels, value in rows:
+        family.add_metric(labels, value)
 
 
 def rows_of(family: Any) -> list | None:

@@ -454,3 +454,20 @@ def test_exposition_is_text_unless_openmetrics_is_enabled(accept):
     resp = exposition(registry, {"Accept": accept})
     assert resp.content_type == CONTENT_TYPE_PLAIN_0_0_4
     assert resp.body == generate_latest(registry)
+
+
+def test_values_from_a_million_up_are_written_as_floattogostring_writes_them():
+    """format_value takes a shortcut from 1e6 to 1e16 (Go's exponent form, 1.234567e+06): counters
+    and byte counts, whole or not, at the bounds and between, give floatToGoString's text."""
+    from prometheus_client.utils import floatToGoString
+
+    from exporter_common.exposition import format_value
+
+    rng = random.Random(26)
+    values = [1e6, 1e6 - 1, 999999.9999999999, 1000000.0000000001, 1e15, 1e16, 1e16 - 2, 9999999999999998.0,
+              1.5e16, 2.0 ** 53, 1234567.0, 137308830.0, 10000000.5, float("inf"), float("-inf"), -1e7, -1e16]
+    values += [float(rng.randint(10 ** 6, 10 ** 17)) for _ in range(3000)]
+    values += [rng.randint(1, 999) * 10.0 ** rng.randint(4, 15) for _ in range(2000)]
+    values += [rng.random() * 10 ** rng.randint(5, 17) for _ in range(3000)]
+    assert [format_value(v) for v in values] == [floatToGoString(v) for v in values]
+    assert format_value(137308830.0) == "1.3730883e+08" and format_value(1e6) == "1e+06"

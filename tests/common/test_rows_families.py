@@ -12,7 +12,8 @@ from prometheus_client.openmetrics import exposition as om
 
 from exporter_common.declare import Family
 from exporter_common.exposition import OPENMETRICS, TEXT, Format, assemble, render_parts
-from exporter_common.families import RowsCounter, RowsGauge, RowsHistogram, drop_negative, rows_of, sample_count
+from exporter_common.families import (RowsCounter, RowsGauge, RowsHistogram, add_rows, drop_negative, rows_of,
+                                     sample_count)
 from oracle_exporter.exporter import merge
 
 HOSTILE = 'a "quoted"\\ {0} {x} }{ event\nline'
@@ -148,3 +149,69 @@ def test_values_of_every_magnitude_are_written_as_prometheus_client_writes_them(
             else om.generate_latest(Listed([theirs, htheirs])))
     assert got == want
     assert b'n="14"} 1.41056551e+11\n' in got
+
+
+def test_add_rows_gives_the_family_add_metric_gives():
+    """families.add_rows (collectors with hundreds of rows) keeps the rows as they are when they
+    fit, else goes through add_metric: either way the samples, and the bytes, are add_metric's."""
+    rows = [(("1", "log file sync"), 12.5), (("2", HOSTILE), 1e7), (("1", "x"), -1.0)]
+    one, bulk = _declared("counter", "ora_w_total", ("inst_id", "event")), None
+    for labels, value in rows:
+        one.add_metric(labels, value)
+    bulk = _declared("counter", "ora_w_total", ("inst_id", "event"))
+    add_rows(bulk, iter(rows))
+    assert rows_of(bulk) == rows_of(one) == rows
+    assert bulk == one and repr(bulk) == repr(one)
+    fmt = Format(TEXT, om.UNDERSCORES, "")
+    assert render_parts([bulk], fmt, {"database": "DB"})[0].lines == render_parts([one], fmt, {"database": "DB"})[0].lines
+    # a family already read as samples, labels given as lists: add_metric's way, same samples
+    read = _declared("gauge", "ora_g", ("inst_id", "event"))
+    assert read.samples == []
+    add_rows(read, [(list(labels), value) for labels, value in rows])
+    want = _clients("gauge", "ora_g", ("inst_id", "event"))
+    for labels, value in rows:
+        want.add_metric(labels, value)
+    assert rows_of(read) is None and read == want
+    # a row with a label missing is not kept as a short row: add_metric's samples
+    short, want = _declared("gauge", "ora_g", ("inst_id", "event")), _clients("gauge", "ora_g", ("inst_id", "event"))
+    add_rows(short, [(("1", "a"), 1.0), (("2",), 2.0)])
+    want.add_metric(("1", "a"), 1.0)
+    want.add_metric(("2",), 2.0)
+    assert rows_of(short) is None and short == want and short.samples[1].labels == {"inst_id": "2"}
+
+
+def test_copies_of_a_declaration_start_empty_and_apart():
+    """Collector.family hands out copies of one prototype: what one collect added (or read as
+    samples) never shows in the next copy, and each carries the declared name, help and labels."""
+    from exporter_common.declare import Collector
+
+    spec = Collector("c", "h", metrics=(Family("ora_copy_bytes", "gauge", "Copy.", ("inst_id",)),))
+    first = spec.family("ora_copy_bytes")
+    first.add_metric(["1"], 1.0)
+    assert [s.value for s in first.samples] == [1.0]
+    second, third = spec.family("ora_copy_bytes"), spec.family("ora_copy_bytes")
+    second.add_metric(["2"], 2.0)
+    assert rows_of(third) == [] and rows_of(second) == [(("2",), 2.0)]
+    assert (third.name, third.documentation, third.type, third._labelnames) == ("ora_copy_bytes", "Copy.", "gauge",
+                                                                               ("inst_id",))
+
+
+@pytest.mark.parametrize("kind", ["text", "openmetrics"])
+def test_histogram_buckets_that_repeat_one_count_are_written_as_prometheus_client_writes_them(kind):
+    """Cumulative buckets repeat the very same count object where a bucket adds nothing (the
+    renderer formats it once): every bucket, _count and _sum must still be prometheus_client's."""
+    fmt = Format(TEXT if kind == "text" else OPENMETRICS, om.UNDERSCORES, "")
+    big, small, nan = 137308830.0, 0.0, float("nan")
+    ladders = [[("1e-06", small), ("2e-06", small), ("0.001", big), ("1.0", big), ("+Inf", big)],
+               [("0.5", 7), ("1.0", 7), ("+Inf", 7)],
+               [("0.5", nan), ("+Inf", nan)],
+               [("0.5", 1e22), ("1.0", 1e22), ("+Inf", 10 ** 7)]]
+    mine, theirs = _declared("histogram", "ora_lat", ("ev",)), _clients("histogram", "ora_lat", ("ev",))
+    for n, buckets in enumerate(ladders):
+        for fam in (mine, theirs):
+            fam.add_metric([str(n)], buckets, 12.5)
+    got = assemble([render_parts([mine], fmt, {"database": "DB"})], fmt)
+    theirs.samples = [type(s)(s[0], {"database": "DB", **s[1]}, s[2], None, *s[4:]) for s in theirs.samples]
+    want = generate_latest(Listed([theirs])) if kind == "text" else om.generate_latest(Listed([theirs]))
+    assert got == want
+    assert b'ora_lat_count{database="DB",ev="0"} 1.3730883e+08\n' in got

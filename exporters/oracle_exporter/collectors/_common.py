@@ -10,12 +10,13 @@ import datetime as _dt
 import math
 from collections import defaultdict
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
-from exporter_common.families import drop_negative, sample_count
+from exporter_common.families import drop_negative, rows_of, sample_count
 
 
 def num(value: Any) -> float | None:
@@ -140,6 +141,14 @@ def emit(families: Iterable[Metric]) -> Iterable[Metric]:
     in a cumulative Oracle column (a 32-bit statistic that wrapped on an old
     release, or a corrupt recording) is dropped rather than exposed."""
     for family in families:
+        rows = rows_of(family)
+        if rows is not None:        # kept as rows: a row is at least one sample (a histogram's, its buckets)
+            if rows and family.type == "counter":
+                drop_negative(family)
+                rows = family._rows
+            if rows:
+                yield family
+            continue
         if family.type == "counter":
             drop_negative(family)
         if sample_count(family):
@@ -166,6 +175,16 @@ def declared_per_instance(spec: Collector, values: dict[str, dict[str, float]],
                 family.add_metric((i,), named[source] * scale)
         families.append(family)
     return families
+
+
+def columns(rows: Iterable[dict[str, Any]], names: tuple[str, ...]) -> list[tuple]:
+    """Each row's values of ``names`` (two or more) as a tuple, None where a row lacks the column:
+    one C call per row when every row has them all (the usual: the statement selects them)."""
+    get = itemgetter(*names)
+    try:
+        return list(map(get, rows))
+    except KeyError:
+        return [tuple(map(row.get, names)) for row in rows]
 
 
 def thread_owners(snapshot: Any) -> dict[int, str]:

@@ -169,6 +169,22 @@ def set_kind(row: dict[str, Any]) -> str | None:
     return None
 
 
+def _jobs(snapshot: Any, offset: Any) -> list[tuple[float, float | None, str, str]]:
+    """(START_TIME, END_TIME or None while it runs, INPUT_TYPE, STATUS) of every RMAN job with a
+    START_TIME, times in Unix seconds, texts upper case: read once per snapshot (full_backups and
+    failed_jobs both go through the jobs)."""
+    def read() -> list[tuple[float, float | None, str, str]]:
+        jobs = []
+        for row in snapshot.rows(JOB_DETAILS.name):
+            start = local_to_unix(row.get("START_TIME"), offset)
+            if start is not None:
+                jobs.append((start, local_to_unix(row.get("END_TIME"), offset), clean(row.get("INPUT_TYPE")).upper(),
+                             clean(row.get("STATUS")).upper()))
+        return jobs
+    derived = getattr(snapshot, "derived", None)
+    return read() if derived is None else derived(("backups.jobs", offset), read)
+
+
 def full_backups(snapshot: Any, offset: Any, level0: list[float], now: float | None = None) -> list[float]:
     """Times (Unix) of the whole-database full backups: the END_TIME of every successful DB FULL job;
     for each level 0 set (``level0``: completion times), the END_TIME of the successful DB INCR job it
@@ -176,11 +192,7 @@ def full_backups(snapshot: Any, offset: Any, level0: list[float], now: float | N
     tablespaces (DATAFILE INCR) is not full; a level 0 set whose job the control file no longer
     records (its RMAN records reused first) is full as of its own completion."""
     out, jobs = [], []
-    for row in snapshot.rows(JOB_DETAILS.name):
-        kind, status = clean(row.get("INPUT_TYPE")).upper(), clean(row.get("STATUS")).upper()
-        start, end = local_to_unix(row.get("START_TIME"), offset), local_to_unix(row.get("END_TIME"), offset)
-        if start is None:
-            continue
+    for start, end, kind, status in _jobs(snapshot, offset):
         end = end if end is not None else (now if now is not None else float("inf"))    # running
         ok = status in SUCCEEDED
         if kind == "DB FULL" and ok:
@@ -220,13 +232,11 @@ def failed_jobs(snapshot: Any) -> dict[str, int]:
     out: dict[str, int] = {}
     if now is None:
         return out
-    for row in snapshot.rows(JOB_DETAILS.name):
-        start = local_to_unix(row.get("START_TIME"), offset)
-        if start is None or now - start > DAY:
+    for start, _end, kind, status in _jobs(snapshot, offset):
+        if now - start > DAY:
             continue
-        kind = clean(row.get("INPUT_TYPE")).upper()
         kind = kind if kind in INPUT_TYPES else "other"
-        out[kind] = out.get(kind, 0) + (1 if clean(row.get("STATUS")).upper() in FAILED else 0)
+        out[kind] = out.get(kind, 0) + (1 if status in FAILED else 0)
     return out
 
 

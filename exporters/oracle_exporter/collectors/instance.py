@@ -10,11 +10,13 @@ per-process host metrics.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable
 
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
+from exporter_common.families import add_rows
 
 from ..views import DATABASE, INSTANCE, PARAMETER, PROCESS
 from ._common import declared_parameter, emit, inst, num, parse_time, text
@@ -82,6 +84,7 @@ _PERSISTENT = {"PMON", "PSP0", "MMON", "MMNL", "MMAN", "QMNC", "PXMN"}
 APPLY_PROCESSES = frozenset({"MRP0", "LSP0", "LSP1", "LSP2"})
 
 
+@lru_cache(maxsize=4096)    # a few hundred process names in a fleet, met on every fetch
 def slave_kind(pname: str) -> str | None:
     """The slave family of a process name (J000 -> "J", PZ99 -> "PZ", P00A -> "P"), None for a
     background process that lives as long as the instance (PMON, MMON, QMNC, PXMN ...)."""
@@ -142,8 +145,7 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         key = (i, str(pname), text(row.get("SPID")))
         if key not in seen:
             seen.add(key)
-    for key in sorted(seen, key=lambda k: (len(k[0]), k)):
-        procs.add_metric(list(key), 1.0)
+    add_rows(procs, [(key, 1.0) for key in sorted(seen, key=lambda k: (len(k[0]), k))])
     for (i, kind), n in sorted(slave_count.items()):
         slaves.add_metric([i, kind], n)
 

@@ -9,9 +9,10 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family, Setting
+from exporter_common.families import add_rows
 
 from . import defaults
-from ._common import _EXACT, emit, inst, num
+from ._common import _EXACT, columns, emit, inst, num
 
 _LABELS = ("inst_id", "latch")
 SPEC = Collector(
@@ -49,17 +50,14 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     wanted_set = set(wanted)
     # {(inst, latch): {column: value}}; latch "all" sums every row of the instance.
     values: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    columns = [col for _, col, _ in COLUMNS]
-    for row in snapshot.rows("GV$LATCH"):    # inst() and num() inlined for the usual ints
-        i = row.get("INST_ID")
-        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
-        name = row.get("NAME")
+    names = tuple(col for _, col, _ in COLUMNS)
+    for i, name, *row in columns(snapshot.rows("GV$LATCH"), ("INST_ID", "NAME") + names):
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst({"INST_ID": i})  # inst(), num() inlined
         if i is None or name is None:
             continue
         name = str(name)
         targets = [values[(i, "all")], values[(i, name)]] if name in wanted_set else [values[(i, "all")]]
-        for col in columns:
-            value = row.get(col)
+        for col, value in zip(names, row):
             value = float(value) if type(value) is int else num(value)
             if value is None or value < 0:  # NULL, or a wrapped/corrupt counter: not summed into "all"
                 continue
@@ -67,11 +65,9 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
                 sums[col] += value
     families = []
     order = sorted(values, key=lambda k: (len(k[0]), k[0], k[1] != "all", k[1]))
+    sums = [(key, values[key]) for key in order]
     for metric, col, scale in COLUMNS:
         family = SPEC.family(metric)
-        for key in order:
-            sums = values[key]
-            if col in sums:
-                family.add_metric(key, sums[col] * scale)
+        add_rows(family, [(key, named[col] * scale) for key, named in sums if col in named])
         families.append(family)
     yield from emit(families)

@@ -9,9 +9,10 @@ from typing import Any, Iterable
 from prometheus_client.core import Metric
 
 from exporter_common.declare import Collector, Family
+from exporter_common.families import add_rows
 
 from ..views import PARAMETER, PGASTAT as PGASTAT_VIEW, PROCESS, SYSSTAT
-from ._common import _EXACT, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
+from ._common import _EXACT, columns, declared_parameter, declared_per_instance, emit, inst, inst_stats, num, sorted_inst
 
 # metric, GV$PGASTAT name, scale
 PGASTAT: tuple[tuple[str, str, float], ...] = (
@@ -97,6 +98,10 @@ NAME, VIEWS = SPEC.name, SPEC.reads
 NAMES = {"GV$SYSSTAT": tuple(s for _, s in WORKAREA), "GV$SYSTEM_PARAMETER": ("pga_aggregate_limit",)}
 
 
+def _by_inst(key: tuple[str, str]) -> tuple:
+    return (len(key[0]), key)
+
+
 def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     pga = inst_stats(snapshot, "GV$PGASTAT")
     families = declared_per_instance(SPEC, pga, PGASTAT)
@@ -113,22 +118,19 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     families.append(workarea)
 
     sums: dict[str, dict[tuple[str, str], float]] = {col: defaultdict(float) for _, col in PROCESS_COLUMNS}
-    columns = [(col, sums[col]) for _, col in PROCESS_COLUMNS]
-    for row in snapshot.rows("GV$PROCESS"):     # inst() and num() inlined for the usual ints
-        i, pname = row.get("INST_ID"), row.get("PNAME")
-        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
+    totals = [sums[col] for _, col in PROCESS_COLUMNS]
+    for i, pname, *row in columns(snapshot.rows("GV$PROCESS"), ("INST_ID", "PNAME") + tuple(sums)):
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst({"INST_ID": i})  # inst(), num() inlined
         if i is None or not pname:
             continue
         key = (i, str(pname))
-        for col, total in columns:
-            value = row.get(col)
+        for total, value in zip(totals, row):
             value = float(value) if type(value) is int else num(value)
             if value is not None:
                 total[key] += value
     for name, col in PROCESS_COLUMNS:
         family = SPEC.family(name)
         total = sums[col]
-        for key in sorted(total, key=lambda k: (len(k[0]), k)):
-            family.add_metric(key, total[key])
+        add_rows(family, [(key, total[key]) for key in sorted(total, key=_by_inst)])
         families.append(family)
     yield from emit(families)

@@ -26,11 +26,13 @@ from prometheus_client.core import Metric
 from prometheus_client.utils import floatToGoString
 
 from exporter_common.declare import Collector, Family, Setting
+from exporter_common.families import add_rows
 
 from . import defaults
-from ._common import _EXACT, emit, inst, num, text
+from ._common import _EXACT, columns, emit, inst, num, text
 
 _EVENT = ("inst_id", "event", "wait_class")
+_SYSTEM_EVENT = ("INST_ID", "EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS")
 SPEC = Collector(
     "wait_events", "Waits per event (GV$SYSTEM_EVENT) and latency histograms of key events.",
     reads=("GV$SYSTEM_EVENT", "GV$EVENT_HISTOGRAM_MICRO", "GV$EVENT_HISTOGRAM"),
@@ -162,13 +164,12 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     include_idle = bool(getattr(settings, "idle_wait_events", False))
     agg: dict[tuple[str, str, str], list[float | None]] = {}
     time_by_event: dict[tuple[str, str], float] = defaultdict(float)
-    for row in snapshot.rows("GV$SYSTEM_EVENT"):   # inst(), num(), text() inlined for the usual types
-        i = row.get("INST_ID")
-        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
-        event = row.get("EVENT")
+    system_event = columns(snapshot.rows("GV$SYSTEM_EVENT"), _SYSTEM_EVENT)
+    for i, event, wait_class, total_waits, micro, total_timeouts in system_event:
+        # inst(), num(), text() inlined for the usual types
+        i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst({"INST_ID": i})
         if i is None or event is None:
             continue
-        wait_class = row.get("WAIT_CLASS")
         if type(wait_class) is not str:
             wait_class = text(wait_class)
         if not include_idle and wait_class == "Idle":
@@ -178,17 +179,14 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
         slot = agg.get(key)
         if slot is None:
             slot = agg[key] = [None, None, None]
-        value = row.get("TOTAL_WAITS")
-        value = float(value) if type(value) is int else num(value)
+        value = float(total_waits) if type(total_waits) is int else num(total_waits)
         if value is not None and value >= 0:
             slot[0] = (slot[0] or 0.0) + value
-        micro = row.get("TIME_WAITED_MICRO")
         micro = float(micro) if type(micro) is int else num(micro)
         if micro is not None and micro >= 0:
             slot[1] = (slot[1] or 0.0) + micro
             time_by_event[(i, event)] += micro
-        value = row.get("TOTAL_TIMEOUTS")
-        value = float(value) if type(value) is int else num(value)
+        value = float(total_timeouts) if type(total_timeouts) is int else num(total_timeouts)
         if value is not None and value >= 0:
             slot[2] = (slot[2] or 0.0) + value
     kept, omitted_count = bound_events(agg, getattr(settings, "wait_events_max", DEFAULT_MAX_EVENTS))
@@ -196,14 +194,10 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     for i, n in sorted(omitted_count.items()):
         if n:
             omitted.add_metric([i], n)
-    for key in sorted(kept):
-        total_waits, micro, total_timeouts = agg[key]
-        if total_waits is not None:
-            waits.add_metric(key, total_waits)
-        if micro is not None:
-            times.add_metric(key, micro / 1e6)
-        if total_timeouts is not None:
-            timeouts.add_metric(key, total_timeouts)
+    slots = [(key, agg[key]) for key in sorted(kept)]
+    add_rows(waits, [(key, slot[0]) for key, slot in slots if slot[0] is not None])
+    add_rows(times, [(key, slot[1] / 1e6) for key, slot in slots if slot[1] is not None])
+    add_rows(timeouts, [(key, slot[2]) for key, slot in slots if slot[2] is not None])
 
     hist = SPEC.family("oracle_wait_event_latency_seconds")
     wanted = set(defaults.histogram_events(settings))
@@ -213,15 +207,11 @@ def collect(snapshot: Any, settings: Any) -> Iterable[Metric]:
     # GV$EVENT_HISTOGRAM when the snapshot holds that too (one view per series).
     for view, column, scale, ladder in (MICRO, MILLI):
         found: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-        for row in snapshot.rows(view):
-            event = row.get("EVENT")
+        for event, i, bound, count in columns(snapshot.rows(view), ("EVENT", "INST_ID", column, "WAIT_COUNT")):
             if event is None or str(event) not in wanted:
                 continue
-            i = row.get("INST_ID")
-            i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst(row)
-            bound = row.get(column)
+            i = str(i) if type(i) is int and -_EXACT < i < _EXACT else inst({"INST_ID": i})
             bound = float(bound) if type(bound) is int else num(bound)
-            count = row.get("WAIT_COUNT")
             count = float(count) if type(count) is int else num(count)
             if i is None or bound is None or count is None or count < 0 or bound <= 0:
                 continue
