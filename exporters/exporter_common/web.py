@@ -385,7 +385,7 @@ class _Request:
             method, target, version, headers, keep_alive)
 
 
-BLOCK = 1 << 16         # a body in pieces is written in blocks of about this many bytes
+BLOCK = 1 << 20         # a body in pieces is written in blocks of about this many bytes (few GIL hand-overs)
 PROGRESS = 1 << 20      # ... and must move this many bytes per WRITE_TIMEOUT (a client that reads too slowly)
 
 
