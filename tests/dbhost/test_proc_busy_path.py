@@ -108,3 +108,28 @@ def test_busy_scrapes_equal_a_fresh_collector_on_the_same_tree(tmp_path):
             {k: v for k, v in fresh.items() if "dropped" not in k[0]}
         for sp in specs:
             assert_exact(got, sp.group[1], sp.threads)
+
+
+def test_the_last_se_nr_migrations_block_counts_also_where_the_rows_were(tmp_path):
+    """A sched file holding the three rows twice (no kernel prints that; a mangled or concatenated
+    file): the rows found where the last scrape had them must not win over the later block, the
+    one the search from the end and the row-by-row parse read, so the busy path and the slow path
+    agree on any input."""
+    sp = make_proc(1, 5000, (b"ora_dbw0_BUSY",), b"ora_dbw0_BUSY", ("BUSY", "dbw0"), nthreads=3)
+    write_process(tmp_path, sp)
+    coll = ProcessCollector(str(tmp_path))
+    scrape(coll)
+    sp = ran(sp, 3)
+    write_process(tmp_path, sp)
+    t = sp.threads[1]
+    sched = tmp_path / str(sp.pid) / "task" / str(t.tid) / "sched"
+    later = (b"%-45s:%21d\n%-45s:%21d\n%-45s:%21d\n"
+             % (b"se.nr_migrations", t.migrations + 40, b"nr_voluntary_switches", t.voluntary + 50,
+                b"nr_involuntary_switches", t.involuntary + 60))
+    sched.write_bytes(sched.read_bytes() + later)
+    got = scrape(coll)
+    fresh = scrape(ProcessCollector(str(tmp_path)))       # no remembered offset: from the end
+    for key in ("dbhost_process_migrations_total", "dbhost_process_context_switches_total"):
+        assert {k: v for k, v in got.items() if k[0] == key} == {k: v for k, v in fresh.items() if k[0] == key}
+    assert val(got, "dbhost_process_context_switches_total", "dbw0", kind="voluntary") == \
+        sum(x.voluntary for x in sp.threads) + 50

@@ -251,3 +251,25 @@ def test_a_tablespace_level_0_older_than_a_week_is_never_the_full_backup():
     assert [s["SET_COUNT"] for s in got_sets] == [1, 2, 4]
     assert value(run(got_sets, got_jobs), "oracle_backup_age_seconds", kind="full") == \
         29 * 86400 + 10 * 3600 + 4 * 60 + 19
+
+
+@pytest.mark.parametrize("with_sets", [False, True])
+def test_a_job_date_the_host_offset_takes_out_of_the_calendar_reads_as_unknown(with_sets):
+    """An RMAN END_TIME of 0001-01-01 on a host east of UTC (or 9999-12-31 west of it) cannot be
+    made a Unix time: it is unknown (as NULL), the job still counts, and the collector does not fail
+    (it raised OverflowError, with or without V$BACKUP_SET in the snapshot)."""
+    views = {"DUAL": [{"SYSTIMESTAMP": "2024-03-01T14:00:00+02:00"}],
+             "V$RMAN_BACKUP_JOB_DETAILS": [
+                 {"SESSION_KEY": 1, "INPUT_TYPE": "DB FULL", "STATUS": "FAILED",
+                  "START_TIME": "2024-03-01T11:00:00", "END_TIME": "0001-01-01T00:00:00"},
+                 {"SESSION_KEY": 2, "INPUT_TYPE": "ARCHIVELOG", "STATUS": "COMPLETED",
+                  "START_TIME": None, "END_TIME": "9999-12-31T23:59:59"}]}
+    if with_sets:
+        views["V$BACKUP_SET"] = [{"BACKUP_TYPE": "L", "INCREMENTAL_LEVEL": None,
+                                  "COMPLETION_TIME": "2024-03-01T10:00:00"}]
+    snap = Snapshot.from_obj({"time": "2024-03-01T12:00:00+00:00", "database": "ODS", "views": views})
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+           for f in backups.collect(snap, Settings()) for s in f.samples}
+    assert got[("oracle_backup_jobs_failed", (("input_type", "DB FULL"),))] == 1.0
+    if with_sets:       # the archived-log set's age is still there (local 10:00 at +02:00 = 08:00 UTC)
+        assert got[("oracle_backup_age_seconds", (("kind", "archivelog"),))] == 4 * 3600

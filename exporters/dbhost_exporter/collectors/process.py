@@ -277,7 +277,8 @@ def _last_value(data: bytes, key: bytes) -> int:
 # move only when the header's length changes: thread count, TID width, comm):
 # only an offset of 16 or more is kept, and the comm, the only text in the file
 # that is not the kernel's, is at most 15 bytes (TASK_COMM_LEN), so a match
-# there is the kernel's row too.
+# there is the kernel's row too (and it must be the last se.nr_migrations, as
+# for the search from the end).
 _SCHED_FAST = re.compile(
     rb"\nse\.nr_migrations +: +(\d+)\n(?:[^\n]*\n)*?"
     rb"nr_voluntary_switches +: +(\d+)\nnr_involuntary_switches +: +(\d+)\n")
@@ -765,6 +766,8 @@ class ProcessCollector:
                                                 # se.nr_migrations (see _SCHED_FAST)
                                                 h = mo + len(tid)
                                                 m = fast_sched(data, h) if h >= 16 else None
+                                                if m is not None and data.find(mig_key, h + 1) >= 0:
+                                                    m = None      # not the last se.nr_migrations
                                                 if m is None:
                                                     i = data.rfind(mig_key)
                                                     if i >= 16:

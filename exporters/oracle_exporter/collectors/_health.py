@@ -112,7 +112,8 @@ _NO_OFFSET = _dt.timedelta(0)
 
 
 def local_to_unix(value: Any, offset: _dt.timedelta | None) -> float | None:
-    """Unix seconds of a host-local DATE; without a known offset the wall clock is taken as UTC."""
+    """Unix seconds of a host-local DATE; without a known offset the wall clock is taken as UTC; None
+    for a date the offset takes out of the calendar (read as NULL, not a failed collector)."""
     if type(value) is str and value[:4].isdigit():
         # ISO 8601 as recorded ('2025-03-08T06:12:47'): three digits first, so neither of
         # local_wallclock's MM/DD/YYYY or DD-MON-YYYY patterns can match; the same reading
@@ -127,7 +128,10 @@ def local_to_unix(value: Any, offset: _dt.timedelta | None) -> float | None:
         wall = local_wallclock(value)
         if wall is None:
             return None
-    return (wall - (offset or _NO_OFFSET) - _EPOCH).total_seconds()
+    try:
+        return (wall - (offset or _NO_OFFSET) - _EPOCH).total_seconds()
+    except OverflowError:       # 0001-01-01 with a positive offset, 9999-12-31 with a negative one: unknown
+        return None
 
 
 def con_id(row: dict[str, Any]) -> int:
