@@ -10,6 +10,7 @@
   (--web.max-requests) runs the routes and writes the answers. An idle or slow
   connection costs a socket, never a thread, and every phase has a deadline.
 * bcrypt checks run one at a time, successful ones are cached (exporter-toolkit).
+* An answer is gzip-compressed when the client accepts it (Accept-Encoding), as node_exporter does.
 * A route may share one answer between concurrent requests (exporter_common.coalesce): a request
   that only waits for an answer in progress takes no --web.max-requests slot.
 """
@@ -23,6 +24,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 import re
 import selectors
@@ -436,6 +438,62 @@ def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
             bufs.pop(0)
         if bufs and sent:
             bufs[0] = bufs[0][sent:]
+
+
+GZIP_LEVEL = 1          # zlib level of a gzip answer: 14x smaller expositions at 200 MB/s (level 6: 17x, 83 MB/s)
+GZIP_MIN = 1024         # bytes: a shorter answer is sent as it is (the gzip framing would be most of it)
+
+
+def accepts_gzip(value: str | None) -> bool:
+    """True if an Accept-Encoding header value admits gzip (RFC 9110 12.5.3): ``gzip`` (or
+    ``x-gzip``) with a q-value above 0, or ``*`` above 0 with gzip not refused by name. Prometheus
+    sends ``gzip`` unless its scrape config says ``enable_compression: false`` (then ``identity``)."""
+    if not value:
+        return False
+    named = star = None
+    for item in value.split(","):
+        coding, _, params = item.partition(";")
+        coding = coding.strip().lower()
+        q = 1.0
+        for param in params.split(";"):
+            key, _, val = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(val.strip())
+                except ValueError:
+                    q = 0.0             # a q-value that is not a number: not an acceptance
+        if coding in ("gzip", "x-gzip"):
+            named = q if named is None else max(named, q)
+        elif coding == "*":
+            star = q
+    if named is not None:
+        return named > 0
+    return star is not None and star > 0
+
+
+def gzipped(resp: Response) -> Response:
+    """``resp`` compressed (gzip, one member, GZIP_LEVEL), its pieces joined and compressed a block
+    at a time: the answer's memory is the compressed size plus a block, not a whole copy. zlib
+    runs without the GIL: the other threads go on meanwhile."""
+    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+    out: list[bytes] = []
+    payload = resp.payload
+    if isinstance(payload, list):
+        block: list[bytes] = []
+        held = 0
+        for piece in payload:
+            block.append(piece)
+            held += len(piece)
+            if held >= BLOCK:
+                out.append(packer.compress(b"".join(block)))
+                block, held = [], 0
+        if block:
+            out.append(packer.compress(b"".join(block)))
+    else:
+        out.append(packer.compress(payload))
+    out.append(packer.flush())
+    headers = {**resp.headers, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+    return Response(resp.status, [c for c in out if c], resp.content_type, headers)
 
 
 def _head(resp: Response, close: bool) -> bytes:
@@ -900,7 +958,11 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
         except Exception:  # never let a handler kill the connection silently
             log.exception("handler for %s failed", url.path)
             resp = Response(500, b"internal error, see exporter log\n")
-        return Response(resp.status, resp.payload, resp.content_type, {**extra_headers, **resp.headers}), head_only
+        resp = Response(resp.status, resp.payload, resp.content_type, {**extra_headers, **resp.headers})
+        if resp.status == 200 and "Content-Encoding" not in resp.headers and resp.length() >= GZIP_MIN \
+                and accepts_gzip(next((v for k, v in request.headers.items() if k.lower() == "accept-encoding"), None)):
+            resp = gzipped(resp)        # a HEAD too: the same headers (and Content-Length) as the GET's
+        return resp, head_only
 
     host, port = parse_listen_address(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

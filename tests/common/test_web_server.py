@@ -699,3 +699,117 @@ def test_client_reading_too_slowly_is_cut_and_frees_its_worker(serve, monkeypatc
         reader.join(10)
     assert statuses[-1] == 200, f"a client reading 160 KB/s held the only worker for 8 s: {statuses}"
     assert received[0] < sum(map(len, pieces))     # freed by cutting the slow scrape, not by its end
+
+
+# gzip (Accept-Encoding) -------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, expected", [
+    ("gzip", True),                              # what Prometheus sends by default
+    ("identity", False),                         # Prometheus with enable_compression: false
+    (None, False), ("", False),
+    ("gzip;q=0", False), ("GZIP; Q=0.5", True), ("x-gzip", True),
+    ("deflate, gzip;q=1.0, *;q=0.5", True),
+    ("*", True), ("*;q=0", False),
+    ("gzip;q=0, *", False),                      # refused by name: a star does not bring it back
+    ("br, deflate", False),
+    ("gzip;q=abc", False),                       # not a number: not an acceptance
+    ("gzip;q=0, gzip;q=0.3", True),
+])
+def test_accept_encoding_is_read_as_rfc_9110_says(value, expected):
+    assert web.accepts_gzip(value) is expected
+
+
+def _get(port, path="/metrics", method="GET", headers=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    c.request(method, path, headers=headers or {})
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r, body
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_a_scraper_asking_for_gzip_gets_the_same_exposition_compressed(serve, pieces):
+    import gzip
+    body = b"".join(_pieces()) if pieces else BODY
+    port = serve({"/metrics": lambda q, h: Response(200, _pieces() if pieces else BODY, "text/plain; version=0.0.4")})
+    r, raw = _get(port, headers={"Accept-Encoding": "gzip"})
+    assert r.status == 200 and r.getheader("Content-Encoding") == "gzip"
+    assert r.getheader("Vary") == "Accept-Encoding"
+    assert int(r.getheader("Content-Length")) == len(raw) < len(body) / 3
+    assert gzip.decompress(raw) == body                       # one gzip member, exactly the exposition
+    assert r.getheader("Content-Type") == "text/plain; version=0.0.4"
+    # the same route without Accept-Encoding (or refusing gzip): the plain body, no Content-Encoding
+    for headers in ({}, {"Accept-Encoding": "identity"}, {"Accept-Encoding": "gzip;q=0"}):
+        r, raw = _get(port, headers=headers)
+        assert r.getheader("Content-Encoding") is None and raw == body
+
+
+def test_head_with_gzip_gives_the_compressed_length_and_no_body(serve):
+    port = serve({"/metrics": lambda q, h: Response(200, _pieces())})
+    r, raw = _get(port, headers={"Accept-Encoding": "gzip"})
+    h, nothing = _get(port, method="HEAD", headers={"Accept-Encoding": "gzip"})
+    assert nothing == b"" and h.getheader("Content-Encoding") == "gzip"
+    assert int(h.getheader("Content-Length")) == len(raw)
+
+
+def test_errors_and_short_answers_are_not_compressed(serve):
+    port = serve({"/metrics": lambda q, h: Response(200, BODY), "/short": lambda q, h: Response(200, b"OK\n"),
+                  "/bad": lambda q, h: Response(400, b"missing parameter\n" * 100)})
+    for path, status in (("/short", 200), ("/bad", 400), ("/nowhere", 404)):
+        r, raw = _get(port, path, headers={"Accept-Encoding": "gzip"})
+        assert r.status == status and r.getheader("Content-Encoding") is None, path
+    assert b"missing parameter" in _get(port, "/bad", headers={"Accept-Encoding": "gzip"})[1]
+
+
+def test_gzip_over_tls(serve, tls_files, tmp_path):
+    import gzip
+    cert, key = tls_files
+    cfg = web_cfg(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    port = serve({"/metrics": lambda q, h: Response(200, _pieces())}, cfg)
+    c = http.client.HTTPSConnection("127.0.0.1", port, timeout=20,
+                                    context=ssl.create_default_context(cafile=str(cert)))
+    c.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
+    r = c.getresponse()
+    assert r.getheader("Content-Encoding") == "gzip" and gzip.decompress(r.read()) == b"".join(_pieces())
+    c.close()
+
+
+@pytest.mark.slow
+def test_real_prometheus_asks_for_gzip_and_reads_the_compressed_exposition(serve, tmp_path, monkeypatch):
+    """Prometheus (the Debian package) scrapes a body in pieces: it asks for gzip, gets it and
+    stores every sample (Go's gzip reader on our gzip member); a sample near the end is right."""
+    from stack.procs import StackError, free_ports, http_json, wait_until
+    seen: list[str] = []
+    lines = [b"# TYPE gz_test gauge\n"] + [b'gz_test{n="%d"} %d\n' % (i, i * 3) for i in range(20000)]
+
+    def metrics(q, h):
+        seen.append(next((v for k, v in h.items() if k.lower() == "accept-encoding"), ""))
+        return Response(200, list(lines), "text/plain; version=0.0.4; charset=utf-8")
+
+    compressed: list[int] = []
+    plain_gzipped = web.gzipped
+    monkeypatch.setattr(web, "gzipped", lambda resp: compressed.append(resp.length()) or plain_gzipped(resp))
+    port = serve({"/metrics": metrics})
+    (prom_port,) = free_ports(1)
+    (tmp_path / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s}\nscrape_configs:\n"
+        f"  - job_name: gz\n    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n")
+    proc = subprocess.Popen(["prometheus", f"--config.file={tmp_path / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prom_port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def query(expr):
+            try:
+                got = http_json(f"http://127.0.0.1:{prom_port}/api/v1/query?query={expr}")["data"]["result"]
+            except StackError:        # not listening yet
+                return None
+            return got[0]["value"][1] if got else None
+        wait_until(lambda: query("scrape_samples_scraped") == "20000", 60, "a full scrape")
+        assert query('gz_test{n="19999"}') == str(19999 * 3)
+        assert query("up") == "1"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert seen and all("gzip" in v for v in seen), seen
+    assert compressed and compressed[0] == sum(map(len, lines))     # the answers it read were gzip
