@@ -237,3 +237,34 @@ def test_hung_database_listener_does_not_hold_up_the_others(blackhole_listener, 
         assert core.sample(text, "oracle_test_redo_size_bytes_total", database="ok", inst_id="1") \
             == 9_450_000 * (86_400 + 15 * i)
     exp.close()
+
+
+def test_a_database_label_named_like_a_collector_label_is_warned_about_once(caplog):
+    """``labels: {contents: oltp}``: the tablespace series keep their own ``contents`` (the collector's value
+    replaces the database's there), every other series carries type="oltp"; the start says so, one
+    line per label, naming the metrics; a label no collector uses is not mentioned."""
+    import logging
+    from oracle_exporter import demo
+    from oracle_exporter.sources.replay import replay_sources
+    src = replay_sources(demo.path("demo-before.jsonl"), only=["DEMO"])[0]
+    with caplog.at_level(logging.WARNING, logger="oracle_exporter.exporter"):
+        exp = OracleExporter([Target("DEMO", src, labels={"contents": "oltp", "env": "prod"})], Settings())
+    warned = [r.getMessage() for r in caplog.records if "is also a label of" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].startswith("label 'contents' of database(s) DEMO is also a label of ")
+    assert "oracle_tablespace_info" in warned[0] and "db_contents" in warned[0]
+    text = text_of(exp)
+    exp.close()
+    kinds = {line.split('contents="')[1].split('"')[0] for line in text.splitlines()
+             if line.startswith("oracle_tablespace_used_bytes{")}
+    assert kinds and "oltp" not in kinds                          # the tablespace's own type
+    assert kinds <= {"PERMANENT", "UNDO", "TEMPORARY"}
+    assert 'oracle_up{contents="oltp",database="DEMO",env="prod"} 1.0' in text
+
+
+def test_label_clashes_names_each_label_once_for_every_database():
+    from oracle_exporter.exporter import label_clashes, load_collectors
+    targets = [Target(f"db{i}", None, labels={"state": "x", "owner": "y", "site": "z"}) for i in range(5)]
+    lines = label_clashes(targets, load_collectors())
+    assert [line.split("'")[1] for line in lines] == ["owner", "state"]
+    assert "db0, db1, db2 and 2 more" in lines[0]
+    assert label_clashes(targets, {}) == []                       # no collector enabled: nothing clashes
