@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return 0
         routes = make_routes(registry, args.telemetry_path, args.enable_openmetrics, process)
-        return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter", args.max_requests)
+        return serve(args.listen_address, args.web_config_file, routes, "dbhost-exporter", args.max_requests,
+                     not args.disable_compression)
 
     return run_main(body)
 

@@ -66,6 +66,9 @@ def base_parser(prog: str, description: str, default_port: int) -> argparse.Argu
     p.add_argument("--web.max-requests", dest="max_requests", type=_non_negative_int, default=DEFAULT_MAX_REQUESTS,
                    help=f"requests served at once; more are answered 503 at once (0: no limit, "
                         f"default {DEFAULT_MAX_REQUESTS}, as node_exporter)")
+    p.add_argument("--web.disable-compression", dest="disable_compression", action="store_true",
+                   help="never gzip an answer, even to a scraper that asks (Prometheus does by default): "
+                        "saves the exporter the compression's CPU where bandwidth is cheap")
     p.add_argument("--web.telemetry-path", dest="telemetry_path", default="/metrics",
                    help="path under which to expose metrics (default /metrics)")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -112,9 +115,9 @@ def negotiate_format(headers: dict[str, str] | None, openmetrics: bool = False):
 
 
 def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], name: str,
-          max_requests: int = DEFAULT_MAX_REQUESTS) -> int:
+          max_requests: int = DEFAULT_MAX_REQUESTS, compression: bool = True) -> int:
     web = load_web_config(web_config_file)
-    server = make_server(listen, routes, web, max_requests)
+    server = make_server(listen, routes, web, max_requests, compression)
     scheme = "https" if web.ssl_context else "http"
     log.info("%s listening on %s://%s (TLS %s, basic auth %s)", name, scheme, listen,
              "on" if web.ssl_context else "off", "on" if web.users else "off")

@@ -492,8 +492,20 @@ def gzipped(resp: Response) -> Response:
     else:
         out.append(packer.compress(payload))
     out.append(packer.flush())
-    headers = {**resp.headers, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+    headers = {**resp.headers, "Content-Encoding": "gzip"}
+    _vary_on_encoding(headers)
     return Response(resp.status, [c for c in out if c], resp.content_type, headers)
+
+
+def _vary_on_encoding(headers: dict[str, str]) -> None:
+    """Add Accept-Encoding to the Vary header (an operator's own Vary, in any case, is kept)."""
+    for key, value in headers.items():
+        if key.lower() == "vary":
+            names = [v.strip().lower() for v in value.split(",")]
+            if "accept-encoding" not in names and "*" not in names:
+                headers[key] = f"{value}, Accept-Encoding" if value.strip() else "Accept-Encoding"
+            return
+    headers["Vary"] = "Accept-Encoding"
 
 
 def _head(resp: Response, close: bool) -> bytes:
@@ -920,9 +932,11 @@ def parse_listen_address(addr: str) -> tuple[str, int]:
 
 
 def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
-                max_requests: int = DEFAULT_MAX_REQUESTS) -> Server:
+                max_requests: int = DEFAULT_MAX_REQUESTS, compression: bool = True) -> Server:
     """max_requests: requests served at once (0: no limit); more get 503 at once, as with
-    node_exporter's --web.max-requests, so a burst cannot pile up threads and memory."""
+    node_exporter's --web.max-requests, so a burst cannot pile up threads and memory.
+    compression: gzip a 200 answer of GZIP_MIN bytes or more to a client that accepts it
+    (--web.disable-compression: never)."""
     auth = _AuthCache(web.users)
     extra_headers = dict(web.headers)
 
@@ -959,9 +973,11 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
             log.exception("handler for %s failed", url.path)
             resp = Response(500, b"internal error, see exporter log\n")
         resp = Response(resp.status, resp.payload, resp.content_type, {**extra_headers, **resp.headers})
-        if resp.status == 200 and "Content-Encoding" not in resp.headers and resp.length() >= GZIP_MIN \
-                and accepts_gzip(next((v for k, v in request.headers.items() if k.lower() == "accept-encoding"), None)):
-            resp = gzipped(resp)        # a HEAD too: the same headers (and Content-Length) as the GET's
+        if compression and resp.status == 200 and resp.length() >= GZIP_MIN \
+                and not any(k.lower() == "content-encoding" for k in resp.headers):
+            _vary_on_encoding(resp.headers)     # gzip or not, this answer depends on Accept-Encoding
+            if accepts_gzip(next((v for k, v in request.headers.items() if k.lower() == "accept-encoding"), None)):
+                resp = gzipped(resp)    # a HEAD too: the same headers (and Content-Length) as the GET's
         return resp, head_only
 
     host, port = parse_listen_address(listen)

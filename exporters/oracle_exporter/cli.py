@@ -259,7 +259,7 @@ def _main(argv: list[str] | None) -> int:
         rc = serve(args.listen_address, args.web_config_file,
                    make_routes(exporter, args.telemetry_path, mode, args.enable_openmetrics, process),
                    "oracle-exporter",
-                   args.max_requests)
+                   args.max_requests, not args.disable_compression)
         stuck = exporter.close(grace=2.0)
         if stuck:   # a fetch that never returns must not hold up the shutdown (the pool joins its threads)
             log.warning("exiting with %d fetch(es) still running", stuck)

@@ -813,3 +813,29 @@ def test_real_prometheus_asks_for_gzip_and_reads_the_compressed_exposition(serve
         proc.wait(10)
     assert seen and all("gzip" in v for v in seen), seen
     assert compressed and compressed[0] == sum(map(len, lines))     # the answers it read were gzip
+
+
+def test_compression_switched_off_sends_plain_answers_to_a_gzip_scraper(serve):
+    port = serve({"/metrics": lambda q, h: Response(200, _pieces())}, compression=False)
+    r, raw = _get(port, headers={"Accept-Encoding": "gzip"})
+    assert r.getheader("Content-Encoding") is None and r.getheader("Vary") is None
+    assert raw == b"".join(_pieces())
+
+
+def test_vary_names_accept_encoding_on_both_answers_and_keeps_an_operators_vary(serve, tmp_path):
+    port = serve({"/metrics": lambda q, h: Response(200, BODY)})
+    for enc in ("gzip", "identity"):
+        assert _get(port, headers={"Accept-Encoding": enc})[0].getheader("Vary") == "Accept-Encoding"
+    for name in ("Vary", "vary"):
+        cfg = web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {name}: Origin\n")
+        port = serve({"/metrics": lambda q, h: Response(200, BODY)}, cfg)
+        for enc in ("gzip", "identity"):
+            r, _ = _get(port, headers={"Accept-Encoding": enc})
+            assert r.msg.get_all("Vary") == ["Origin, Accept-Encoding"], (name, enc, r.msg.get_all("Vary"))
+
+
+def test_both_exporters_take_the_disable_compression_flag():
+    from exporter_common.cli import base_parser
+    p = base_parser("x", "y", 1)
+    assert p.parse_args(["--web.disable-compression"]).disable_compression is True
+    assert p.parse_args([]).disable_compression is False

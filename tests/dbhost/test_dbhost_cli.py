@@ -212,3 +212,31 @@ def test_a_regex_nested_too_deeply_is_one_config_error(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(str(cfg))
     assert "process.extra_groups[0].regex: invalid regular expression: nested too deeply" in str(err.value)
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_gzip_to_a_scraper_that_asks_unless_disable_compression(tree, flag):
+    import gzip
+    port = _free_port()
+    proc = subprocess.Popen([*EXPORTER, "--web.listen-address", f"127.0.0.1:{port}", "--path.procfs",
+                             str(tree.procfs), "--path.sysfs", str(tree.sysfs), "--config.file", str(tree.config),
+                             *(["--web.disable-compression"] if flag else [])],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Accept-Encoding": "gzip"})
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                resp = urllib.request.urlopen(req, timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        raw = resp.read()
+        assert resp.headers.get("Content-Encoding") == (None if flag else "gzip")
+        body = (raw if flag else gzip.decompress(raw)).decode()
+        assert value(samples(body), "dbhost_lun_inflight_requests", device="sda", queue="host") == 8
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -147,3 +147,16 @@ def test_prometheus_scrape_timeout_header_shortens_the_deadline(serve_routes, co
     r = requests.get(url + "/probe?target=slow", timeout=10)
     assert core.sample(r.text, "oracle_up", database="slow") == 1.0
     exp.close()
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_gzip_to_a_scraper_that_asks_unless_disable_compression(recording, exporter_process, core, flag):
+    import gzip
+    import urllib.request
+    p = exporter_process("--replay", str(recording), *(["--web.disable-compression"] if flag else []))
+    resp = urllib.request.urlopen(urllib.request.Request(p.url + "/metrics", headers={"Accept-Encoding": "gzip"}),
+                                  timeout=10)
+    raw = resp.read()
+    assert resp.headers.get("Content-Encoding") == (None if flag else "gzip")
+    text = (raw if flag else gzip.decompress(raw)).decode()
+    assert core.sample(text, "oracle_up", database="db1") == 1.0
