@@ -426,13 +426,12 @@ def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
     """Write the results file; sections not run come from its previous version, or from the
     tracked bench/RESULTS.md when it has none yet (a first run into build/bench/)."""
     old = {}
-    for source in (pathlib.Path(path), TRACKED_RESULTS):
+    for source in ((TRACKED_RESULTS,) if path == "-" else (pathlib.Path(path), TRACKED_RESULTS)):
         try:
             old = split_sections(source.read_text())
             break
         except OSError:
             continue
-    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     parts = ["# Benchmarks", "",
              f"Last run: `{command}` on {machine()}, {time.strftime('%Y-%m-%d')}. Each section names the "
              "command that produced it and was measured in one run together with its peers; sections "
@@ -448,7 +447,9 @@ def write_results(path: str, new: dict[str, list[str]], command: str) -> str:
         if name not in SECTIONS:
             parts += [f"<!-- bench:{name} -->", body, f"<!-- /bench:{name} -->", ""]
     text = "\n".join(parts)
-    pathlib.Path(path).write_text(text)
+    if path != "-":             # "-": printed only (as bench.oracle_scale's --results -)
+        pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(path).write_text(text)
     return text
 
 
@@ -477,7 +478,7 @@ def main(argv=None) -> int:
     ap.add_argument("--node-exporter", default=lun.NODE_EXPORTER, help=f"node_exporter binary (default {lun.NODE_EXPORTER})")
     ap.add_argument("--results", default=None,
                     help="markdown file to write (default build/bench/RESULTS.md, outside the "
-                         "tracked tree)")
+                         "tracked tree; -: print only)")
     ap.add_argument("--write-results", action="store_true",
                     help="write bench/RESULTS.md (the tracked file) instead; make bench BENCH_ARGS=--write-results")
     args = ap.parse_args(argv)
@@ -534,7 +535,8 @@ def _run(args, only, command, new, pe_bin, pe_note, db_counts) -> int:
         return 1
     text = write_results(args.results, new, command)
     print(text)
-    progress(f"wrote {args.results}")
+    if args.results != "-":
+        progress(f"wrote {args.results}")
     return 0
 
 

@@ -57,6 +57,16 @@ def test_bench_write_results_is_the_tracked_file_and_a_given_tree_is_kept(tmp_pa
     assert seen["tree"] == mine and (mine / "big").exists()   # the user's tree stays
 
 
+def test_bench_results_dash_prints_and_writes_no_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    tracked = ROOT / "bench" / "RESULTS.md"
+    before = tracked.read_bytes()
+    _fake_lun(monkeypatch, {})
+    assert bench_run.main(["--only", "lun", "--lun-scrapes", "2", "--results", "-"]) == 0
+    assert "fake: 2 scrapes" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == [] and tracked.read_bytes() == before   # no file named "-"
+
+
 @pytest.mark.parametrize("args,message", [
     (["--scrapes", "abc"], "error: argument --scrapes: invalid int value: 'abc'"),
     (["--only", "nope"], "error: argument --only: invalid choice: 'nope'"),
