@@ -101,6 +101,12 @@ class WebConfig:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+# Headers of every answer that the server writes itself: one from the web config would contradict
+# the body's framing or encoding (a Content-Encoding on a plain body, a second Content-Length).
+_OWN_HEADERS = frozenset({"content-length", "content-encoding", "content-type", "transfer-encoding", "connection",
+                          "keep-alive", "date", "server", "trailer", "upgrade", "www-authenticate"})
+
+
 def load_web_config(path: str | None) -> WebConfig:
     """Parse an exporter-toolkit web config file; None means plain HTTP, no auth.
     Every problem of the file is reported at once; a file that cannot be read names the flag."""
@@ -122,6 +128,12 @@ def load_web_config(path: str | None) -> WebConfig:
         http_cfg = root.sub("http_server_config")
         http_cfg.bool("http2", True)
         cfg.headers = http_cfg.str_map("headers")
+        for name in cfg.headers:
+            if name.lower() in _OWN_HEADERS:
+                raise http_cfg.error("headers", f"{name!r} is set by the exporter itself (framing, encoding or "
+                                                f"content of each answer); add response headers such as "
+                                                f"Strict-Transport-Security, X-Frame-Options, X-Content-Type-Options, "
+                                                f"Content-Security-Policy")
         http_cfg.reject_unknown()
     with errs.part():
         root.reject_unknown()

@@ -154,13 +154,17 @@ def load_collectors() -> dict[str, Any]:
     return dict(COLLECTORS)
 
 
-def label_clashes(targets: Iterable["Target"], collectors: dict[str, Any]) -> list[str]:
+def label_clashes(targets: Iterable["Target"], collectors: dict[str, Any], settings: Any = None) -> list[str]:
     """One warning per extra label of the databases (``labels:``) that is also a label of an enabled
-    collector's metric: on that metric's series the collector's value replaces the database's (a
-    ``type: oltp`` label is not on oracle_tablespace_* series, whose ``type`` is the tablespace's).
-    Not refused: a config that ran before an upgrade must still start."""
+    collector's metric: on that metric's series the collector's value replaces the database's, or
+    removes it where the collector's is empty (a ``contents: oltp`` label is not on
+    oracle_tablespace_* series, whose ``contents`` is the tablespace's). The custom collector's
+    labels count only with custom metrics configured. Not refused: a config that ran before an
+    upgrade must still start."""
     owners: dict[str, list[str]] = {}
     for name, mod in collectors.items():
+        if name == "custom" and settings is not None and not getattr(settings, "custom_queries", ()):
+            continue
         spec = getattr(mod, "SPEC", None)
         for family in getattr(spec, "metrics", ()):
             for label in family.labels:
@@ -172,11 +176,11 @@ def label_clashes(targets: Iterable["Target"], collectors: dict[str, Any]) -> li
                 found.setdefault(label, []).append(target.name)
     out = []
     for label, dbs in sorted(found.items()):
-        fams = sorted(set(owners[label]))
-        shown = ", ".join(fams[:3]) + (f" and {len(fams) - 3} more" if len(fams) > 3 else "")
+        shown = ", ".join(sorted(set(owners[label])))
         which = ", ".join(dbs[:3]) + (f" and {len(dbs) - 3} more" if len(dbs) > 3 else "")
         out.append(f"label {label!r} of database(s) {which} is also a label of {shown}: on those series the "
-                   f"collector's value replaces the database's; rename it (e.g. db_{label}) to keep it everywhere")
+                   f"collector's value replaces the database's (an empty one removes it); rename it "
+                   f"(e.g. db_{label}) to keep it everywhere")
     return out
 
 
@@ -332,7 +336,7 @@ class OracleExporter:
         self._turns = _Turns()
         self._background = threading.Lock()     # background renders queue here, one at a time for a turn
         self._formats: dict[Format, float] = {}  # format -> when a scrape last asked for it
-        for line in label_clashes(self.targets.values(), self.collectors):
+        for line in label_clashes(self.targets.values(), self.collectors, settings):
             log.warning("%s", line)
 
     # -- fetching ------------------------------------------------------------

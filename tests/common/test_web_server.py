@@ -839,3 +839,12 @@ def test_both_exporters_take_the_disable_compression_flag():
     p = base_parser("x", "y", 1)
     assert p.parse_args(["--web.disable-compression"]).disable_compression is True
     assert p.parse_args([]).disable_compression is False
+
+
+@pytest.mark.parametrize("name", ["Content-Encoding", "content-type", "Content-Length", "Transfer-Encoding",
+                                  "Connection"])
+def test_web_config_refuses_headers_the_server_writes_itself(tmp_path, name):
+    with pytest.raises(ConfigError) as err:
+        web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {name}: x\n")
+    assert f"{name!r} is set by the exporter itself" in str(err.value)
+    web_cfg(tmp_path, "http_server_config:\n  headers:\n    X-Frame-Options: DENY\n")     # a response header: fine

@@ -241,7 +241,7 @@ def test_hung_database_listener_does_not_hold_up_the_others(blackhole_listener, 
 
 def test_a_database_label_named_like_a_collector_label_is_warned_about_once(caplog):
     """``labels: {contents: oltp}``: the tablespace series keep their own ``contents`` (the collector's value
-    replaces the database's there), every other series carries type="oltp"; the start says so, one
+    replaces the database's there), every other series carries contents="oltp"; the start says so, one
     line per label, naming the metrics; a label no collector uses is not mentioned."""
     import logging
     from oracle_exporter import demo
@@ -268,3 +268,15 @@ def test_label_clashes_names_each_label_once_for_every_database():
     assert [line.split("'")[1] for line in lines] == ["owner", "state"]
     assert "db0, db1, db2 and 2 more" in lines[0]
     assert label_clashes(targets, {}) == []                       # no collector enabled: nothing clashes
+    queried = [Target("db0", None, labels={"query": "q"})]
+    assert label_clashes(queried, load_collectors(), Settings()) == []      # no custom metrics: no `query` label
+    assert "oracle_custom_query_success" in label_clashes(queried, load_collectors())[0]
+
+
+def test_docs_list_exactly_the_refused_extra_label_names():
+    import re
+    from pathlib import Path
+    from oracle_exporter.config import RESERVED_LABELS
+    text = (Path(__file__).resolve().parents[2] / "docs" / "oracle-exporter.md").read_text()
+    block = text.split("Refused as extra label names", 1)[1].split("(Prometheus' own", 1)[0]
+    assert set(re.findall(r"`([a-z_]+)`", block)) == set(RESERVED_LABELS)
