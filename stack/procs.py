@@ -13,6 +13,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -91,13 +92,40 @@ def check_ports(ports: dict[str, int], host: str = "127.0.0.1") -> None:
                          + "; stop what uses it or choose other ports (python -m stack.run --help)")
 
 
-def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """n distinct free TCP ports (kernel-assigned, released before return)."""
-    socks, ports = [], []
+PORTS_FROM = 20000      # free_ports picks from here up to the kernel's ephemeral range
+
+
+def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int | None:
     try:
-        for _ in range(n):
+        with open(path) as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """n distinct TCP ports free now (released before return), for programs started next to bind.
+    Chosen at random below the kernel's ephemeral range (net.ipv4.ip_local_port_range) when it
+    leaves room: a port of that range (what bind to port 0 gives) is also what the kernel hands
+    out as the local end of any outgoing connection on the machine, so one can be taken between
+    this call and the program's bind (seen: a test's node_exporter refused with "address already
+    in use"); a port below it is only ever taken by an explicit bind. Otherwise kernel-assigned."""
+    low = _ephemeral_low()
+    socks, ports = [], []
+    pick = random.SystemRandom()        # two test workers never share a sequence
+    try:
+        tries = 0
+        while len(ports) < n:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
+            candidate = 0
+            if low is not None and low - PORTS_FROM >= 1000 and tries < 50 * n:
+                candidate = pick.randrange(PORTS_FROM, low)
+                tries += 1
+            try:
+                s.bind((host, candidate))
+            except OSError:
+                s.close()
+                continue
             socks.append(s)
             ports.append(s.getsockname()[1])
     finally:

@@ -484,3 +484,21 @@ def test_make_run_prints_why_a_database_is_down(tmp_path):
                      "Oracle database PROD1 is down or unreachable: connection refused",
                      "notification /ticket: firing A, B (X, Y), 2 alert(s)"]
     assert offset == len(json.dumps(down)) + len(json.dumps(two)) + 2
+
+
+def test_free_ports_are_distinct_free_and_below_the_ephemeral_range(monkeypatch):
+    """Ports the kernel may hand to any outgoing connection are avoided: one was taken between
+    the pick and node_exporter's bind once ("address already in use")."""
+    import socket
+    from stack import procs
+    low = procs._ephemeral_low()
+    ports = procs.free_ports(30)
+    assert len(set(ports)) == 30
+    if low is not None and low - procs.PORTS_FROM >= 1000:
+        assert all(procs.PORTS_FROM <= p < low for p in ports), (low, ports)
+    for p in ports:                                   # released: each can be bound now
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", p))
+    assert procs._ephemeral_low("/nonexistent") is None
+    monkeypatch.setattr(procs, "_ephemeral_low", lambda: procs.PORTS_FROM + 10)   # no room: the kernel picks
+    assert len(set(procs.free_ports(5))) == 5
