@@ -403,6 +403,21 @@ BLOCK = 1 << 20         # a body in pieces is written in blocks of about this ma
 PROGRESS = 1 << 20      # ... and must move this many bytes per WRITE_TIMEOUT (a client that reads too slowly)
 
 
+def _blocks(pieces: list[bytes], first: bytes = b""):
+    """``first`` and ``pieces`` joined into blocks of about BLOCK bytes (the last one shorter), one
+    at a time: a body of tens of megabytes is never made whole."""
+    block = [first] if first else []
+    held = len(first)
+    for piece in pieces:
+        block.append(piece)
+        held += len(piece)
+        if held >= BLOCK:
+            yield b"".join(block)
+            block, held = [], 0
+    if block:
+        yield b"".join(block)
+
+
 def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
     """Headers and body in gathered writes (no Nagle/delayed-ACK stall between them, and no copy
     of a body of tens of megabytes); TLS sockets have no sendmsg: two writes (TCP_NODELAY). A body
@@ -416,26 +431,16 @@ def _send_response(sock, head: bytes, body: "bytes | list[bytes]") -> None:
         limit = sock.gettimeout()
         deadline = None if limit is None else time.monotonic() + limit
         moved = 0
-        block = [head]
-        held = len(head)
-        for piece in (*body, None):
-            if piece is not None:
-                block.append(piece)
-                held += len(piece)
-                if held < BLOCK:
-                    continue
-            elif not block:
-                break
+        for block in _blocks(body, head):
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"the client took {limit:g} s to read less than {PROGRESS} bytes")
                 sock.settimeout(left)
-            sock.sendall(b"".join(block))
-            moved += held
+            sock.sendall(block)
+            moved += len(block)
             if moved >= PROGRESS and deadline is not None:
                 moved, deadline = 0, time.monotonic() + limit
-            block, held = [], 0
         return
     if isinstance(sock, ssl.SSLSocket) or not hasattr(sock, "sendmsg"):
         sock.sendall(head)
@@ -488,21 +493,8 @@ def gzipped(resp: Response) -> Response:
     at a time: the answer's memory is the compressed size plus a block, not a whole copy. zlib
     runs without the GIL: the other threads go on meanwhile."""
     packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
-    out: list[bytes] = []
     payload = resp.payload
-    if isinstance(payload, list):
-        block: list[bytes] = []
-        held = 0
-        for piece in payload:
-            block.append(piece)
-            held += len(piece)
-            if held >= BLOCK:
-                out.append(packer.compress(b"".join(block)))
-                block, held = [], 0
-        if block:
-            out.append(packer.compress(b"".join(block)))
-    else:
-        out.append(packer.compress(payload))
+    out = [packer.compress(block) for block in (_blocks(payload) if isinstance(payload, list) else (payload,))]
     out.append(packer.flush())
     headers = {**resp.headers, "Content-Encoding": "gzip"}
     _vary_on_encoding(headers)
