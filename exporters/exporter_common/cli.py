@@ -92,7 +92,14 @@ def exposition(registry: CollectorRegistry, headers: dict[str, str] | None = Non
     nothing only OpenMetrics carries, so by default they answer in the cheaper text format,
     as node_exporter does."""
     encoder, content_type = choose_text_encoder(_accept(headers, openmetrics))
-    return Response(200, encoder(registry), content_type)
+    return negotiated(encoder(registry), content_type)
+
+
+def negotiated(body, content_type: str) -> Response:
+    """A metrics answer: its format (and name escaping) was chosen from the request's Accept
+    header, so it says ``Vary: Accept`` (a cache between scraper and exporter must not hand an
+    OpenMetrics answer to a text scraper); the HTTP layer adds Accept-Encoding when it may compress."""
+    return Response(200, body, content_type, {"Vary": "Accept"})
 
 
 def choose_format(headers: dict[str, str] | None, openmetrics: bool = False) -> str:

@@ -501,15 +501,36 @@ def gzipped(resp: Response) -> Response:
     return Response(resp.status, [c for c in out if c], resp.content_type, headers)
 
 
-def _vary_on_encoding(headers: dict[str, str]) -> None:
-    """Add Accept-Encoding to the Vary header (an operator's own Vary, in any case, is kept)."""
+def add_vary(headers: dict[str, str], name: str) -> None:
+    """Name the request header ``name`` in the answer's Vary header (in place): one Vary field,
+    whatever the case of its key, an operator's own names (web config headers) kept, ``*`` left
+    alone (it already says every header)."""
     for key, value in headers.items():
         if key.lower() == "vary":
             names = [v.strip().lower() for v in value.split(",")]
-            if "accept-encoding" not in names and "*" not in names:
-                headers[key] = f"{value}, Accept-Encoding" if value.strip() else "Accept-Encoding"
+            if name.lower() not in names and "*" not in names:
+                headers[key] = f"{value}, {name}" if value.strip() else name
             return
-    headers["Vary"] = "Accept-Encoding"
+    headers["Vary"] = name
+
+
+def _vary_on_encoding(headers: dict[str, str]) -> None:
+    """Add Accept-Encoding to the Vary header (an operator's own Vary, in any case, is kept)."""
+    add_vary(headers, "Accept-Encoding")
+
+
+def _with_headers(extra: dict[str, str], own: dict[str, str]) -> dict[str, str]:
+    """The web config's headers with the handler's on top; the Vary names of both kept in one
+    field (the operator's ``Vary: Origin`` and the metrics route's ``Vary: Accept`` alike)."""
+    headers = dict(extra)
+    for key, value in own.items():
+        if key.lower() == "vary":
+            for name in value.split(","):
+                if name.strip():
+                    add_vary(headers, name.strip())
+        else:
+            headers[key] = value
+    return headers
 
 
 def _head(resp: Response, close: bool) -> bytes:
@@ -976,7 +997,7 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
         except Exception:  # never let a handler kill the connection silently
             log.exception("handler for %s failed", url.path)
             resp = Response(500, b"internal error, see exporter log\n")
-        resp = Response(resp.status, resp.payload, resp.content_type, {**extra_headers, **resp.headers})
+        resp = Response(resp.status, resp.payload, resp.content_type, _with_headers(extra_headers, resp.headers))
         if compression and resp.status == 200 and resp.length() >= GZIP_MIN \
                 and not any(k.lower() == "content-encoding" for k in resp.headers):
             _vary_on_encoding(resp.headers)     # gzip or not, this answer depends on Accept-Encoding

@@ -20,7 +20,7 @@ import signal
 import sys
 from urllib.parse import quote
 
-from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, negotiate_format, run_main, serve,
+from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, negotiate_format, negotiated, run_main, serve,
                                  setup_logging)
 from exporter_common.config import ConfigError
 from exporter_common.exposition import choose_text_encoder, encode_text
@@ -154,9 +154,8 @@ def make_routes(exporter: OracleExporter, telemetry_path: str = "/metrics", mode
         if fmt is None:
             registry = _for_format(exporter.registry(names, timeout), headers, openmetrics)
             encoder, content_type = other
-            return Response(200, encoder(with_process(registry, process) if names is None else registry),
-                            content_type)
-        return Response(200, exporter.exposition_pieces(fmt, names, timeout, tail), fmt.content_type)
+            return negotiated(encoder(with_process(registry, process) if names is None else registry), content_type)
+        return negotiated(exporter.exposition_pieces(fmt, names, timeout, tail), fmt.content_type)
 
     def metrics(query, headers):
         return render(None, headers)

@@ -834,6 +834,22 @@ def test_vary_names_accept_encoding_on_both_answers_and_keeps_an_operators_vary(
             assert r.msg.get_all("Vary") == ["Origin, Accept-Encoding"], (name, enc, r.msg.get_all("Vary"))
 
 
+def test_a_handlers_vary_joins_the_operators_and_accept_encoding_in_one_field(serve, tmp_path):
+    from exporter_common.cli import negotiated
+    route = {"/metrics": lambda q, h: negotiated(BODY, "text/plain; version=0.0.4")}
+    for enc, want in (("gzip", "Accept, Accept-Encoding"), ("identity", "Accept, Accept-Encoding")):
+        assert _get(serve(route), headers={"Accept-Encoding": enc})[0].msg.get_all("Vary") == [want]
+    assert _get(serve(route, compression=False))[0].msg.get_all("Vary") == ["Accept"]
+    short = {"/metrics": lambda q, h: negotiated(b"up 1\n", "text/plain; version=0.0.4")}
+    assert _get(serve(short))[0].msg.get_all("Vary") == ["Accept"]       # never compressed: Accept only
+    for config in ("vary: Origin", "VARY: origin, accept", "Vary: '*'"):
+        cfg = web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {config}\n")
+        r, _ = _get(serve(route, cfg), headers={"Accept-Encoding": "gzip"})
+        want = {"vary: Origin": "Origin, Accept, Accept-Encoding", "VARY: origin, accept": "origin, accept, Accept-Encoding",
+                "Vary: '*'": "*"}[config]
+        assert r.msg.get_all("Vary") == [want], (config, r.msg.get_all("Vary"))
+
+
 def test_both_exporters_take_the_disable_compression_flag():
     from exporter_common.cli import base_parser
     p = base_parser("x", "y", 1)

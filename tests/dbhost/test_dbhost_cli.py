@@ -235,6 +235,8 @@ def test_gzip_to_a_scraper_that_asks_unless_disable_compression(tree, flag):
                 time.sleep(0.1)
         raw = resp.read()
         assert resp.headers.get("Content-Encoding") == (None if flag else "gzip")
+        # the format was chosen from Accept, the encoding from Accept-Encoding: a cache must know both
+        assert resp.headers.get_all("Vary") == ["Accept" if flag else "Accept, Accept-Encoding"]
         body = (raw if flag else gzip.decompress(raw)).decode()
         assert value(samples(body), "dbhost_lun_inflight_requests", device="sda", queue="host") == 8
     finally:

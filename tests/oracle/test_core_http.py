@@ -158,5 +158,9 @@ def test_gzip_to_a_scraper_that_asks_unless_disable_compression(recording, expor
                                   timeout=10)
     raw = resp.read()
     assert resp.headers.get("Content-Encoding") == (None if flag else "gzip")
+    # the format was chosen from Accept, the encoding from Accept-Encoding: a cache must know both
+    assert resp.headers.get_all("Vary") == ["Accept" if flag else "Accept, Accept-Encoding"]
     text = (raw if flag else gzip.decompress(raw)).decode()
     assert core.sample(text, "oracle_up", database="db1") == 1.0
+    probe = urllib.request.urlopen(p.url + "/probe?target=db1", timeout=10)
+    assert probe.headers.get_all("Vary")[0].startswith("Accept") and b"oracle_up" in probe.read()
