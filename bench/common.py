@@ -23,6 +23,8 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
+from stack.procs import free_port  # noqa: F401  (the benchmarks take their ports here)
+
 TCK = os.sysconf("SC_CLK_TCK")
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -57,12 +59,6 @@ def mem_total_kib() -> int:
     except OSError:
         pass
     return 0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_seconds(pid: int) -> float:

@@ -38,15 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import DEFAULT_RESULTS, BenchError, machine, progress, write_section
+from stack.procs import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = "/usr/bin/prometheus-node-exporter"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_kib(pid: int) -> tuple[int, int]:

@@ -64,6 +64,7 @@ from exporter_common.exposition import encode_text
 
 from . import gen_proc_tree, lun, memory
 from .common import DEFAULT_RESULTS, TRACKED_RESULTS, PE_CONFIG, BenchError, ensure_process_exporter, machine, progress
+from stack.procs import free_port
 
 HERE = pathlib.Path(__file__).resolve().parent
 # a run writes build/bench/RESULTS.md (git-ignored) unless --write-results (or --results) says so
@@ -170,14 +171,6 @@ def bench_naive(root: pathlib.Path, scrapes: int) -> dict:
     files = naive_scrape(root)
     runs = [measure(lambda: naive_scrape(root)) for _ in range(scrapes)]
     return {"steady": runs, "files": files}
-
-
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_ticks(pid: int) -> int:

@@ -134,6 +134,11 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     return ports
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """One port as ``free_ports`` picks it (every test and benchmark takes its ports here)."""
+    return free_ports(1, host)[0]
+
+
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.25,
                alive: Callable[[], None] | None = None) -> Any:
     """Poll check() until it returns a truthy value; raise StackError naming `what` on timeout.

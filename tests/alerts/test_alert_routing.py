@@ -7,7 +7,6 @@ group_wait (30s -> 1s, so the test does not wait half a minute) are changed. A l
 HTTP server stands in for the pager/ticket webhook receiver.
 """
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -17,6 +16,7 @@ import requests
 import yaml
 
 from pack import ALERTS, ROOT
+from stack.procs import free_port as _free_port
 
 pytestmark = pytest.mark.e2e   # a real Alertmanager
 
@@ -47,12 +47,6 @@ def test_amtool_routes(labels, receiver):
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == receiver
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _Hook(BaseHTTPRequestHandler):

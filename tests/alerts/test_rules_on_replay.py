@@ -7,7 +7,6 @@ promtool input series (15 s apart, job="oracle") and checks with promtool which
 alerts fire at the end and that the recorded averages match the case study.
 """
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
+from stack.procs import free_port as _free_port
 
 pytestmark = pytest.mark.slow   # the exporter and promtool on whole recordings
 
@@ -60,12 +60,6 @@ def _rule_metric_names() -> set:
             for r in g["rules"]:
                 names |= set(re.findall(r"(?<![:\w])(oracle_[a-z0-9_]+)(?![:\w])", r["expr"]))
     return names
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _scrape_replay(recording: Path) -> dict:

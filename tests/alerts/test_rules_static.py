@@ -2,7 +2,6 @@
 them, every alert is complete and traced to thresholds.yaml, the paging policy holds, and
 every metric they read exists in the exporter or node_exporter that should expose it."""
 import re
-import socket
 import subprocess
 import time
 
@@ -11,6 +10,7 @@ import requests
 
 from mixin import config, records, render
 from pack import ALERTS, ROOT, alert_rules, records as recorded, rule_metric_names
+from stack.procs import free_port
 
 CONTRACT_ALERTS = [
     "OracleDown", "OracleLogFileParallelWriteSlow", "OracleLogFileSyncSlow", "OracleLogBufferSpaceWaits",
@@ -161,9 +161,7 @@ def test_every_latency_alert_covers_every_lun_role():
 
 def test_node_metric_names_exist_in_node_exporter():
     """Every node_* name the rules read is exposed by the real node_exporter on this machine."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -12,21 +12,9 @@ import urllib.request
 from pathlib import Path
 
 from exporter_common.runner import CollectorRunner as Runner
+from stack.procs import free_ports as _free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_ports(n: int) -> list[int]:
-    import socket
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def test_an_unreachable_database_is_logged_once_not_every_scrape(tmp_path):

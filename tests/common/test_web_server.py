@@ -23,6 +23,7 @@ import pytest
 from exporter_common import web
 from exporter_common.config import ConfigError
 from exporter_common.web import Response, WebConfig, load_web_config, make_server
+from stack.procs import free_port as _free_port
 
 BIN = Path(sys.executable).parent
 BODY = b"".join(b"node_test_metric{device=\"sd%03d\",kind=\"read\"} %d\n" % (i, i * 7) for i in range(800))
@@ -290,12 +291,6 @@ def test_header_flood_does_not_hold_memory(tmp_path):
     finally:
         p.terminate()
         p.wait(10)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_listening(port: int, proc: subprocess.Popen) -> None:

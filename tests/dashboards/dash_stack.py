@@ -31,7 +31,6 @@ import signal
 import ctypes
 import errno
 import platform
-import socket
 import struct
 import subprocess
 import sys
@@ -40,6 +39,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from stack.procs import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = REPO / ".venv" / "bin"
@@ -74,12 +74,6 @@ def missing() -> str | None:
     if not DEMO_GENERATOR.exists():
         return f"demo recording generator missing: {DEMO_GENERATOR}"
     return None
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def first_real_disk() -> str | None:

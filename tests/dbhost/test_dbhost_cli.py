@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from prometheus_client.core import GaugeMetricFamily
 from dbhost_exporter.cli import build_collectors
 from dbhost_exporter.config import load_config
 from dbhost_exporter.scrape import DbhostExporter
+from stack.procs import free_port as _free_port
 
 
 @pytest.mark.slow
@@ -139,12 +139,6 @@ def test_series_cap_drops_and_counts():
     got = scrape(exp)
     assert value(got, "dbhost_collector_dropped_series_total", collector="many") == 4
     assert value(got, "dbhost_exporter_build_info", version=__import__("dbhost_exporter").__version__) == 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_serves_landing_page_and_metrics(tree):

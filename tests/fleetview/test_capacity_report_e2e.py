@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -22,6 +21,7 @@ import pytest
 from fleetview import capacity
 from fleetview.cli import report_main
 from fleetview.core import Upstream, load_spec, re_escape, substitute
+from stack.procs import free_port as _free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "exporters" / "oracle_exporter" / "demo"
@@ -29,12 +29,6 @@ WEEK = 7 * 86400
 WINDOW = "2025-03-11T09:01:00Z/2025-03-11T09:35:00Z"
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _series(path: Path, shift: float) -> dict:

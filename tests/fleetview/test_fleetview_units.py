@@ -9,6 +9,7 @@ import pytest
 from fleetview import capacity, wallboard
 from fleetview.core import FleetviewError, colour, fmt, judge, load_spec, re_escape, substitute
 from mixin import config, fleetview as mixin_fleetview
+from stack.procs import free_port
 
 SPEC = load_spec()
 
@@ -113,10 +114,7 @@ def test_paging_levels_are_red_on_the_wallboard(key, ticket, page):
 def test_wallboard_unreachable_prometheus_is_a_page():
     from fleetview.cli import make_routes
     from fleetview.core import Upstream
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     routes = make_routes(SPEC, Upstream(f"http://127.0.0.1:{port}", timeout=2), None)
     resp = routes["/wallboard"]({}, {})
     assert resp.status == 503 and b"is unreachable" in resp.body
@@ -126,10 +124,7 @@ def test_wallboard_unreachable_prometheus_is_a_page():
 
 def test_report_cli_bad_input_is_one_line(tmp_path, capsys):
     from fleetview.cli import report_main
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     assert report_main(["--prometheus", f"http://127.0.0.1:{port}", "--database", "X", "--out", str(tmp_path / "r.html")]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "unreachable" in err

@@ -10,6 +10,7 @@ from mixin import catalog, config, generate, promql, render, rules
 from mixin.dashboards import build
 from mixin.dashboards.common import q, timeseries_panel
 from mixin.external_metrics import EXTERNAL, NODE_EXPORTER
+from stack.procs import free_port
 
 
 def _run(capsys, *args):
@@ -181,7 +182,6 @@ def test_the_node_exporter_allow_list_matches_a_real_node_exporter(tmp_path):
     """The Debian node_exporter on this machine exposes every listed series with exactly the listed
     labels (perf counters only where the machine has hardware counters: skipped when absent)."""
     import shutil
-    import socket
     import subprocess
     import time
     import urllib.request
@@ -189,9 +189,7 @@ def test_the_node_exporter_allow_list_matches_a_real_node_exporter(tmp_path):
     exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
     if exe is None:
         pytest.skip("no node_exporter installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     collectors = sorted({e.source.split("`")[1] for e in NODE_EXPORTER.values()})
     proc = subprocess.Popen([exe, f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
                              *(f"--collector.{c}" for c in collectors)],

@@ -2,7 +2,6 @@
 panel descriptions, thresholds.yaml) resolves there, with what it means and where its number comes
 from; and the runbook links of the shipped rules open a page in the stack `make run` starts."""
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import requests
 import yaml
 
 from mixin import config, notes
+from stack.procs import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "thresholds.md").read_text()
@@ -78,9 +78,7 @@ def test_runbooks_link_their_field_notes_to_the_reference():
 
 @pytest.fixture(scope="module")
 def webhook(tmp_path_factory):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = tmp_path_factory.mktemp("wh") / "n.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "stack.webhook", "--listen", f"127.0.0.1:{port}", "--log", str(log)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -21,6 +21,7 @@ import pytest
 from exporter_common.web import WebConfig, make_server
 from oracle_exporter.snapshot import Snapshot
 from oracle_sim import EPOCH, FakeListener, make_snapshot, unreachable  # noqa: F401  (re-exported via `core`)
+from stack.procs import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -47,12 +48,6 @@ def sample(text: str, name: str, **labels) -> float:
              if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
     assert len(found) == 1, f"{name}{labels}: {len(found)} samples"
     return found[0]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
