@@ -109,7 +109,7 @@ def choose_format(headers: dict[str, str] | None, openmetrics: bool = False) -> 
 
 
 def _accept(headers: dict[str, str] | None, openmetrics: bool) -> str:
-    accept = (headers or {}).get("Accept", "") or (headers or {}).get("accept", "")
+    accept = next((v for k, v in (headers or {}).items() if k.lower() == "accept"), "") or ""
     if not openmetrics:
         accept = ",".join(part for part in accept.split(",") if "openmetrics" not in part.lower())
     return accept

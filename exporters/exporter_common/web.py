@@ -107,6 +107,10 @@ _OWN_HEADERS = frozenset({"content-length", "content-encoding", "content-type", 
                           "keep-alive", "date", "server", "trailer", "upgrade", "www-authenticate"})
 
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")      # a field name (RFC 9110 5.1)
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")      # CR, LF, NUL...: would write other header lines
+
+
 def load_web_config(path: str | None) -> WebConfig:
     """Parse an exporter-toolkit web config file; None means plain HTTP, no auth.
     Every problem of the file is reported at once; a file that cannot be read names the flag."""
@@ -128,7 +132,21 @@ def load_web_config(path: str | None) -> WebConfig:
         http_cfg = root.sub("http_server_config")
         http_cfg.bool("http2", True)
         cfg.headers = http_cfg.str_map("headers")
-        for name in cfg.headers:
+        lower: dict[str, str] = {}
+        for name, value in list(cfg.headers.items()):
+            if not _TOKEN.fullmatch(name):
+                raise http_cfg.error("headers", f"{name!r} is not a header name (letters, digits and "
+                                                f"!#$%&'*+-.^_`|~ only, no spaces)")
+            if _BAD_VALUE.search(value):
+                raise http_cfg.error("headers", f"the value of {name!r} has a line break or control character")
+            if name.lower() in lower:
+                raise http_cfg.error("headers", f"{lower[name.lower()]!r} and {name!r} are one header (names "
+                                                f"are case-insensitive): give it once")
+            lower[name.lower()] = name
+            if name.lower() == "vary":      # a list: no empty elements (RFC 9110 5.6.1)
+                cfg.headers[name] = ", ".join(v.strip() for v in value.split(",") if v.strip())
+                if not cfg.headers[name]:
+                    del cfg.headers[name]
             if name.lower() in _OWN_HEADERS:
                 raise http_cfg.error("headers", f"{name!r} is set by the exporter itself (framing, encoding or "
                                                 f"content of each answer); add response headers such as "
@@ -505,6 +523,8 @@ def add_vary(headers: dict[str, str], name: str) -> None:
     """Name the request header ``name`` in the answer's Vary header (in place): one Vary field,
     whatever the case of its key, an operator's own names (web config headers) kept, ``*`` left
     alone (it already says every header)."""
+    if not name:
+        return
     for key, value in headers.items():
         if key.lower() == "vary":
             names = [v.strip().lower() for v in value.split(",")]
@@ -566,11 +586,16 @@ def _parse_head(data: bytes) -> _Request | tuple[int, str]:
     if len(lines) - 1 > MAX_HEADERS:
         return 431, "too many headers"
     headers: dict[str, str] = {}
+    seen: dict[str, str] = {}       # lower-case name -> the key it is kept under
     for line in lines[1:]:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
             return 400, "bad header line"
-        headers[name] = value.strip()
+        value = value.strip()
+        key = seen.setdefault(name.lower(), name)
+        if key in headers:          # a field sent in several lines is one list, in order (RFC 9110 5.3)
+            value = f"{headers[key]}, {value}" if headers[key] and value else headers[key] or value
+        headers[key] = value
     conn = next((v for k, v in headers.items() if k.lower() == "connection"), "").lower()
     keep = "close" not in conn if minor >= 1 else "keep-alive" in conn
     if any(k.lower() in ("content-length", "transfer-encoding") for k in headers) and \
@@ -592,7 +617,8 @@ class Server:
 
     def __init__(self, sock: socket.socket, serve_request: Callable[..., tuple[Response, bool]],
                  ssl_context: ssl.SSLContext | None, max_requests: int,
-                 claim: Callable[[_Request, Callable[[], bool]], object] | None = None):
+                 claim: Callable[[_Request, Callable[[], bool]], object] | None = None,
+                 headers: dict[str, str] | None = None):
         """``claim(request, take_slot)``, when the request's route shares answers between
         requests (exporter_common.coalesce): None if it does not for this request; else a token
         for ``serve_request(request, token)`` that waits for an answer in progress (no
@@ -603,6 +629,7 @@ class Server:
         self.ssl_context = ssl_context
         self._serve_request = serve_request
         self._claim = claim
+        self._headers = dict(headers or {})     # the web config's, on the server's own short answers too
         self.max_requests = max_requests
         self._pool = ThreadPoolExecutor(max_workers=max_requests if max_requests > 0 else MAX_WORKERS_UNLIMITED,
                                         thread_name_prefix="http")
@@ -803,7 +830,7 @@ class Server:
             full = token is CLAIM_REFUSED
         if full:
             body = b"too many concurrent requests (--web.max-requests)\n"
-            self._answer_and_close(conn, Response(503, body), request.method == "HEAD")
+            self._answer_and_close(conn, Response(503, body, headers=dict(self._headers)), request.method == "HEAD")
             return
         if conn.eof:
             request.keep_alive = False
@@ -865,7 +892,7 @@ class Server:
     # -- refusals and closing ----------------------------------------------------------------
     def _refuse(self, conn: _Conn, status: int, reason: str) -> None:
         log.debug("client %s: %d %s", conn.addr[0], status, reason)
-        resp = Response(status, (reason + "\n").encode())
+        resp = Response(status, (reason + "\n").encode(), headers=dict(self._headers))
         if status in (408, 431):
             self._answer_and_linger(conn, resp)
         else:
@@ -920,7 +947,8 @@ class Server:
 
     def _expire(self, conn: _Conn) -> None:
         if conn.state == _HEADERS:
-            self._answer_and_linger(conn, Response(408, b"request headers not received in time\n"))
+            self._answer_and_linger(conn, Response(408, b"request headers not received in time\n",
+                                                   headers=dict(self._headers)))
         else:                            # idle, handshake never finished, linger over
             self._close(conn)
 
@@ -1019,4 +1047,4 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
     except OSError as exc:
         sock.close()
         raise ConfigError("--web.listen-address", None, f"cannot listen on {listen}: {exc.strerror}") from None
-    return Server(sock, serve_request, web.ssl_context, max_requests, claim)
+    return Server(sock, serve_request, web.ssl_context, max_requests, claim, web.headers)

@@ -430,7 +430,8 @@ def test_requests_beyond_max_requests_get_503(serve):
         release.wait(10)
         return Response(200, b"ok\n")
 
-    port = serve({"/metrics": slow}, max_requests=2)
+    cfg = WebConfig(headers={"X-Frame-Options": "DENY"})
+    port = serve({"/metrics": slow}, cfg, max_requests=2)
     results: list[int] = []
 
     def get():
@@ -447,6 +448,7 @@ def test_requests_beyond_max_requests_get_503(serve):
     c.request("GET", "/metrics")
     r = c.getresponse()
     assert r.status == 503 and time.monotonic() - t0 < 2
+    assert r.getheader("X-Frame-Options") == "DENY"      # the web config's headers on every answer
     release.set()
     for t in busy:
         t.join(10)
@@ -859,3 +861,49 @@ def test_web_config_refuses_headers_the_server_writes_itself(tmp_path, name):
         web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {name}: x\n")
     assert f"{name!r} is set by the exporter itself" in str(err.value)
     web_cfg(tmp_path, "http_server_config:\n  headers:\n    X-Frame-Options: DENY\n")     # a response header: fine
+
+
+@pytest.mark.parametrize("entry, says", [
+    ('"Vary ": Origin', "is not a header name"),
+    ('"X Frame": DENY', "is not a header name"),
+    ('"X-A": "v\\r\\nSet-Cookie: a=b"', "line break or control character"),
+    ('"X-A": "v\\nw"', "line break or control character"),
+])
+def test_web_config_refuses_header_names_and_values_that_would_write_other_lines(tmp_path, entry, says):
+    with pytest.raises(ConfigError) as err:
+        web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {entry}\n")
+    assert says in str(err.value)
+
+
+def test_web_config_refuses_one_header_given_twice_in_two_cases(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        web_cfg(tmp_path, "http_server_config:\n  headers:\n    Vary: Origin\n    vary: Cookie\n")
+    assert "'Vary' and 'vary' are one header" in str(err.value)
+
+
+def test_web_config_vary_loses_empty_elements(tmp_path):
+    assert web_cfg(tmp_path, "http_server_config:\n  headers:\n    Vary: 'Origin,, ,Cookie,'\n").headers == {
+        "Vary": "Origin, Cookie"}
+    assert web_cfg(tmp_path, "http_server_config:\n  headers:\n    Vary: ' , '\n").headers == {}
+
+
+def test_the_servers_own_refusals_carry_the_web_config_headers(serve):
+    port = serve(cfg=WebConfig(headers={"X-Frame-Options": "DENY", "Vary": "Origin"}))
+    for raw in (b"GET /metrics HTTP/2.0\r\n\r\n",                 # 505
+                b"GET /metrics HTTP/1.1\r\nbad line\r\n\r\n",       # 400
+                b"GET /nothing HTTP/1.1\r\n\r\n"):                    # 404 (a route's answer)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(raw)
+            head = read_response(sock).split(b"\r\n\r\n", 1)[0].decode()
+        assert "\r\nX-Frame-Options: DENY" in head and "\r\nVary: Origin" in head, head
+
+
+def test_a_header_sent_in_two_lines_or_any_case_is_one_field():
+    from exporter_common.cli import negotiate_format
+    request = web._parse_head(b"GET /metrics HTTP/1.1\r\nACCEPT: text/plain;q=0.1\r\n"
+                                 b"accept: application/openmetrics-text;version=1.0.0\r\n\r\n".split(b"\r\n\r\n")[0])
+    assert [v for k, v in request.headers.items() if k.lower() == "accept"] == [
+        "text/plain;q=0.1, application/openmetrics-text;version=1.0.0"]
+    fmt, _ = negotiate_format(request.headers, openmetrics=True)
+    assert fmt.kind == "openmetrics"                   # told by a client that spells it ACCEPT
+    assert negotiate_format({"ACCEPT": "application/openmetrics-text;version=1.0.0"}, True)[0].kind == "openmetrics"
