@@ -103,6 +103,20 @@ def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int 
         return None
 
 
+def _worker_span(low: int, high: int) -> tuple[int, int]:
+    """[low, high), or under pytest-xdist (PYTEST_XDIST_WORKER gwI of PYTEST_XDIST_WORKER_COUNT N)
+    the I-th of N equal slices of it: a port one worker picked and released is never the pick of
+    another worker before its program binds it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if worker.startswith("gw") and worker[2:].isdigit() and count.isdigit() and int(worker[2:]) < int(count):
+        size = (high - low) // int(count)
+        if size >= 200:
+            start = low + int(worker[2:]) * size
+            return start, start + size
+    return low, high
+
+
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     """n distinct TCP ports free now (released before return), for programs started next to bind.
     Chosen at random below the kernel's ephemeral range (net.ipv4.ip_local_port_range) when it
@@ -111,6 +125,7 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     this call and the program's bind (seen: a test's node_exporter refused with "address already
     in use"); a port below it is only ever taken by an explicit bind. Otherwise kernel-assigned."""
     low = _ephemeral_low()
+    span = _worker_span(PORTS_FROM, low) if low is not None and low - PORTS_FROM >= 1000 else None
     socks, ports = [], []
     pick = random.SystemRandom()        # two test workers never share a sequence
     try:
@@ -118,8 +133,8 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
         while len(ports) < n:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             candidate = 0
-            if low is not None and low - PORTS_FROM >= 1000 and tries < 50 * n:
-                candidate = pick.randrange(PORTS_FROM, low)
+            if span is not None and tries < 50 * n:
+                candidate = pick.randrange(*span)
                 tries += 1
             try:
                 s.bind((host, candidate))

@@ -502,3 +502,20 @@ def test_free_ports_are_distinct_free_and_below_the_ephemeral_range(monkeypatch)
     assert procs._ephemeral_low("/nonexistent") is None
     monkeypatch.setattr(procs, "_ephemeral_low", lambda: procs.PORTS_FROM + 10)   # no room: the kernel picks
     assert len(set(procs.free_ports(5))) == 5
+
+
+def test_free_ports_of_parallel_test_workers_come_from_their_own_slices(monkeypatch):
+    from stack import procs
+    monkeypatch.setattr(procs, "_ephemeral_low", lambda: 32768)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    seen = {}
+    for i in range(4):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{i}")
+        seen[i] = set(procs.free_ports(40))
+        lo, hi = procs._worker_span(procs.PORTS_FROM, 32768)
+        assert hi - lo == (32768 - procs.PORTS_FROM) // 4 and all(lo <= p < hi for p in seen[i]), (i, lo, hi)
+    assert all(seen[i].isdisjoint(seen[j]) for i in range(4) for j in range(i + 1, 4))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw9")                # not one of the 4: the whole range
+    assert procs._worker_span(procs.PORTS_FROM, 32768) == (procs.PORTS_FROM, 32768)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert procs._worker_span(procs.PORTS_FROM, 32768) == (procs.PORTS_FROM, 32768)
