@@ -111,7 +111,7 @@ def _worker_span(low: int, high: int) -> tuple[int, int]:
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if worker.startswith("gw") and worker[2:].isdigit() and count.isdigit() and int(worker[2:]) < int(count):
         size = (high - low) // int(count)
-        if size >= 200:
+        if size >= 20:
             start = low + int(worker[2:]) * size
             return start, start + size
     return low, high

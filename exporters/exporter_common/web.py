@@ -108,7 +108,7 @@ _OWN_HEADERS = frozenset({"content-length", "content-encoding", "content-type", 
 
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")      # a field name (RFC 9110 5.1)
-_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")      # CR, LF, NUL...: would write other header lines
+_BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")       # CR, LF, NUL (other header lines), beyond ASCII (re-encoded)
 
 
 def load_web_config(path: str | None) -> WebConfig:
@@ -131,14 +131,16 @@ def load_web_config(path: str | None) -> WebConfig:
     with errs.part():
         http_cfg = root.sub("http_server_config")
         http_cfg.bool("http2", True)
-        cfg.headers = http_cfg.str_map("headers")
+        cfg.headers = http_cfg.str_map("headers", strings_only=True)
         lower: dict[str, str] = {}
         for name, value in list(cfg.headers.items()):
             if not _TOKEN.fullmatch(name):
                 raise http_cfg.error("headers", f"{name!r} is not a header name (letters, digits and "
                                                 f"!#$%&'*+-.^_`|~ only, no spaces)")
             if _BAD_VALUE.search(value):
-                raise http_cfg.error("headers", f"the value of {name!r} has a line break or control character")
+                raise http_cfg.error("headers", f"the value of {name!r} has a line break, a control character or "
+                                                f"a character outside ASCII (sent as written, it could not be read "
+                                                f"back the same)")
             if name.lower() in lower:
                 raise http_cfg.error("headers", f"{lower[name.lower()]!r} and {name!r} are one header (names "
                                                 f"are case-insensitive): give it once")
@@ -569,6 +571,11 @@ def _response_bytes(resp: Response, head_only: bool, close: bool) -> bytes:
     return head if head_only else head + resp.body
 
 
+# Request fields that are one value, not a list: a second line is ignored (Go's Header.Get reads the first).
+# (Two Authorization lines are joined, and so never match a user: 401, the safe answer.)
+_FIRST_LINE_WINS = frozenset({"x-prometheus-scrape-timeout-seconds"})
+
+
 def _parse_head(data: bytes) -> _Request | tuple[int, str]:
     """The request line and headers (without the blank line), or (status, reason) to refuse it."""
     text = data.decode("latin-1")
@@ -594,11 +601,13 @@ def _parse_head(data: bytes) -> _Request | tuple[int, str]:
         value = value.strip()
         key = seen.setdefault(name.lower(), name)
         if key in headers:          # a field sent in several lines is one list, in order (RFC 9110 5.3)
+            if key.lower() in _FIRST_LINE_WINS:
+                continue
             value = f"{headers[key]}, {value}" if headers[key] and value else headers[key] or value
         headers[key] = value
-    conn = next((v for k, v in headers.items() if k.lower() == "connection"), "").lower()
-    keep = "close" not in conn if minor >= 1 else "keep-alive" in conn
-    if any(k.lower() in ("content-length", "transfer-encoding") for k in headers) and \
+    conn = {t.strip() for t in next((v for k, v in headers.items() if k.lower() == "connection"), "").lower().split(",")}
+    keep = "close" not in conn and (minor >= 1 or "keep-alive" in conn)
+    if "transfer-encoding" in seen or \
             next((v for k, v in headers.items() if k.lower() == "content-length"), "0").strip() != "0":
         keep = False            # a body is never read: the connection cannot carry another request
     return _Request(method, target, version, headers, keep)

@@ -866,13 +866,23 @@ def test_web_config_refuses_headers_the_server_writes_itself(tmp_path, name):
 @pytest.mark.parametrize("entry, says", [
     ('"Vary ": Origin', "is not a header name"),
     ('"X Frame": DENY', "is not a header name"),
-    ('"X-A": "v\\r\\nSet-Cookie: a=b"', "line break or control character"),
-    ('"X-A": "v\\nw"', "line break or control character"),
+    ('"X-A": "v\\r\\nSet-Cookie: a=b"', "line break, a control character"),
+    ('"X-A": "v\\nw"', "line break, a control character"),
+    ('"X-Uni": "\u65e5\u672c"', "outside ASCII"),               # would go out as ?? (latin-1)
+    ('"X-C1": "a\\x85b"', "outside ASCII"),
+    ("X-Bool: yes", "read as bool True, not as the text written: quote it"),
+    ("X-Oct: 010", "read as int 8, not as the text written: quote it"),
 ])
 def test_web_config_refuses_header_names_and_values_that_would_write_other_lines(tmp_path, entry, says):
     with pytest.raises(ConfigError) as err:
         web_cfg(tmp_path, f"http_server_config:\n  headers:\n    {entry}\n")
     assert says in str(err.value)
+
+
+def test_web_config_takes_quoted_text_and_tabs_as_written(tmp_path):
+    cfg = web_cfg(tmp_path, "http_server_config:\n  headers:\n    X-Oct: '010'\n    X-Bool: 'yes'\n"
+                            "    Content-Security-Policy: \"default-src\\t'self'\"\n")
+    assert cfg.headers == {"X-Oct": "010", "X-Bool": "yes", "Content-Security-Policy": "default-src\t'self'"}
 
 
 def test_web_config_refuses_one_header_given_twice_in_two_cases(tmp_path):
@@ -907,3 +917,30 @@ def test_a_header_sent_in_two_lines_or_any_case_is_one_field():
     fmt, _ = negotiate_format(request.headers, openmetrics=True)
     assert fmt.kind == "openmetrics"                   # told by a client that spells it ACCEPT
     assert negotiate_format({"ACCEPT": "application/openmetrics-text;version=1.0.0"}, True)[0].kind == "openmetrics"
+
+
+@pytest.mark.parametrize("head, keep", [
+    (b"GET / HTTP/1.0\r\nConnection: close\r\nConnection: keep-alive", False),   # close wins, in any line
+    (b"GET / HTTP/1.0\r\nConnection: keep-alive", True),
+    (b"GET / HTTP/1.1\r\nconnection: Keep-Alive, Close", False),
+    (b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked", False),      # a body never read: no next request
+    (b"GET / HTTP/1.1\r\nContent-Length: 0\r\ncontent-length: 5", False),
+    (b"GET / HTTP/1.1\r\nContent-Length: 0", True),
+])
+def test_keep_alive_is_told_from_every_line_of_the_request(head, keep):
+    assert web._parse_head(head).keep_alive is keep
+
+
+def test_a_second_scrape_timeout_line_is_ignored_and_two_authorization_lines_are_refused(serve, tmp_path):
+    request = web._parse_head(b"GET / HTTP/1.1\r\nX-Prometheus-Scrape-Timeout-Seconds: 5\r\n"
+                              b"x-prometheus-scrape-timeout-seconds: 50")
+    assert list(request.headers.items()) == [("X-Prometheus-Scrape-Timeout-Seconds", "5")]
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(rounds=4)).decode()
+    port = serve(cfg=web_cfg(tmp_path, f"basic_auth_users:\n  prometheus: '{hashed}'\n"))
+    good = "Basic " + base64.b64encode(b"prometheus:pw").decode()
+    for lines in ([good], [good, good], [good, "Basic eDp5"]):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nConnection: close\r\n"
+                         + b"".join(f"Authorization: {v}\r\n".encode() for v in lines) + b"\r\n")
+            status = read_response(sock).split(b" ", 2)[1]
+        assert status == (b"200" if len(lines) == 1 else b"401"), lines
