@@ -126,7 +126,8 @@ def serve(listen: str, web_config_file: str | None, routes: dict[str, Handler], 
     web = load_web_config(web_config_file)
     server = make_server(listen, routes, web, max_requests, compression)
     scheme = "https" if web.ssl_context else "http"
-    log.info("%s listening on %s://%s (TLS %s, basic auth %s)", name, scheme, listen,
+    bound = f"{listen.rsplit(':', 1)[0]}:{server.server_address[1]}"     # port 0: the one the kernel gave
+    log.info("%s listening on %s://%s (TLS %s, basic auth %s)", name, scheme, bound,
              "on" if web.ssl_context else "off", "on" if web.users else "off")
 
     def stop(signum, frame):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import re
 import time
 import urllib.request
 
@@ -233,6 +234,24 @@ def test_gzip_to_a_scraper_that_asks_unless_disable_compression(tree, flag):
         assert resp.headers.get_all("Vary") == ["Accept" if flag else "Accept, Accept-Encoding"]
         body = (raw if flag else gzip.decompress(raw)).decode()
         assert value(samples(body), "dbhost_lun_inflight_requests", device="sda", queue="host") == 8
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_port_zero_logs_the_port_the_kernel_gave(tree):
+    """`--web.listen-address 127.0.0.1:0`: the start line names the port actually listened on."""
+    proc = subprocess.Popen([*EXPORTER, "--web.listen-address", "127.0.0.1:0", "--path.procfs", str(tree.procfs),
+                             "--path.sysfs", str(tree.sysfs), "--config.file", str(tree.config)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        deadline = time.monotonic() + 20
+        while "listening on" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+        port = int(re.search(r"listening on http://127\.0\.0\.1:(\d+)", line).group(1))
+        assert port != 0
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).status == 200
     finally:
         proc.terminate()
         proc.wait(timeout=10)
