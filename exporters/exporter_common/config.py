@@ -262,18 +262,11 @@ class Fields:
             raise self.error(key, f"expected a list of strings, got {value!r}")
         return list(value)
 
-    def str_map(self, key: str, strings_only: bool = False) -> dict[str, str]:
-        """A mapping of names to strings (numbers written as text); ``strings_only``: values must be
-        YAML strings as written (``yes`` would be read as a boolean, ``010`` as 8: quote them)."""
+    def str_map(self, key: str) -> dict[str, str]:
         value = self._get(key, {}, False)
         if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
             raise self.error(key, f"expected a mapping of strings, got {value!r}")
-        if strings_only:
-            for k, v in value.items():
-                if not isinstance(v, str):
-                    raise self.error(key, f"the value of {k!r} was read as {type(v).__name__} {v!r}, not as "
-                                          f"the text written: quote it")
         return {k: str(v) for k, v in value.items()}
 
     def sub(self, key: str) -> "Fields":

@@ -36,6 +36,7 @@ from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import bcrypt
+import yaml
 
 from .config import ConfigError, ErrorList, Fields, load_yaml
 
@@ -111,6 +112,20 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")      # a field name (RFC 91
 _BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")       # CR, LF, NUL (other header lines), beyond ASCII (re-encoded)
 
 
+def _headers_as_written(path: str) -> dict[str, str]:
+    """http_server_config.headers with every value the text written in the file (YAML reads an
+    unquoted ``yes`` as a boolean and ``010`` as 8; exporter-toolkit, reading into strings, keeps the
+    text): the file read again with every scalar a string. {} if that reading finds no such mapping."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.load(fh, Loader=yaml.BaseLoader)     # noqa: S506 (BaseLoader builds strings only)
+        headers = doc["http_server_config"]["headers"]
+    except Exception:  # the checked reading (load_yaml, Fields) reports what is wrong with the file
+        return {}
+    return {k: v for k, v in headers.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(headers, dict) else {}
+
+
 def load_web_config(path: str | None) -> WebConfig:
     """Parse an exporter-toolkit web config file; None means plain HTTP, no auth.
     Every problem of the file is reported at once; a file that cannot be read names the flag."""
@@ -131,7 +146,9 @@ def load_web_config(path: str | None) -> WebConfig:
     with errs.part():
         http_cfg = root.sub("http_server_config")
         http_cfg.bool("http2", True)
-        cfg.headers = http_cfg.str_map("headers", strings_only=True)
+        cfg.headers = http_cfg.str_map("headers")
+        written = _headers_as_written(path)     # `X-XSS-Protection: 0`, `X: yes`, `X: 010` sent as written
+        cfg.headers = {name: written.get(name, value) for name, value in cfg.headers.items()}
         lower: dict[str, str] = {}
         for name, value in list(cfg.headers.items()):
             if not _TOKEN.fullmatch(name):
