@@ -572,13 +572,17 @@ def _with_headers(extra: dict[str, str], own: dict[str, str]) -> dict[str, str]:
     return headers
 
 
-def _head(resp: Response, close: bool) -> bytes:
+def _head(resp: Response, close: bool, http10: bool = False) -> bytes:
+    """The status line and headers; ``http10``: the request was HTTP/1.0, whose client takes an
+    answer as the connection's last unless it says ``Connection: keep-alive``."""
     lines = [f"HTTP/1.1 {resp.status} {_REASONS.get(resp.status, '')}",
              "Server: exporter", f"Date: {formatdate(usegmt=True)}",
              f"Content-Type: {resp.content_type}", f"Content-Length: {resp.length()}"]
     lines += [f"{k}: {v}" for k, v in resp.headers.items()]
     if close:
         lines.append("Connection: close")
+    elif http10:
+        lines.append("Connection: keep-alive")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
@@ -879,7 +883,7 @@ class Server:
         try:
             resp, head_only = self._serve_request(request) if token is None else self._serve_request(request, token)
             keep = request.keep_alive and not self._stop.is_set()
-            head = _head(resp, close=not keep)
+            head = _head(resp, close=not keep, http10=request.version == "HTTP/1.0")
             conn.sock.settimeout(WRITE_TIMEOUT)
             _send_response(conn.sock, head, b"" if head_only else resp.payload)
             conn.sock.setblocking(False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import http.client
 import select
+import re
 import socket
 import ssl
 import statistics
@@ -946,3 +947,20 @@ def test_a_second_scrape_timeout_line_is_ignored_and_two_authorization_lines_are
                          + b"".join(f"Authorization: {v}\r\n".encode() for v in lines) + b"\r\n")
             status = read_response(sock).split(b" ", 2)[1]
         assert status == (b"200" if len(lines) == 1 else b"401"), lines
+
+
+def test_an_http_1_0_client_asking_keep_alive_is_told_the_connection_stays(serve):
+    port = serve()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        while len(body) < length:                                     # the whole first answer
+            body += sock.recv(65536)
+        assert b"\r\nConnection: keep-alive" in head and len(body) == length
+        sock.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")               # no keep-alive asked: the last
+        rest = read_response(sock)
+    assert rest.startswith(b"HTTP/1.1 200 ") and b"\r\nConnection: close\r\n" in rest
