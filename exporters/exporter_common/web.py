@@ -150,27 +150,27 @@ def load_web_config(path: str | None) -> WebConfig:
         written = _headers_as_written(path)     # `X-XSS-Protection: 0`, `X: yes`, `X: 010` sent as written
         cfg.headers = {name: written.get(name, value) for name, value in cfg.headers.items()}
         lower: dict[str, str] = {}
+        problems: list[str] = []         # every header's problem in one message, not one per start
         for name, value in list(cfg.headers.items()):
             if not _TOKEN.fullmatch(name):
-                raise http_cfg.error("headers", f"{name!r} is not a header name (letters, digits and "
-                                                f"!#$%&'*+-.^_`|~ only, no spaces)")
+                problems.append(f"{name!r} is not a header name (letters, digits and !#$%&'*+-.^_`|~ only, no spaces)")
             if _BAD_VALUE.search(value):
-                raise http_cfg.error("headers", f"the value of {name!r} has a line break, a control character or "
-                                                f"a character outside ASCII (sent as written, it could not be read "
-                                                f"back the same)")
+                problems.append(f"the value of {name!r} has a line break, a control character or a character "
+                                f"outside ASCII (sent as written, it could not be read back the same)")
             if name.lower() in lower:
-                raise http_cfg.error("headers", f"{lower[name.lower()]!r} and {name!r} are one header (names "
-                                                f"are case-insensitive): give it once")
+                problems.append(f"{lower[name.lower()]!r} and {name!r} are one header (names are case-insensitive): "
+                                f"give it once")
             lower[name.lower()] = name
             if name.lower() == "vary":      # a list: no empty elements (RFC 9110 5.6.1)
                 cfg.headers[name] = ", ".join(v.strip() for v in value.split(",") if v.strip())
                 if not cfg.headers[name]:
                     del cfg.headers[name]
             if name.lower() in _OWN_HEADERS:
-                raise http_cfg.error("headers", f"{name!r} is set by the exporter itself (framing, encoding or "
-                                                f"content of each answer); add response headers such as "
-                                                f"Strict-Transport-Security, X-Frame-Options, X-Content-Type-Options, "
-                                                f"Content-Security-Policy")
+                problems.append(f"{name!r} is set by the exporter itself (framing, encoding or content of each "
+                                f"answer); add response headers such as Strict-Transport-Security, X-Frame-Options, "
+                                f"X-Content-Type-Options, Content-Security-Policy")
+        if problems:
+            raise http_cfg.error("headers", "; ".join(problems))
         http_cfg.reject_unknown()
     with errs.part():
         root.reject_unknown()

@@ -964,3 +964,12 @@ def test_an_http_1_0_client_asking_keep_alive_is_told_the_connection_stays(serve
         sock.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")               # no keep-alive asked: the last
         rest = read_response(sock)
     assert rest.startswith(b"HTTP/1.1 200 ") and b"\r\nConnection: close\r\n" in rest
+
+
+def test_web_config_names_every_bad_header_at_once(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        web_cfg(tmp_path, "http_server_config:\n  headers:\n    content-type: x\n    \"bad name\": y\n"
+                          "    X-A: \"v\\nw\"\n")
+    text = str(err.value)
+    assert "'content-type' is set by the exporter itself" in text and "'bad name' is not a header name" in text
+    assert "the value of 'X-A' has a line break" in text
