@@ -534,7 +534,7 @@ def gzipped(resp: Response) -> Response:
     out = [packer.compress(block) for block in (_blocks(payload) if isinstance(payload, list) else (payload,))]
     out.append(packer.flush())
     headers = {**resp.headers, "Content-Encoding": "gzip"}
-    _vary_on_encoding(headers)
+    add_vary(headers, "Accept-Encoding")
     return Response(resp.status, [c for c in out if c], resp.content_type, headers)
 
 
@@ -553,11 +553,6 @@ def add_vary(headers: dict[str, str], name: str) -> None:
     headers["Vary"] = name
 
 
-def _vary_on_encoding(headers: dict[str, str]) -> None:
-    """Add Accept-Encoding to the Vary header (an operator's own Vary, in any case, is kept)."""
-    add_vary(headers, "Accept-Encoding")
-
-
 def _with_headers(extra: dict[str, str], own: dict[str, str]) -> dict[str, str]:
     """The web config's headers with the handler's on top; the Vary names of both kept in one
     field (the operator's ``Vary: Origin`` and the metrics route's ``Vary: Accept`` alike)."""
@@ -565,8 +560,7 @@ def _with_headers(extra: dict[str, str], own: dict[str, str]) -> dict[str, str]:
     for key, value in own.items():
         if key.lower() == "vary":
             for name in value.split(","):
-                if name.strip():
-                    add_vary(headers, name.strip())
+                add_vary(headers, name.strip())
         else:
             headers[key] = value
     return headers
@@ -1058,7 +1052,7 @@ def make_server(listen: str, routes: dict[str, Handler], web: WebConfig,
         resp = Response(resp.status, resp.payload, resp.content_type, _with_headers(extra_headers, resp.headers))
         if compression and resp.status == 200 and resp.length() >= GZIP_MIN \
                 and not any(k.lower() == "content-encoding" for k in resp.headers):
-            _vary_on_encoding(resp.headers)     # gzip or not, this answer depends on Accept-Encoding
+            add_vary(resp.headers, "Accept-Encoding")     # gzip or not, this answer depends on Accept-Encoding
             if accepts_gzip(next((v for k, v in request.headers.items() if k.lower() == "accept-encoding"), None)):
                 resp = gzipped(resp)    # a HEAD too: the same headers (and Content-Length) as the GET's
         return resp, head_only

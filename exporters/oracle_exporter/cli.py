@@ -20,8 +20,8 @@ import signal
 import sys
 from urllib.parse import quote
 
-from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, negotiate_format, negotiated, run_main, serve,
-                                 setup_logging)
+from exporter_common.cli import (EpilogFormatter, base_parser, declarations_help, negotiate_format, negotiated,
+                                 run_main, serve, setup_logging)
 from exporter_common.config import ConfigError
 from exporter_common.exposition import choose_text_encoder, encode_text
 from exporter_common.process import ProcessMetrics, with_process
