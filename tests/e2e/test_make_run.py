@@ -190,12 +190,19 @@ def test_second_run_on_one_state_dir_is_refused_and_kill_9_leaves_nothing(tmp_pa
         assert {name for name, pid in stack.pids.items() if _alive(pid)} == set()
         # A killed server leaves its accepted connections in FIN_WAIT/TIME_WAIT for a while,
         # so the port may not be bindable yet: what must be gone is every listener.
-        # (a listener on one of these ports held by a process outside the stack's sessions is
-        # another test's, which picked the port after the kill released it: not a leftover)
-        listening = _listening_ports()
-        left = {c: _owners(listening[p]) for c, p in ports.items() if p in listening}
-        ours = {c: owners for c, owners in left.items()
-                if not owners or any(sid in stack.pids.values() or sid == stack.proc.pid for _, sid, _ in owners)}
+        # A listener whose holder cannot be found is a process still tearing down (its
+        # threads close the files after the group leader shows as a zombie): wait for it.
+        # One held by a process outside the stack's sessions is another test's, which
+        # picked the port after the kill released it: not a leftover.
+        deadline = time.monotonic() + 15
+        while True:
+            listening = _listening_ports()
+            left = {c: _owners(listening[p]) for c, p in ports.items() if p in listening}
+            ours = {c: owners for c, owners in left.items()
+                    if not owners or any(sid in stack.pids.values() or sid == stack.proc.pid for _, sid, _ in owners)}
+            if not ours or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert ours == {}, left
     finally:
         stack.kill()
@@ -231,11 +238,21 @@ def _owners(inode: str) -> list[tuple[int, int, str]]:
 
 
 def _alive(pid: int) -> bool:
+    """True while any thread of ``pid`` is neither a zombie nor dead: a killed
+    multi-threaded server's leader shows as a zombie before its other threads have
+    exited and closed its files."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def test_make_run_demo_shows_the_host_half_and_pages(tmp_path):
