@@ -139,18 +139,70 @@ def test_queue_full_counts_accumulate_per_scrape(tree):
     assert value(got, "dbhost_lun_inflight_requests", device="sda", queue="host") == 24 - 15
 
 
+def _vendor(got, device):
+    return next(dict(k[1])["vendor"] for k in got if k[0] == "dbhost_lun_info" and dict(k[1])["device"] == device)
+
+
 def test_identity_is_cached_until_refresh(tree):
     now = [1000.0]
     col = LunCollector(str(tree.procfs), str(tree.sysfs), LunConfig(identity_refresh_seconds=300),
                        clock=lambda: now[0])
-    scrape(col)
-    qd = os.path.join(tree.sysfs, "block", "sdb", "device", "queue_depth")
-    with open(qd, "w") as fh:
-        fh.write("64\n")
+    before = _vendor(scrape(col), "sdb")
+    (tree.sysfs / "block" / "sdb" / "device" / "vendor").write_text("NEWVENDR\n")
     now[0] += 299
-    assert value(scrape(col), "dbhost_lun_queue_depth", device="sdb") == 32
+    assert _vendor(scrape(col), "sdb") == before
     now[0] += 1
-    assert value(scrape(col), "dbhost_lun_queue_depth", device="sdb") == 64
+    assert _vendor(scrape(col), "sdb") == "NEWVENDR"
+
+
+def test_queue_depth_ramp_down_is_seen_at_the_next_scrape(tree):
+    # review finding 6: the LLD lowers device/queue_depth by itself on QUEUE FULL (lpfc ramp-down,
+    # scsi_track_queue_full); the next scrape must show the new depth and judge "full" against it,
+    # not wait for identity_refresh_seconds
+    now = [1000.0]
+    col = LunCollector(str(tree.procfs), str(tree.sysfs), LunConfig(identity_refresh_seconds=300),
+                       clock=lambda: now[0])
+    dev = tree.sysfs / "block" / "sdb" / "device"
+    dev.joinpath("device_busy").write_text("8\n")
+    got = scrape(col)
+    assert value(got, "dbhost_lun_queue_depth", device="sdb") == 32
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="sdb") == 0
+    dev.joinpath("queue_depth").write_text("8\n")      # the kernel ramped it down
+    now[0] += 15
+    got = scrape(col)
+    assert value(got, "dbhost_lun_queue_depth", device="sdb") == 8
+    assert value(got, "dbhost_lun_inflight_requests", device="sdb", queue="lun") == 8
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="sdb") == 1
+    assert value(got, "dbhost_lun_samples_total", device="sdb") == 2
+    dev.joinpath("queue_depth").write_text("16\n")     # and ramped back up
+    now[0] += 15
+    got = scrape(col)
+    assert value(got, "dbhost_lun_queue_depth", device="sdb") == 16
+    assert value(got, "dbhost_lun_queue_full_samples_total", device="sdb") == 1
+
+
+def test_scsi_counters_past_2_31_are_masked_to_32_bits(tree):
+    # review finding 5: atomic_t printed "0x%llx" from an unsigned long long: past 2^31 commands
+    # the kernel prints the sign-extended value; at 2^32 it wraps to 0 (iocounterbits 32)
+    col = LunCollector(str(tree.procfs), str(tree.sysfs))
+    dev = tree.sysfs / "block" / "sdb" / "device"
+    dev.joinpath("iorequest_cnt").write_text("0x7fffff00\n")
+    dev.joinpath("iodone_cnt").write_text("0x7ffffef0\n")
+    dev.joinpath("ioerr_cnt").write_text("0x3\n")
+    got = scrape(col)
+    assert value(got, "dbhost_lun_iorequests_total", device="sdb") == 0x7fffff00
+    dev.joinpath("iorequest_cnt").write_text("0xffffffff80000010\n")   # 0x110 commands later
+    dev.joinpath("iodone_cnt").write_text("0xffffffff80000000\n")
+    dev.joinpath("ioerr_cnt").write_text("0xfffffffffffffffe\n")       # (int)-2: 2^32 - 2
+    got = scrape(col)
+    assert value(got, "dbhost_lun_iorequests_total", device="sdb") == 0x80000010
+    assert value(got, "dbhost_lun_iorequests_total", device="sdb") - 0x7fffff00 == 0x110
+    assert value(got, "dbhost_lun_iodone_total", device="sdb") == 0x80000000
+    assert value(got, "dbhost_lun_ioerrors_total", device="sdb") == 2 ** 32 - 2
+    dev.joinpath("iorequest_cnt").write_text("0x5\n")                  # wrapped at 2^32
+    got = scrape(col)
+    assert value(got, "dbhost_lun_iorequests_total", device="sdb") == 5   # a reset, not 1.8e19
+    assert all(v < 2 ** 32 for k, v in got.items() if k[0].startswith("dbhost_lun_io"))
 
 
 def test_new_device_triggers_identity_rebuild(tree):

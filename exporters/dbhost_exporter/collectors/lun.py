@@ -37,9 +37,11 @@ the host queue is invisible, dbhost_lun_queue_full_samples_total /
 dbhost_lun_samples_total still shows how often the LUN queue was at its
 configured depth (a backlog must then be forming above it).
 
-Identity (vendor, model, wwid, hctl, role, queue_depth, nr_requests, can_queue)
+Identity (vendor, model, wwid, hctl, role, nr_requests, can_queue)
 is cached and re-read every ``identity_refresh_seconds`` or when the set of
-block devices changes; the changing values are read once per scrape.
+block devices changes; the changing values (including ``queue_depth``, which the
+kernel lowers by itself on QUEUE FULL, and the ALUA ``access_state``) are read once
+per scrape.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ SPEC = Collector(
     reads=("/sys/block/*/device/type", "/sys/block/*/device/vendor", "/sys/block/*/device/model",
            "/sys/block/*/device/wwid", "/sys/block/*/device/queue_depth", "/sys/block/*/device/device_busy",
            "/sys/block/*/device/iorequest_cnt", "/sys/block/*/device/iodone_cnt", "/sys/block/*/device/ioerr_cnt",
-           "/sys/block/*/device/state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
+           "/sys/block/*/device/state", "/sys/block/*/device/access_state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
            "/sys/block/*/hidden", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
            "/sys/block/*/mq/*/nr_tags", "/sys/block/*/mq/*/nr_reserved_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
            "/sys/block/dm-*/dm/uuid", "/sys/block/dm-*/dm/suspended", "/sys/block/dm-*/slaves/",
@@ -94,7 +96,7 @@ SPEC = Collector(
                ("device", "hctl", "vendor", "model", "wwid", "multipath", "role"),
                source="SCSI: `block/X/device` -> `.../hostH/targetH:C:T/H:C:T:L` (hctl), `device/{vendor,model,wwid}`; dm-multipath: `block/dm-N/dm/{name,uuid}` (uuid `mpath-<wwid>`), `slaves/`; NVMe: `block/nvmeXnY/wwid`, `device/model`. `wwid` in the scsi_id/multipath form (`naa.600a...` becomes `3600a...`). `multipath`: the map a path belongs to, or the map's own name. `role` from config (default `other`). Loop/ram/zram/other devices only when configured. Never reported: partitions, SCSI devices that are not disks (`device/type` other than 0, 7, 0xe, 0x14, e.g. `sr0`), hidden block devices (`hidden` = 1, and NVMe native-multipath paths `nvmeXcYnZ`), dm devices other than multipath maps (LVM, dm-crypt, kpartx `part1-mpath-...`). A path without `device/wwid` (kernels before 4.5) takes the WWID of its map. An NVMe native-multipath head (`device` -> `nvme-subsysX`) has `multipath` = its own name. virtio-blk (`vdX`, kind `virtio`) and Xen (`xvdX`, kind `xen`) disks are reported by default (the disks of a KVM/OpenStack or Xen database host); cciss, md and other block devices are kind `other` (opt-in)."),
         Family("dbhost_lun_queue_depth", "gauge", "Configured LUN queue depth (SCSI device/queue_depth).",
-               ("device",), source='`block/X/device/queue_depth` (SCSI only)', measure='requests'),
+               ("device",), source='`block/X/device/queue_depth` (SCSI only), read every scrape: the driver lowers it by itself when the array answers QUEUE FULL / TASK SET FULL (`scsi_track_queue_full()`, lpfc ramp-down) and raises it later', measure='requests'),
         Family("dbhost_lun_nr_requests", "gauge", "Block-layer request queue size (queue/nr_requests).",
                ("device",), source='`block/X/queue/nr_requests`', measure='requests'),
         Family("dbhost_lun_inflight_requests", "gauge",
@@ -111,11 +113,11 @@ SPEC = Collector(
                "no /sys/block/X/mq); 0 where diskstats counts dispatched requests only.", ("device",),
                source='whether `inflight{queue="host"}` can be non-zero on this device: 1 on blk-mq kernels from 6.10 (diskstats counts from block-layer entry) and for SCSI disks on the legacy request path (kernels before 5.0 without `/sys/block/X/mq`, e.g. RHEL 7: elevator-queued requests are counted); 0 on blk-mq before 6.10 (dispatched or driver-tag requests only). No series when the kernel release cannot be read. Source: `/proc/sys/kernel/osrelease`, `block/X/mq/`', measure='1/0'),
         Family("dbhost_lun_iorequests_total", "counter", "SCSI commands issued to the LUN (device/iorequest_cnt).",
-               ("device",), source='`device/iorequest_cnt` (hex `0x...`)', measure='commands'),
+               ("device",), source='`device/iorequest_cnt` (hex `0x...`), a 32-bit counter (`iocounterbits`): the kernel prints it sign-extended past 2^31 (`0xffffffff8...`), exported masked to 32 bits, so it wraps to 0 at 2^32 (a counter reset for `rate()`)', measure='commands'),
         Family("dbhost_lun_iodone_total", "counter", "SCSI commands completed (device/iodone_cnt).",
-               ("device",), source='`device/iodone_cnt` (hex)', measure='commands'),
+               ("device",), source='`device/iodone_cnt` (hex; 32 bits, masked like `iorequest_cnt`)', measure='commands'),
         Family("dbhost_lun_ioerrors_total", "counter", "SCSI commands completed with an error (device/ioerr_cnt).",
-               ("device",), source='`device/ioerr_cnt` (hex)', measure='commands'),
+               ("device",), source='`device/ioerr_cnt` (hex; 32 bits, masked like `iorequest_cnt`): every command completed with a non-zero result, passthrough (SG_IO) included: the multipathd TUR checker on an ALUA standby path counts here every polling interval (see `dbhost_scsi_device_access_state`)', measure='commands'),
         Family("dbhost_lun_samples_total", "counter", "Scrapes that sampled the LUN queue against its "
                "configured depth.", ("device",),
                source='scrapes that compared the LUN queue with `queue_depth` (exporter lifetime)', measure='scrapes'),
@@ -138,6 +140,11 @@ SPEC = Collector(
                "1 for the SCSI disk's current state (device/state: running, offline, "
                "blocked, transport-offline, quiesce, ...); only running devices carry I/O.", ("device", "state"),
                source='`block/X/device/state` of every SCSI disk, one series with the current state: `running` carries I/O; `blocked` (FC dev_loss_tmo pending), `transport-offline` (fast_io_fail_tmo), `offline` (error recovery gave up), `quiesce`, `cancel`, `deleted`, `created`, `created-blocked`; text that is not a short state word reads `unknown`'),
+        Family("dbhost_scsi_device_access_state", "gauge",
+               "1 for the ALUA access state the SCSI device handler last saw for this path "
+               "(device/access_state: active/optimized, active/non-optimized, standby, unavailable, "
+               "lba-dependent, offline, transitioning).", ("device", "state"),
+               source='`block/X/device/access_state` (kernel 4.6+, CONFIG_SCSI_DH), one series with the current state, only for SCSI disks with a device handler attached (`scsi_dh_alua`, `rdac`, `emc`, `hp_sw`; without one the file reads EINVAL and there is no series; checked at each identity refresh): `active/optimized`, `active/non-optimized`, `standby`, `unavailable`, `lba-dependent`, `offline`, `transitioning`; other text reads `unknown`. A `standby` or `unavailable` path answers the path checker\'s TEST UNIT READY with NOT READY, which `ioerr_cnt` counts', note='Labels: `device, state`.'),
         Family("dbhost_multipath_paths", "gauge",
                "Paths of a multipath device: slaves/ of a dm-multipath map, hidden "
                "per-controller paths of an NVMe native-multipath namespace.", ("device",),
@@ -198,6 +205,20 @@ _NVME_CTRL = re.compile(r"^nvme\d+$")
 # sdev_states), NVMe controller state "live" (drivers/nvme/host/sysfs.c); ANA states that the NVMe
 # multipath driver sends I/O to (nvme_find_path: optimized, then non-optimized).
 PATH_UP_STATES = frozenset({"running", "live"})
+# SCSI iorequest_cnt / iodone_cnt / ioerr_cnt are atomic_t: 32 bits (device/iocounterbits reads 32)
+COUNTER_MASK = 0xFFFFFFFF
+# device/access_state (drivers/scsi/scsi_sysfs.c sdev_access_states, 4.6+): the ALUA state the device
+# handler (scsi_dh_alua, also rdac/emc/hp_sw) last saw for this path; "unknown" for anything else
+ACCESS_STATES = frozenset({"active/optimized", "active/non-optimized", "standby", "unavailable",
+                           "lba-dependent", "offline", "transitioning"})
+
+
+def access_state_label(raw: str | None) -> str | None:
+    """device/access_state as a label value: None if unreadable, one of ACCESS_STATES or "unknown"."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    return raw if raw in ACCESS_STATES else "unknown"
 ANA_USABLE = frozenset({"optimized", "non-optimized"})
 _STATE_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9 ()_.-]{0,39}$")
 
@@ -292,7 +313,7 @@ class LunIdentity:
     wwid: str = ""
     multipath: str = ""
     role: str = ""
-    queue_depth: int | None = None
+    alua: bool = False            # SCSI device/access_state readable (a device handler is attached)
     nr_requests: int | None = None
     scsi_dir: str | None = None
     paths: tuple[str, ...] = ()   # NVMe native multipath head: its hidden per-controller paths
@@ -479,7 +500,9 @@ class LunCollector:
                 ident.vendor = read_str(os.path.join(scsi_dir, "vendor")) or ""
                 ident.model = read_str(os.path.join(scsi_dir, "model")) or ""
                 ident.wwid = normalize_wwid(read_str(os.path.join(scsi_dir, "wwid")) or "")
-                ident.queue_depth = read_int(os.path.join(scsi_dir, "queue_depth"))
+                # ALUA access state: the file exists from 4.6 (CONFIG_SCSI_DH) but reads EINVAL
+                # while no device handler is attached: read every scrape only where it reads now
+                ident.alua = read_attr(os.path.join(scsi_dir, "access_state")) is not None
             elif kind == "nvme":
                 # device -> the controller (nvme0) or, with native multipath, the subsystem
                 # (nvme-subsys0); both carry model
@@ -541,7 +564,10 @@ class LunCollector:
                 os.path.join(sd, "device_busy") if sd is not None else None,
                 os.path.join(blk, name, "inflight"),
                 tuple(os.path.join(sd, a) for a in ("iorequest_cnt", "iodone_cnt", "ioerr_cnt"))
-                if sd is not None else None)
+                if sd is not None else None,
+                # read every scrape like device_busy: the LLD lowers it by itself on QUEUE FULL /
+                # TASK SET FULL (scsi_track_queue_full, lpfc ramp-down) and raises it again later
+                os.path.join(sd, "queue_depth") if sd is not None else None)
 
     def _controller_of(self, block_name: str) -> str:
         """The NVMe controller (nvmeN) a namespace or path device belongs to ("" if unknown)."""
@@ -694,13 +720,14 @@ class LunCollector:
             dc = cache.get(name)
             if dc is None:
                 dc = cache[name] = self._cache_device(name, ident, blk)
-            lbl, lbl_lun, lbl_host, lbl_info, p_busy, p_inflight, p_counts = dc
+            lbl, lbl_lun, lbl_host, lbl_info, p_busy, p_inflight, p_counts, p_depth = dc
             vis = device_host_queue_visible(release, ident.scsi_dir is not None, ident.blk_mq)
             if vis is not None:
                 vis_s.append(S(n_vis, lbl, vis))
             info_s.append(S(n_info, lbl_info, 1.0))
-            if ident.queue_depth is not None:
-                depth_s.append(S(n_depth, lbl, ident.queue_depth))
+            qdepth = parse_int(read_attr(p_depth)) if p_depth is not None else None
+            if qdepth is not None:
+                depth_s.append(S(n_depth, lbl, qdepth))
             if ident.nr_requests is not None:
                 nr_s.append(S(n_nr, lbl, ident.nr_requests))
             lun = host = None
@@ -726,16 +753,19 @@ class LunCollector:
             if host is not None:
                 infl_s.append(S(n_infl, lbl_host, host))
             if p_counts is not None:
+                # atomic_t printed "0x%llx" from an unsigned long long: past 2^31 the kernel prints
+                # the sign-extended value (0xffffffff8...); masked to the counter's 32 bits
+                # (device/iocounterbits), the wrap at 2^32 is an ordinary counter reset
                 value = parse_int(read_attr(p_counts[0]))
                 if value is not None:
-                    req_s.append(S(n_req, lbl, value))
+                    req_s.append(S(n_req, lbl, value & COUNTER_MASK))
                 value = parse_int(read_attr(p_counts[1]))
                 if value is not None:
-                    done_s.append(S(n_done, lbl, value))
+                    done_s.append(S(n_done, lbl, value & COUNTER_MASK))
                 value = parse_int(read_attr(p_counts[2]))
                 if value is not None:
-                    err_s.append(S(n_err, lbl, value))
-            limit = ident.queue_depth if ident.kind != "nvme" else tags_now.get(name)
+                    err_s.append(S(n_err, lbl, value & COUNTER_MASK))
+            limit = qdepth if ident.kind != "nvme" else tags_now.get(name)
             if limit and lun is not None:
                 counts[name] = counts.get(name, 0) + 1
                 if lun >= limit:
@@ -763,8 +793,13 @@ class LunCollector:
             visible = host_queue_visibility(ver)
             kernel.add_metric([self._release, visible], {})
 
-        for fam in (info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full, can_queue,
-                    cmd_per_lun, host_busy, kernel, *self._health_families(c_state, ana, tags_now)):
+        # Under the series cap (scrape.py keeps the first samples in this order) the inputs of the
+        # pages go first: path health (LunAllPathsDown, LunMultipathSuspended, LunPathRedundancyLost),
+        # then the identity they join with for the role (maps sort before their sd paths), then the
+        # bulky per-LUN families. A cut never silently takes the health of a path.
+        health, other_health = self._health_families(c_state, ana, tags_now)
+        for fam in (*health, info, depth, nr_req, inflight, host_visible, ioreq, iodone, ioerr, samples, full,
+                    can_queue, cmd_per_lun, host_busy, kernel, *other_health):
             if fam.samples:
                 yield fam
 
@@ -785,12 +820,15 @@ class LunCollector:
                           "its paths are unknown") from None
 
     def _health_families(self, c_state: dict[str, str | None], ana: dict[str, str | None],
-                         tags_now: dict[str, int | None]) -> list[Metric]:
+                         tags_now: dict[str, int | None]) -> tuple[list[Metric], list[Metric]]:
         """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
-        and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``."""
+        and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``, SCSI ``access_state``
+        (where a device handler is attached). (the families the pages read, in the order they are
+        kept under the series cap; the other NVMe families)"""
         blk = os.path.join(self.sysfs, "block")
         scsi_state = SPEC.family("dbhost_scsi_device_state")
+        access_f = SPEC.family("dbhost_scsi_device_access_state")
         paths_f = SPEC.family("dbhost_multipath_paths")
         active_f = SPEC.family("dbhost_multipath_paths_active")
         suspended_f = SPEC.family("dbhost_multipath_suspended")
@@ -828,6 +866,10 @@ class LunCollector:
                 states[name] = st
                 if st is not None:
                     scsi_state.add_metric([label, st], 1)
+                if ident.alua:
+                    acc = access_state_label(read_attr(ident.scsi_dir + "/access_state"))
+                    if acc is not None:
+                        access_f.add_metric([label, acc], 1)
         n_paths, n_active, n_susp = paths_f.name, active_f.name, suspended_f.name
         cache = self._device_cache
         up_states = PATH_UP_STATES
@@ -858,5 +900,5 @@ class LunCollector:
                             up += 1
                     paths_f.add_metric([label], len(ident.paths))
                     active_f.add_metric([label], up)
-        return [scsi_state, paths_f, active_f, suspended_f, ctrl_info, ctrl_state, ctrl_queues, ctrl_qsize,
-                ana_f, tags_f]
+        return ([paths_f, active_f, suspended_f, scsi_state, access_f, ctrl_state, ana_f],
+                [ctrl_info, ctrl_queues, ctrl_qsize, tags_f])
