@@ -359,6 +359,17 @@ def _monitoring(cfg: Config) -> list[dict]:
              summary="dbhost-exporter collector {{ $labels.collector }} fails on {{ $labels.instance }}",
              description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} has failed "
                          "for ${ops_scrape_errors.for} (dbhost_collector_success = {{ $value }}): its metrics (and the alerts built on them) are missing."),
+        # review host #1: the cap cut series silently (the lun collector's path health went first)
+        dict(alert="DbhostSeriesDropped", ids=["ops_series_dropped"], layer="monitoring", dashboard="host-storage",
+             doc="A dbhost-exporter collector went over `max_series` in the last 15 minutes "
+                 "(dbhost_collector_dropped_series_total grew): the series it cut are unobserved.",
+             expr="sum by (" + cfg.by("collector") + ") (increase(dbhost_collector_dropped_series_total[15m]))"
+                  " > ${ops_series_dropped}",
+             summary="dbhost-exporter on {{ $labels.instance }} drops series of collector {{ $labels.collector }}",
+             description="dbhost-exporter collector {{ $labels.collector }} on {{ $labels.instance }} went over its "
+                         "max_series and dropped {{ $value | printf \"%.0f\" }} samples in the last 15 minutes: "
+                         "part of its metrics (and the alerts built on them) are missing. The lun collector keeps path "
+                         "health and LUN identity first; raise max_series in the exporter's config."),
 
     ]
 
@@ -1002,8 +1013,13 @@ def _luns(cfg: Config) -> list[dict]:
              summary="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                          "{{ $value | humanizeDuration }} on average (threshold ${I2_flash|dur}, I2: flash serves 0.4-0.6ms)."),
+        # review host #4: on an ALUA standby (or unavailable) port the multipathd TUR checker's TEST UNIT
+        # READY fails with NOT READY every polling interval, and ioerr_cnt counts it: not a finding
         dict(alert="LunIoErrors", ids=["Q4"], layer="storage", dashboard="host-storage",
-             expr="sum by (" + cfg.by("instance", "device") + ") (increase(dbhost_lun_ioerrors_total[15m])) > ${Q4}",
+             expr="sum by (" + cfg.by("instance", "device") + ") (increase(dbhost_lun_ioerrors_total[15m])) > ${Q4}\n"
+                  "unless on (" + cfg.join("instance", "device") + ")\n"
+                  "max by (" + cfg.by("instance", "device") + ") (max_over_time("
+                  "dbhost_scsi_device_access_state{state=~\"standby|unavailable\"}[15m])) == 1",
              summary="SCSI command errors on {{ $labels.device }} on {{ $labels.instance }}",
              description="{{ $value | printf \"%.0f\" }} SCSI commands to {{ $labels.device }} on {{ $labels.instance }} failed "
                          "in the last 15 minutes (device/ioerr_cnt; Q4: a queue depth too high for the array shows up as "

@@ -18,6 +18,24 @@ def _availability(fn, t: int, window: int = 30) -> float:
     return sum(vals) / len(vals)
 
 
+def series_dropped_tests(pack) -> list:
+    """Review host #1: the series cap cut the lun collector's output silently."""
+    from mixin.scenarios.common import length, scenario   # noqa: PLC0415
+    alert = "DbhostSeriesDropped"
+    n = length(pack, alert, window=15)
+    tl = Timeline(n)
+    lab = {"job": "dbhost", "instance": HOST, "collector": "lun"}
+    return [
+        scenario(pack, "DbhostSeriesDropped: the lun collector cuts 1,209 samples every scrape fires", alert, 0,
+                 [tl.counter("dbhost_collector_dropped_series_total", lab, [(0, 0), (H, 1209)])],
+                 {"instance": HOST, "collector": "lun"}, 1209 * 15, window=15),
+        quiet("DbhostSeriesDropped: nothing dropped (counter at 0) does not fire", alert,
+              [tl.counter("dbhost_collector_dropped_series_total", lab, [(0, 0)], start=0)], n),
+        quiet("DbhostSeriesDropped: a cut long ago (counter flat at 640 since) does not fire", alert,
+              [Timeline(n + 20).counter("dbhost_collector_dropped_series_total", lab, [(0, 0)], start=640)], n + 20),
+    ]
+
+
 def monitoring_tests(pack) -> list:
     tests = []
     ora = {"job": "oracle", "instance": ORA["instance"]}
@@ -107,6 +125,7 @@ def monitoring_tests(pack) -> list:
     tests += vanished_tests(pack)
     tests += exporter_bridge_tests(pack)
     tests += exporter_bridge_one_failed_fetch_tests(pack)
+    tests += series_dropped_tests(pack)
 
     # the heartbeat
     tests.append({"name": "Watchdog: always firing", "interval": "1m", "input_series": [node_up],

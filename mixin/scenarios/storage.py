@@ -143,7 +143,42 @@ def storage_tests(pack) -> list:
     tests.append(quiet("LunIoErrors: error counter not moving (old errors) does not fire", alert,
                        [Timeline(n + 10).counter("dbhost_lun_ioerrors_total", {**db, "device": "sdb"}, [(0, 0)], start=42)],
                        n + 10))
+    tests += alua_ioerr_tests(pack, n)
     return tests + path_tests(pack, lun_info) + path_memory_tests(pack, lun_info)
+
+
+def alua_ioerr_tests(pack, n) -> list:
+    """Review host #4: ioerr_cnt counts the path checker's TEST UNIT READY answered NOT READY by an
+    ALUA standby port (every polling interval): such a path must stay quiet, an active one not."""
+    alert = "LunIoErrors"
+    db = {"job": "dbhost", "instance": HOST}
+    tl = Timeline(n)
+    tests = []
+
+    def path(device, state, step=12, state_at_h=None):
+        lab = {**db, "device": device}
+        phases = [(0, state)] if state_at_h is None else [(0, state), (H, state_at_h)]
+        out = [tl.counter("dbhost_lun_ioerrors_total", lab, [(0, step)])]
+        for st in dict.fromkeys(s for _, s in phases):
+            out.append(tl.gauge("dbhost_scsi_device_access_state", {**lab, "state": st},
+                                [(t0, 1 if s == st else 0) for t0, s in phases]))
+        return out
+
+    # every 5 s a TUR on each standby path: 12 "errors" a minute, the whole time
+    tests.append(quiet("LunIoErrors: TUR checker errors on ALUA standby and unavailable paths do not fire", alert,
+                       path("sdk", "standby") + path("sdm", "unavailable"), n))
+    tests.append(scenario(pack, "LunIoErrors: errors on the active/optimized path of the same map fire", alert, 0,
+                          path("sdk", "standby", step=12) + [
+                              tl.counter("dbhost_lun_ioerrors_total", {**db, "device": "sdj"}, [(0, 0), (H, 1)]),
+                              tl.gauge("dbhost_scsi_device_access_state",
+                                       {**db, "device": "sdj", "state": "active/optimized"}, [(0, 1)])],
+                          {"instance": HOST, "device": "sdj"}, 15, window=15))
+    # a path that was standby and became active (failover) keeps failing: fires once the standby
+    # state has left the 15-minute window
+    tests.append(scenario(pack, "LunIoErrors: a path still failing 15 minutes after it became active fires", alert, 0,
+                          path("sdk", "standby", step=2, state_at_h="active/optimized"),
+                          {"instance": HOST, "device": "sdk"}, 30, window=15))
+    return tests
 
 
 def path_tests(pack, lun_info) -> list:

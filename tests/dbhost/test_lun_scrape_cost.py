@@ -53,12 +53,14 @@ def test_steady_state_scrape_reads_each_file_once_and_no_identity(big, monkeypat
     monkeypatch.undo()
     assert max(opens.values()) == 1, [p for p, n in opens.items() if n > 1][:5]
     maps, hosts = N_PATHS // 2, 4
-    # per scrape: diskstats; per SCSI path device_busy + 3 counters + state; per map inflight +
+    # per scrape: diskstats; per SCSI path device_busy + queue_depth (the kernel lowers it by itself
+    # on QUEUE FULL) + 3 counters + state (access_state only where a device handler is attached:
+    # none here); per map inflight +
     # dm/suspended (and its slaves/ listed: multipathd drops failed paths without a device going);
     # per HBA host_busy
-    assert sum(opens.values()) == 1 + 5 * N_PATHS + 2 * maps + hosts
+    assert sum(opens.values()) == 1 + 6 * N_PATHS + 2 * maps + hosts
     names = Counter(os.path.basename(p) for p in opens)
-    assert names == Counter({"diskstats": 1, "device_busy": N_PATHS, "iorequest_cnt": N_PATHS,
+    assert names == Counter({"diskstats": 1, "device_busy": N_PATHS, "queue_depth": N_PATHS, "iorequest_cnt": N_PATHS,
                              "iodone_cnt": N_PATHS, "ioerr_cnt": N_PATHS, "state": N_PATHS, "inflight": maps,
                              "suspended": maps, "host_busy": hosts})
     assert not reals                                # no symlink resolution in steady state
@@ -75,7 +77,7 @@ def test_identity_rebuilt_only_on_refresh_or_device_change(big, monkeypatch):
     now[0] = 299.0
     opens, _, _ = _count_calls(monkeypatch)
     list(col.collect())
-    assert not [p for p in opens if p.endswith(("/vendor", "/model", "/wwid", "/queue_depth", "/uuid"))]
+    assert not [p for p in opens if p.endswith(("/vendor", "/model", "/wwid", "/access_state", "/uuid"))]
     now[0] = 300.0
     list(col.collect())
     assert sum(1 for p in opens if p.endswith("/wwid")) == N_PATHS

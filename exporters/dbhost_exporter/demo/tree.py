@@ -704,6 +704,8 @@ def build_paths_tree(root: Path) -> Fixture:
             _write(d / "queue_depth", "32\n")
             _write(d / "device_busy", "1\n")
             _write(d / "state", "running\n")
+            # scsi_dh_alua attached (4.6+ access_state): host 7 reaches the owning controller
+            _write(d / "access_state", "active/optimized\n" if h == "7" else "active/non-optimized\n")
             for attr in ("iorequest_cnt", "iodone_cnt"):
                 _write(d / attr, "0x1000\n")
             _write(d / "ioerr_cnt", "0x0\n")
