@@ -16,6 +16,16 @@ How processes are recognised (see docs/dbhost-process-collector.md):
 * configured extra groups: ``(name, regex)`` searched in the full command
   line (arguments joined by spaces); they get ``sid=""`` and ``role=name``.
   Oracle patterns win; among extra groups the first match wins.
+* a SID beginning with ``+`` or ``-`` (``oracle+ASM1``, ``oracle+ASM_asmb_cdb1``,
+  ``ora_rbal_+ASM1``) is not a database instance: extra groups only;
+* threaded execution (12c+ ``threaded_execution=TRUE``): an ``ora_uNNN_<SID>``
+  process holds most background processes and the foregrounds as threads named
+  by Oracle after their role. Its threads are grouped one by one by their own
+  comm (``task/TID/stat``): ``ora_<role>_<SID prefix>`` -> (SID, role),
+  ``oracle_<ospid>_<sid prefix>`` -> (SID, foreground), anything else stays in
+  (SID, uNNN). The group of a thread is decided when it is first seen. Only these
+  processes pay for it: ``task/`` is listed whenever the process ran, and a thread
+  that ran also has its ``task/TID/stat`` read (its comm and its own CPU time).
 
 Cost model (what is read per scrape, one pass over procfs):
 
@@ -82,7 +92,8 @@ SPEC = Collector(
     "process", "Oracle processes by instance (sid) and background role: context switches, migrations, "
     "run-queue delay, CPU time, processes and threads (docs/dbhost-process-collector.md).",
     reads=("/proc/PID/schedstat", "/proc/PID/stat", "/proc/PID/cmdline", "/proc/PID/task/",
-           "/proc/PID/task/*/schedstat", "/proc/PID/task/*/sched", "/proc/PID/task/*/status"),
+           "/proc/PID/task/*/schedstat", "/proc/PID/task/*/sched", "/proc/PID/task/*/status",
+           "/proc/PID/task/*/stat (threaded execution: ora_uNNN_<SID> only)"),
     settings=(
         Setting("extra_groups", (), "extra process groups, {name: ..., regex: ...} searched in the command "
                 "line (sid=\"\", role=name)", kind="custom",
@@ -124,7 +135,7 @@ SPEC = Collector(
                "Series the process collector did not export because of its series limit "
                "(summed over scrapes).", source='series not exported because of the series cap, summed over scrapes', measure='series'),
     ),
-    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) share one scan (the exporter runs a collector once at a time and serves the run in progress to every scrape that arrives during it), so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
+    exporter="dbhost-exporter", doc='Oracle processes found by command line (`ora_<role>_<SID>` background processes, `oracle<SID>` foregrounds as role `foreground`; configured extra groups get `sid=""` and `role=<group name>`), aggregated per `sid` and `role` over every thread. With `threaded_execution=TRUE` each thread of an `ora_uNNN_<SID>` process is counted in the role its own name gives it (`task/TID/stat` comm `ora_lgwr_<SID>` -> `role="lgwr"`, `oracle_<spid>_<sid>` -> `foreground`; the SID from the process\'s command line), so `lgwr`, `ckpt`, `smon` ... exist there as thread groups (`processes` 0). SIDs beginning with `+` or `-` (ASM, APX, -MGMTDB, the ASM client `oracle+ASM_asmb_<db>`) are not database instances (extra groups only). Counters keep what exited threads and processes had counted (their last values stay in the group\'s total), so they never go backwards when members leave; overlapping scrapes (an HA pair of Prometheus servers) share one scan (the exporter runs a collector once at a time and serves the run in progress to every scrape that arrives during it), so an exited process is counted once. Details: docs/dbhost-process-collector.md.', title='Process')
 
 
 def parse_extra_groups(fields: Fields, key: str) -> list[tuple[str, str]]:
@@ -157,6 +168,36 @@ def create(cfg, procfs: str, sysfs: str) -> "ProcessCollector":
 _BG_RE = re.compile(r"ora_([A-Za-z0-9]{1,8})_([A-Za-z0-9_$#+]{1,64})")
 # Foreground: oracle<SID>, optionally followed by the connection description.
 _FG_RE = re.compile(r"oracle([A-Za-z0-9_$#+]{1,64})(?:\s+\(.*)?", re.DOTALL)
+# A SID beginning with + or - is not a database instance: ASM (+ASM1), the ASM proxy (+APX1), the
+# Grid Infrastructure management repository (-MGMTDB); also a database's ASM client process run by
+# grid, "oracle+ASM_asmb_<db> (DESCRIPTION=...)". They are left to the extra groups.
+_NOT_DB_SID = ("+", "-")
+# threaded_execution=TRUE (12c+): only PMON, PSP0, VKTM and DBWn stay processes; the other
+# background processes and the foregrounds are threads of ora_uNNN_<SID> processes (ora_u004_,
+# ora_u005_), each thread named by Oracle after its role (comm ora_lgwr_<SID>, cut to 15 bytes).
+_THREADED_ROLE = re.compile(r"u[0-9]{3}")
+_THREAD_BG = re.compile(rb"ora_([A-Za-z0-9]{1,8})_(.+)", re.DOTALL)
+_THREAD_FG = re.compile(rb"oracle_[0-9]+_(.+)", re.DOTALL)
+
+
+def thread_group(comm: bytes, own: "Group") -> "Group":
+    """The group of one thread of a threaded-execution process ``own`` (sid, "uNNN") from the
+    thread's comm: ``ora_<role>_<SID>`` -> (sid, role), ``oracle_<ospid>_<sid>`` -> (sid,
+    "foreground"); the comm's SID part (cut to the 15 bytes of comm) must begin the process's SID
+    (taken from its command line). Anything else (the uNNN thread itself, an unnamed thread, a
+    name that does not fit) stays in the process's own group."""
+    sid = own[0]
+    m = _THREAD_BG.fullmatch(comm)
+    if m is not None:
+        part = m.group(2).decode("utf-8", "replace")
+        role = m.group(1).decode("ascii").lower()
+        if sid.startswith(part) and not _THREADED_ROLE.fullmatch(role):
+            return sid, role
+        return own
+    m = _THREAD_FG.fullmatch(comm)
+    if m is not None and sid.lower().startswith(m.group(1).decode("utf-8", "replace").lower()):
+        return sid, "foreground"
+    return own
 
 
 # errno values meaning "the process or thread is gone" (as opposed to
@@ -359,7 +400,8 @@ class _Proc:
     includes the time of threads that exited), ``nt`` (num_threads),
     ``live`` (threads read successfully), per thread ``tid -> state`` and the
     sums of the thread values."""
-    __slots__ = ("head", "start", "group", "lss", "utime", "stime", "nt", "live", "threads", "sums", "mo")
+    __slots__ = ("head", "start", "group", "lss", "utime", "stime", "nt", "live", "threads", "sums", "mo",
+                 "split", "tinfo")
 
     def __init__(self, head: int, start: int, group: Group | None):
         self.head = head
@@ -375,6 +417,11 @@ class _Proc:
         # where the last task/TID/sched read of its threads had its se.nr_migrations row, less the
         # width of that thread's TID (0: none): the rows are matched there first (see scan())
         self.mo = 0
+        # threaded execution (ora_uNNN_<SID>): its threads are grouped by their own comm. ``split``:
+        # group -> the sums of its live threads (VOL .. STIME, then the thread count); ``tinfo``:
+        # tid -> (group, utime, stime, starttime) from task/TID/stat. None / {} for every other process.
+        self.split: dict | None = {} if group is not None and _THREADED_ROLE.fullmatch(group[1]) else None
+        self.tinfo: dict[str, tuple] = {}
 
 
 # Per-thread state: (voluntary, involuntary, migrations, run ns, delay ns,
@@ -382,6 +429,20 @@ class _Proc:
 ThreadState = tuple
 _UNREADABLE = None      # thread present, files unreadable or malformed: keep its last values
 _GONE_T = ()            # thread gone
+
+
+def _count_split(counts: dict, p: _Proc) -> None:
+    """Processes and threads of a threaded-execution process: the process in its own group, each
+    thread in the group its name gave it."""
+    c = counts.get(p.group)
+    if c is None:
+        c = counts[p.group] = [0, 0]
+    c[0] += 1
+    for g, vals in p.split.items():
+        c = counts.get(g)
+        if c is None:
+            c = counts[g] = [0, 0]
+        c[1] += vals[_NVALS]
 
 
 class ProcessCollector:
@@ -439,10 +500,10 @@ class ProcessCollector:
         if cmdline:
             first = cmdline.split(None, 1)[0]
             m = _BG_RE.fullmatch(first)
-            if m:
+            if m and not m.group(2).startswith(_NOT_DB_SID):
                 return m.group(2), m.group(1).lower()
             m = _FG_RE.fullmatch(cmdline)
-            if m:
+            if m and not m.group(1).startswith(_NOT_DB_SID):
                 return m.group(1), "foreground"
         for group_name, rx in self.extra_groups:
             if rx.search(cmdline):
@@ -594,6 +655,9 @@ class ProcessCollector:
                         if same:
                             # Nothing ran: the same threads, CPU time, switches and migrations.
                             new_procs[name] = old
+                            if old.split is not None:
+                                _count_split(counts, old)
+                                continue
                             c = counts.get(group)
                             if c is None:
                                 counts[group] = [1, old.live]
@@ -633,6 +697,9 @@ class ProcessCollector:
                         if same:
                             files += len(pre_sched)
                             new_procs[name] = old
+                            if old.split is not None:
+                                _count_split(counts, old)
+                                continue
                             c = counts.get(old.group)
                             if c is None:
                                 counts[old.group] = [1, old.live]
@@ -689,6 +756,15 @@ class ProcessCollector:
                     # without schedstat, its stat bytes say next time whether anything changed
                     entry.lss = data if no_ss else lss if _usable_schedstat(lss) else None
                     new_procs[name] = entry
+                    continue
+                if entry.split is not None:
+                    # threaded execution: every thread to the group its own name gives it
+                    f, d = self._scan_threaded(entry, pdir, name, lss, pre, pre_sched, no_ss, stat, nt)
+                    files += f
+                    dirs += d
+                    pre_sched = None
+                    new_procs[name] = entry
+                    _count_split(counts, entry)
                     continue
 
                 # -- threads: schedstat, and sched where it changed ---------
@@ -935,6 +1011,12 @@ class ProcessCollector:
         # process): their last values go to the exited totals.
         for name, o in old_procs.items():
             if o.group is not None and new_procs.get(name) is not o:
+                if o.split is not None:
+                    for g, vals in o.split.items():
+                        d = self._dead_of(g)
+                        for k in range(_NVALS):
+                            d[k] += vals[k]
+                    continue
                 d = self._dead_of(o.group)
                 for k in range(_NTHREAD):
                     d[k] += o.sums[k]
@@ -945,6 +1027,15 @@ class ProcessCollector:
         for p in new_procs.values():
             g = p.group
             if g is None:
+                continue
+            if p.split is not None:
+                for sg, vals in p.split.items():
+                    t = totals.get(sg)
+                    if t is None:
+                        totals[sg] = vals[:_NVALS]
+                    else:
+                        for k in range(_NVALS):
+                            t[k] += vals[k]
                 continue
             s = p.sums
             t = totals.get(g)
@@ -969,6 +1060,105 @@ class ProcessCollector:
         if seen:
             self.schedstat_seen = True
         return totals, counts
+
+    def _scan_threaded(self, entry: _Proc, pdir: str, name: str, lss: bytes | None, pre: dict | None,
+                       pre_sched: dict | None, no_ss: bool, stat: bytes, nt: int) -> tuple[int, int]:
+        """The threads of a threaded-execution process (ora_uNNN_<SID>), each counted in the group
+        its own name gives it (thread_group; decided when the thread is first seen and kept for
+        its life, so a counter never moves between groups). Per thread: schedstat (or ``pre``,
+        already read; the leader's is ``lss``); where it changed or the thread is new,
+        task/TID/stat (its comm and its own utime/stime) and its sched (_read_thread). task/ is
+        listed on every scan that gets here (the process ran). Exited threads' last values go to
+        their group's exited totals. Returns (files read, directories listed)."""
+        files = 0
+        tdir = pdir + "/task/"
+        tids = os.listdir(tdir)     # gone or unreadable: the caller's handler decides
+        own = entry.group
+        known, info = entry.threads, entry.tinfo
+        new_thr: dict[str, ThreadState] = {}
+        new_info: dict[str, tuple] = {}
+        split: dict[Group, list[int]] = {}
+        for tid in tids:
+            if not tid.isdigit():
+                continue
+            o = known.get(tid)
+            oi = info.get(tid)
+            if tid == name:
+                ss = lss
+            elif pre is not None and tid in pre:
+                ss = pre[tid]
+            elif no_ss:
+                ss = None
+            else:
+                try:
+                    ss = read_file(tdir + tid + "/schedstat")
+                    files += 1
+                except OSError:
+                    ss = None
+            if ss and o is not None and oi is not None and ss == o[SS]:
+                t, ti = o, oi       # it has not run: same values
+            else:
+                try:
+                    data = read_file(tdir + tid + "/stat")
+                    files += 1
+                    comm, start, ut, st, _ = parse_stat(data)
+                except OSError as e:
+                    if e.errno in _GONE:
+                        continue
+                    data = None
+                except ValueError:   # Malformed too
+                    data = None
+                t = None
+                if data is not None:
+                    if oi is not None and oi[3] == start:
+                        g = oi[0]
+                    else:
+                        g = thread_group(comm, own)
+                        if o is not None and oi is not None:   # TID reused: the old thread exited
+                            self._fold_thread(o, oi)
+                        o = oi = None
+                    t = self._read_thread(tdir + tid, ss, o, pre_sched.pop(tid, None) if pre_sched else None)
+                    if t is _GONE_T:
+                        continue
+                if t is None or t is _UNREADABLE:
+                    if o is None or oi is None:
+                        continue
+                    t, ti = o, oi    # present but unreadable: keep its last values
+                else:
+                    if o is not None and (any(t[k] < o[k] for k in range(_NTHREAD)) or ut < oi[1] or st < oi[2]):
+                        self._fold_thread(o, oi)     # its counters were reset: the old values exited
+                    ti = (g, ut, st, start)
+            new_thr[tid] = t
+            new_info[tid] = ti
+            acc = split.get(ti[0])
+            if acc is None:
+                acc = split[ti[0]] = [0] * (_NVALS + 1)
+            for k in range(_NTHREAD):
+                acc[k] += t[k]
+            acc[UTIME] += ti[1]
+            acc[STIME] += ti[2]
+            acc[_NVALS] += 1
+        if pre_sched:
+            files += len(pre_sched)   # read before stat, not used (that thread is gone)
+        for tid, o in known.items():
+            if tid not in new_thr and tid in info:   # the thread exited
+                self._fold_thread(o, info[tid])
+        if own not in split:
+            split[own] = [0] * (_NVALS + 1)   # the process is counted in its own group
+        entry.threads, entry.tinfo, entry.split = new_thr, new_info, split
+        entry.live = len(new_thr)
+        entry.nt = nt
+        t = new_thr.get(name)
+        entry.lss = stat if no_ss else lss if t is not None and t[SS] and t[SS] == lss else None
+        return files, 1
+
+    def _fold_thread(self, o: ThreadState, oi: tuple) -> None:
+        """A thread of a threaded-execution process left: its last values to its group's exited totals."""
+        d = self._dead_of(oi[0])
+        for k in range(_NTHREAD):
+            d[k] += o[k]
+        d[UTIME] += oi[1]
+        d[STIME] += oi[2]
 
     def _dead_of(self, group: Group) -> list[int]:
         d = self._dead.get(group)
@@ -1000,6 +1190,9 @@ class ProcessCollector:
     def _collect(self) -> Iterator[Metric]:
         totals, counts = self.scan()
         live = {p.group for p in self._procs.values() if p.group is not None}
+        for p in self._procs.values():
+            if p.split:       # threaded execution: the groups its threads are in are live too
+                live.update(p.split)
         self._expire(live, totals)
         groups = set(totals) | set(counts)
         # Live groups first: those already exported (stable series), then new ones in label

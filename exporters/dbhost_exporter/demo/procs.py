@@ -45,6 +45,7 @@ class ThreadSpec:
     state: str = "S"
     processor: int = 0
     run_delay: int = 0    # ns waited on a run queue (schedstat field 2)
+    comm: bytes | None = None   # the thread's own name (prctl PR_SET_NAME); None: the process's comm
 
     @property
     def runtime_ns(self) -> int:
@@ -212,16 +213,19 @@ def write_process(root: pathlib.Path, spec: ProcSpec, with_sched: bool = True,
     for t in spec.threads:
         tdir = pdir / "task" / str(t.tid)
         tdir.mkdir(exist_ok=True)
+        # a thread's stat, status, comm and sched header show its own comm (threads named by
+        # prctl, as Oracle's threaded execution names them); the PID-level files the leader's
+        comm = t.comm or spec.comm
         (tdir / "stat").write_bytes(stat_bytes(
-            t.tid, spec.comm, t.state, spec.ppid, t.utime, t.stime, n, t.starttime, t.processor,
+            t.tid, comm, t.state, spec.ppid, t.utime, t.stime, n, t.starttime, t.processor,
             pgrp=spec.pid))
         (tdir / "status").write_bytes(status_bytes(
-            spec.comm, spec.pid, t.tid, spec.ppid, spec.uid, n, t.voluntary, t.involuntary,
+            comm, spec.pid, t.tid, spec.ppid, spec.uid, n, t.voluntary, t.involuntary,
             t.state, kthread))
-        (tdir / "comm").write_bytes(spec.comm + b"\n")
+        (tdir / "comm").write_bytes(comm + b"\n")
         if with_sched:
             (tdir / "sched").write_bytes(sched_bytes(
-                spec.comm, t.tid, n, t.voluntary, t.involuntary, t.migrations,
+                comm, t.tid, n, t.voluntary, t.involuntary, t.migrations,
                 t.runtime_ns, t.starttime))
         if with_schedstat:
             (tdir / "schedstat").write_bytes(schedstat_bytes(t))
