@@ -45,6 +45,24 @@ def settings_help() -> str:
     return declarations_help([m.SPEC for m in collectors.modules()], EXPORTER_SPEC, sections=True)
 
 
+# The mount points each built-in collector reads (a collector module added later: both).
+_READS = {"lun": ("procfs", "sysfs"), "zfs": ("procfs",), "process": ("procfs",), "memory": ("procfs",)}
+
+
+def required_paths(cfg: DbhostConfig) -> tuple[str, ...]:
+    """The --path.* mount points the switched-on collectors read ("procfs", "sysfs"): only those
+    must exist at start. zfs with a ``kstat_file`` (illumos/Solaris, which have no /sys) or off
+    Linux (the ``kstat`` command) reads no procfs."""
+    need: set[str] = set()
+    for name in FACTORIES:
+        if not cfg.collectors.get(name, True):
+            continue
+        if name == "zfs" and (cfg.zfs_kstat_file or not sys.platform.startswith("linux")):
+            continue
+        need.update(_READS.get(name, ("procfs", "sysfs")))
+    return tuple(p for p in ("procfs", "sysfs") if p in need)
+
+
 def build_collectors(cfg: DbhostConfig, procfs: str, sysfs: str) -> list[Collector]:
     return [make(cfg, procfs, sysfs) for name, make in FACTORIES.items() if cfg.collectors.get(name, True)]
 
@@ -95,9 +113,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         load_web_config(args.web_config_file)   # checked with --once too: never silently ignored
-        check_mount_point(args.procfs, "--path.procfs")
-        check_mount_point(args.sysfs, "--path.sysfs")
         cfg = load_config(args.config_file)
+        # only the mount points a switched-on collector reads (a zfs-only illumos/Solaris config
+        # with a kstat_file starts without /sys)
+        for what in required_paths(cfg):
+            check_mount_point(getattr(args, what), f"--path.{what}")
         registry = make_registry(cfg, args.procfs, args.sysfs)
         # this process's own metrics (/proc/self, not --path.procfs), after the host's
         process = ProcessMetrics()

@@ -255,3 +255,32 @@ def test_port_zero_logs_the_port_the_kernel_gave(tree):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# review host finding 7: illumos/Solaris have no /sys; a zfs-only config must start there
+def test_zfs_only_config_with_kstat_file_starts_without_sysfs_and_procfs(tmp_path):
+    kstat = tmp_path / "arcstats.kstat"
+    kstat.write_text(mf.illumos_kstat_text())
+    cfg = tmp_path / "solaris.yml"
+    cfg.write_text("collectors: {lun: false, process: false, memory: false}\nzfs: {kstat_file: arcstats.kstat}\n")
+    proc = run_once("--config.file", str(cfg), "--path.sysfs", str(tmp_path / "no-sys"),
+                    "--path.procfs", str(tmp_path / "no-proc"))
+    assert proc.returncode == 0, proc.stderr
+    got = samples(proc.stdout)
+    assert value(got, "dbhost_collector_success", collector="zfs") == 1
+    assert any(k[0].startswith("dbhost_zfs_arc") for k in got)
+    assert not any(k[1] and ("collector", "lun") in k[1] for k in got)
+
+
+@pytest.mark.parametrize("switches,missing", [
+    ("{process: false, memory: false, zfs: false}", "--path.sysfs"),      # lun on: /sys is needed
+    ("{lun: false, zfs: false, memory: false}", "--path.procfs"),         # process on: /proc is needed
+])
+def test_a_switched_on_collector_still_needs_its_mount_point(tmp_path, switches, missing):
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"collectors: {switches}\n")
+    args = {"--path.sysfs": str(tmp_path), "--path.procfs": str(tmp_path)}
+    args[missing] = str(tmp_path / "nope")
+    proc = run_once("--config.file", str(cfg), *[x for kv in args.items() for x in kv])
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {missing}: {tmp_path / 'nope'} does not exist"]
