@@ -164,3 +164,27 @@ def test_configured_kstat_file_missing_is_a_collector_failure(tmp_path):
     col = ZfsCollector(str(tmp_path), kstat_file=str(tmp_path / "missing.txt"))
     with pytest.raises(OSError, match="missing.txt"):
         list(col.collect())
+
+
+def test_stale_kstat_file_says_its_age(tmp_path):
+    # review host finding 10: a capture job that stopped 3 days ago leaves frozen counters served
+    # with success 1; the file's mtime (like node_textfile_mtime_seconds) tells their age
+    import os
+    import time
+    fx = mf.build_tree(tmp_path / "t", arcstats=None, with_proc=False)
+    three_days_ago = time.time() - 3 * 86400
+    os.utime(fx.kstat_file, (three_days_ago, three_days_ago))
+    col = ZfsCollector(str(fx.procfs), kstat_file=str(fx.kstat_file))
+    got = scrape(col)
+    age = time.time() - value(got, "dbhost_zfs_kstat_file_mtime_seconds", file=str(fx.kstat_file))
+    assert 3 * 86400 - 5 < age < 3 * 86400 + 60
+    fx.kstat_file.write_text(fx.kstat_file.read_text())      # the job writes again
+    got = scrape(col)
+    assert time.time() - value(got, "dbhost_zfs_kstat_file_mtime_seconds", file=str(fx.kstat_file)) < 60
+
+
+def test_no_mtime_series_without_a_kstat_file(tmp_path):
+    fx = mf.build_tree(tmp_path / "t", with_proc=False)
+    got = scrape(ZfsCollector(str(fx.procfs)))
+    assert any(k[0] == "dbhost_zfs_arc_size_bytes" for k in got)
+    assert not any(k[0] == "dbhost_zfs_kstat_file_mtime_seconds" for k in got)

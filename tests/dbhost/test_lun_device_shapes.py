@@ -169,3 +169,22 @@ def test_sysfs_hidden_attribute_hides_any_device(tree):
     got = scrape(LunCollector(str(tree.procfs), str(tree.sysfs)))
     assert "sde" not in devices(got)
     assert "sda" in devices(got)
+
+
+def test_virtio_disk_has_its_serial_as_stable_identity(vtree):
+    # review host finding 9: vdX names change with attach order; the serial does not
+    # (/dev/disk/by-id/virtio-<serial>; OpenStack: the volume id cut to 20 characters)
+    got = scrape(LunCollector(str(vtree.procfs), str(vtree.sysfs)))
+    assert info(got, "vda")["wwid"] == "virtio-" + mf.VARIANT_VIRTIO_SERIAL
+    assert info(got, "xvda")["wwid"] == ""
+    cfg = LunConfig(roles=[RoleRule("wwid", "virtio-" + mf.VARIANT_VIRTIO_SERIAL, "redo")])
+    assert info(scrape(LunCollector(str(vtree.procfs), str(vtree.sysfs), cfg)), "vda")["role"] == "redo"
+
+
+def test_virtio_serial_values():
+    from dbhost_exporter.collectors.lun import virtio_id
+    assert virtio_id("8b1c6f0e-3d2a-4e5b-9") == "virtio-8b1c6f0e-3d2a-4e5b-9"
+    assert virtio_id("") == virtio_id(None) == ""
+    assert virtio_id("QM 00001") == "virtio-QM_00001"          # blanks as udev writes them
+    assert virtio_id("x" * 21) == ""                             # longer than virtio allows
+    assert virtio_id("bad\x01") == ""

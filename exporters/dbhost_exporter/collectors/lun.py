@@ -71,7 +71,7 @@ SPEC = Collector(
            "/sys/block/*/device/wwid", "/sys/block/*/device/queue_depth", "/sys/block/*/device/device_busy",
            "/sys/block/*/device/iorequest_cnt", "/sys/block/*/device/iodone_cnt", "/sys/block/*/device/ioerr_cnt",
            "/sys/block/*/device/state", "/sys/block/*/device/access_state", "/sys/block/*/device/model (NVMe)", "/sys/block/*/wwid (NVMe)",
-           "/sys/block/*/hidden", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
+           "/sys/block/*/hidden", "/sys/block/vd*/serial", "/sys/block/*/inflight", "/sys/block/*/queue/nr_requests",
            "/sys/block/*/mq/*/nr_tags", "/sys/block/*/mq/*/nr_reserved_tags", "/sys/block/*/ana_state", "/sys/block/dm-*/dm/name",
            "/sys/block/dm-*/dm/uuid", "/sys/block/dm-*/dm/suspended", "/sys/block/dm-*/slaves/",
            "/sys/class/scsi_host/*/can_queue", "/sys/class/scsi_host/*/cmd_per_lun",
@@ -94,7 +94,7 @@ SPEC = Collector(
                "Identity of a block device: SCSI disk (hctl), dm-multipath map or NVMe "
                "namespace; multipath is the map a path belongs to or the map's own name; role from config.",
                ("device", "hctl", "vendor", "model", "wwid", "multipath", "role"),
-               source="SCSI: `block/X/device` -> `.../hostH/targetH:C:T/H:C:T:L` (hctl), `device/{vendor,model,wwid}`; dm-multipath: `block/dm-N/dm/{name,uuid}` (uuid `mpath-<wwid>`), `slaves/`; NVMe: `block/nvmeXnY/wwid`, `device/model`. `wwid` in the scsi_id/multipath form (`naa.600a...` becomes `3600a...`). `multipath`: the map a path belongs to, or the map's own name. `role` from config (default `other`). Loop/ram/zram/other devices only when configured. Never reported: partitions, SCSI devices that are not disks (`device/type` other than 0, 7, 0xe, 0x14, e.g. `sr0`), hidden block devices (`hidden` = 1, and NVMe native-multipath paths `nvmeXcYnZ`), dm devices other than multipath maps (LVM, dm-crypt, kpartx `part1-mpath-...`). A path without `device/wwid` (kernels before 4.5) takes the WWID of its map. An NVMe native-multipath head (`device` -> `nvme-subsysX`) has `multipath` = its own name. virtio-blk (`vdX`, kind `virtio`) and Xen (`xvdX`, kind `xen`) disks are reported by default (the disks of a KVM/OpenStack or Xen database host); cciss, md and other block devices are kind `other` (opt-in)."),
+               source="SCSI: `block/X/device` -> `.../hostH/targetH:C:T/H:C:T:L` (hctl), `device/{vendor,model,wwid}`; dm-multipath: `block/dm-N/dm/{name,uuid}` (uuid `mpath-<wwid>`), `slaves/`; NVMe: `block/nvmeXnY/wwid`, `device/model`. `wwid` in the scsi_id/multipath form (`naa.600a...` becomes `3600a...`). `multipath`: the map a path belongs to, or the map's own name. `role` from config (default `other`). Loop/ram/zram/other devices only when configured. Never reported: partitions, SCSI devices that are not disks (`device/type` other than 0, 7, 0xe, 0x14, e.g. `sr0`), hidden block devices (`hidden` = 1, and NVMe native-multipath paths `nvmeXcYnZ`), dm devices other than multipath maps (LVM, dm-crypt, kpartx `part1-mpath-...`). A path without `device/wwid` (kernels before 4.5) takes the WWID of its map. A virtio-blk disk (no WWID) has `wwid` = `virtio-<serial>` from `block/vdX/serial` (udev\'s `/dev/disk/by-id/virtio-<serial>`; OpenStack: the volume id cut to 20 characters), empty when the hypervisor gives no serial. An NVMe native-multipath head (`device` -> `nvme-subsysX`) has `multipath` = its own name. virtio-blk (`vdX`, kind `virtio`) and Xen (`xvdX`, kind `xen`) disks are reported by default (the disks of a KVM/OpenStack or Xen database host); cciss, md and other block devices are kind `other` (opt-in)."),
         Family("dbhost_lun_queue_depth", "gauge", "Configured LUN queue depth (SCSI device/queue_depth).",
                ("device",), source='`block/X/device/queue_depth` (SCSI only), read every scrape: the driver lowers it by itself when the array answers QUEUE FULL / TASK SET FULL (`scsi_track_queue_full()`, lpfc ramp-down) and raises it later', measure='requests'),
         Family("dbhost_lun_nr_requests", "gauge", "Block-layer request queue size (queue/nr_requests).",
@@ -337,6 +337,19 @@ def normalize_wwid(raw: str) -> str:
     return low if re.fullmatch(r"[0-9a-f]+", low) else raw
 
 
+_VIRTIO_SERIAL = re.compile(r"^[\x21-\x7e]{1,20}$")
+
+
+def virtio_id(serial: str | None) -> str:
+    """``virtio-<serial>`` (udev's by-id name) from /sys/block/vdX/serial (VIRTIO_BLK_ID_BYTES: at
+    most 20 bytes; empty when the hypervisor gives none); blanks become ``_`` as udev does; "" when
+    there is no usable serial."""
+    if not serial:
+        return ""
+    serial = "_".join(serial.split())
+    return "virtio-" + serial if _VIRTIO_SERIAL.match(serial) else ""
+
+
 def wwid_key(raw: str) -> str:
     """What two WWID spellings must agree on to name the same LUN (role rules): the scsi_id form for
     ``naa.``/``eui.`` ids (SCSI or NVMe), ``1`` + vendor id with whitespace runs as ``_`` for ``t10.``
@@ -521,6 +534,10 @@ class LunCollector:
                     ident.path_tags = tuple(self._queue_tags(d) for d in ident.paths)
                 else:
                     ident.queue_tags = self._queue_tags(name)
+            elif kind == "virtio":
+                # virtio-blk has no WWID; its serial (OpenStack: the volume id, cut to 20 bytes) is
+                # the stable name udev gives it, /dev/disk/by-id/virtio-<serial>
+                ident.wwid = virtio_id(read_str(os.path.join(base, "serial")))
             elif kind == "multipath":
                 ident.multipath = read_str(os.path.join(base, "dm", "name")) or ""
                 uuid = read_str(os.path.join(base, "dm", "uuid")) or ""

@@ -80,6 +80,10 @@ SPEC = Collector(
                source='`l2_io_error`, `l2_cksum_bad`', measure='reads', note='Labels: `kind` (`io`, `checksum`).'),
         Family("dbhost_zfs_l2arc_write_errors_total", "counter", "L2ARC writes that failed (l2_writes_error).",
                source='`l2_writes_error`', measure='writes'),
+        Family("dbhost_zfs_kstat_file_mtime_seconds", "gauge",
+               "Modification time of zfs.kstat_file (Unix seconds): the age of the ARC statistics read "
+               "from it, like node_exporter's node_textfile_mtime_seconds.", ("file",),
+               source='`stat()` of `zfs.kstat_file` after each read; only when a `kstat_file` is configured. A capture job that stopped leaves frozen counters with `dbhost_collector_success` 1: `time() - dbhost_zfs_kstat_file_mtime_seconds` is their age', note='Labels: `file` (the configured path).'),
     ),
     exporter="dbhost-exporter", doc='Linux: `/proc/spl/kstat/zfs/arcstats` (OpenZFS 2.1 and 2.2+). illumos/Solaris: `kstat -p zfs:0:arcstats` text from `zfs.kstat_file`, or the `kstat` command where it exists (never on Linux). Without ZFS none of these series exist. Metrics whose arcstats field is missing in a release (e.g. `iohits` before 2.2) are absent.', title='ZFS')
 
@@ -214,6 +218,16 @@ class ZfsCollector:
                 self._said_absent = True
             return
         yield from self.families(stats)
+        if self.kstat_file:
+            # a capture written by a job (cron: kstat -p ... > file) that stopped is served as it
+            # was: its age is what tells (review host #10)
+            try:
+                mtime = os.stat(self.kstat_file).st_mtime
+            except OSError:
+                return
+            fam = SPEC.family("dbhost_zfs_kstat_file_mtime_seconds")
+            fam.add_metric([self.kstat_file], mtime)
+            yield fam
 
     @staticmethod
     def families(s: dict[str, int]) -> Iterable[Metric]:

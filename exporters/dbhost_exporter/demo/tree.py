@@ -512,6 +512,7 @@ VARIANT_SR = ("sr0", 0, "1:0:0:0")
 VARIANT_NVME = {"subsys": "nvme-subsys1", "head": "nvme1n1", "wwid": "eui.e8238fa6bf530001001b448b4a1c2d3e",
                 "model": "Dell Ent NVMe CM6 RI 1.92TB", "paths": (("nvme1c1n1", "nvme1", (1, 6), 9),
                                                                    ("nvme1c2n1", "nvme2", (0, 4), 4))}
+VARIANT_VIRTIO_SERIAL = "8b1c6f0e-3d2a-4e5b-9"   # printed without a newline
 VARIANT_OTHER = (("vda", 252, 0, "devices/pci0000:00/0000:00:07.0/virtio3", "virtio3", (1, 2), 3),
                  ("xvda", 202, 0, "devices/vbd-51712", "vbd-51712", (0, 1), 1),
                  ("cciss!c0d0", 104, 0, "devices/pci0000:00/0000:00:08.0/cciss0/c0d0", "c0d0", (2, 0), 5))
@@ -634,6 +635,8 @@ def build_variant_tree(root: Path, nfields: int = 20) -> Fixture:
         _write(blk / "inflight", f"{infl[0]:8d} {infl[1]:8d}\n")
         _write(blk / "queue/nr_requests", "256\n")
         _write(blk / "hidden", "0\n")
+        if name.startswith("vd"):     # virtio_blk's serial: OpenStack's volume id, cut to 20 bytes
+            _write(blk / "serial", VARIANT_VIRTIO_SERIAL)
         _link(blk / "device", f"../../../{devlink}")
         _link(sysfs / "block" / name, f"../{devdir}/block/{name}")
         diskstats.append(_diskstat(major, minor, name.replace("!", "/"), prog, major, nfields))
