@@ -44,9 +44,10 @@ def threaded(i, pid, sid, names, tid_base=None):
     return dataclasses.replace(sp, threads=threads)
 
 
-U004 = ["ora_u004_CDB1", "ora_gen0_CDB1", "ora_mman_CDB1", "ora_lgwr_CDB1", "ora_ckpt_CDB1", "ora_lg00_CDB1",
-        "ora_lg01_CDB1", "ora_smon_CDB1"]
-U005 = ["ora_u005_CDB1", "ora_diag_CDB1", "ora_mmon_CDB1", "oracle_7160_cdb1", "oracle_7161_cdb1"]
+# as in the Expert Consolidation listing: processes ora_pmon_CDB1, threads ora_lgwr_cdb1 (lower case)
+U004 = ["ora_u004_CDB1", "ora_gen0_cdb1", "ora_mman_cdb1", "ora_lgwr_cdb1", "ora_ckpt_cdb1", "ora_lg00_cdb1",
+        "ora_lg01_cdb1", "ora_smon_cdb1"]
+U005 = ["ora_u005_CDB1", "ora_diag_cdb1", "ora_mmon_cdb1", "oracle_7160_cdb1", "oracle_7161_cdb1"]
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def test_each_thread_is_counted_in_its_own_role(tree):
     root, specs = tree
     got = scrape(ProcessCollector(str(root)))
     u004 = by_comm(specs, 7010)
-    lgwr = u004["ora_lgwr_CDB1"]
+    lgwr = u004["ora_lgwr_cdb1"]
     # LGWR exists as a group of its own, with exactly its thread's counters
     assert val(got, "dbhost_process_threads", "CDB1", "lgwr") == 1
     assert val(got, "dbhost_process_processes", "CDB1", "lgwr") == 0      # a thread, not a process
@@ -111,7 +112,7 @@ def test_thread_and_process_exit_keep_counters_monotonic(tree):
     root, specs = tree
     coll = ProcessCollector(str(root))
     before = scrape(coll)
-    remove_thread(root, 7010, next(t.tid for t in specs[2].threads if t.comm == b"ora_lg00_CDB1"))
+    remove_thread(root, 7010, next(t.tid for t in specs[2].threads if t.comm == b"ora_lg00_cdb1"))
     after = scrape(coll)
     assert val(after, "dbhost_process_threads", "CDB1", "lg00") == 0
     for k, v in before.items():
@@ -135,7 +136,7 @@ def test_a_thread_that_ran_is_read_again_and_a_quiet_scan_is_cheap(tree):
     assert coll.last_files_read == sum(len(sp.threads) for sp in specs)
     assert coll.last_dirs_listed == 1
     sp = specs[2]
-    lgwr = next(t for t in sp.threads if t.comm == b"ora_lgwr_CDB1")
+    lgwr = next(t for t in sp.threads if t.comm == b"ora_lgwr_cdb1")
     busier = dataclasses.replace(lgwr, involuntary=lgwr.involuntary + 500, utime=lgwr.utime + 7)
     write_process(root, dataclasses.replace(sp, threads=tuple(busier if t is lgwr else t for t in sp.threads)))
     now = scrape(coll)
@@ -151,6 +152,7 @@ def test_thread_group_names():
     own = ("CDB1", "u004")
     assert thread_group(b"ora_lgwr_CDB1", own) == ("CDB1", "lgwr")
     assert thread_group(b"ora_LG00_CDB1", own) == ("CDB1", "lg00")
+    assert thread_group(b"ora_lgwr_cdb1", own) == ("CDB1", "lgwr")      # Oracle lower-cases the SID
     assert thread_group(b"ora_lgwr_PROD_E", ("PROD_EAST1", "u004")) == ("PROD_EAST1", "lgwr")
     assert thread_group(b"ora_lgwr_OTHER", own) == own           # not this instance's name
     assert thread_group(b"ora_u004_CDB1", own) == own

@@ -184,14 +184,15 @@ def thread_group(comm: bytes, own: "Group") -> "Group":
     """The group of one thread of a threaded-execution process ``own`` (sid, "uNNN") from the
     thread's comm: ``ora_<role>_<SID>`` -> (sid, role), ``oracle_<ospid>_<sid>`` -> (sid,
     "foreground"); the comm's SID part (cut to the 15 bytes of comm) must begin the process's SID
-    (taken from its command line). Anything else (the uNNN thread itself, an unnamed thread, a
-    name that does not fit) stays in the process's own group."""
+    (taken from its command line), in any case: Oracle names the threads with the SID lower-cased
+    (ora_pmon_CDB1 is a process, its LGWR thread ora_lgwr_cdb1). Anything else (the uNNN thread
+    itself, an unnamed thread, a name that does not fit) stays in the process's own group."""
     sid = own[0]
     m = _THREAD_BG.fullmatch(comm)
     if m is not None:
         part = m.group(2).decode("utf-8", "replace")
         role = m.group(1).decode("ascii").lower()
-        if sid.startswith(part) and not _THREADED_ROLE.fullmatch(role):
+        if sid.lower().startswith(part.lower()) and not _THREADED_ROLE.fullmatch(role):
             return sid, role
         return own
     m = _THREAD_FG.fullmatch(comm)
