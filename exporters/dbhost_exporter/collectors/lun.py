@@ -205,6 +205,8 @@ _NVME_CTRL = re.compile(r"^nvme\d+$")
 # sdev_states), NVMe controller state "live" (drivers/nvme/host/sysfs.c); ANA states that the NVMe
 # multipath driver sends I/O to (nvme_find_path: optimized, then non-optimized).
 PATH_UP_STATES = frozenset({"running", "live"})
+ANA_USABLE = frozenset({"optimized", "non-optimized"})
+_STATE_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9 ()_.-]{0,39}$")
 # SCSI iorequest_cnt / iodone_cnt / ioerr_cnt are atomic_t: 32 bits (device/iocounterbits reads 32)
 COUNTER_MASK = 0xFFFFFFFF
 # device/access_state (drivers/scsi/scsi_sysfs.c sdev_access_states, 4.6+): the ALUA state the device
@@ -219,8 +221,6 @@ def access_state_label(raw: str | None) -> str | None:
         return None
     raw = raw.strip()
     return raw if raw in ACCESS_STATES else "unknown"
-ANA_USABLE = frozenset({"optimized", "non-optimized"})
-_STATE_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9 ()_.-]{0,39}$")
 
 
 def state_label(raw: str | None) -> str | None:
@@ -841,8 +841,8 @@ class LunCollector:
         """Read every scrape (a path can fail at any time; multipathd can drop a path from a map
         without any block device coming or going): SCSI ``device/state``, each map's ``slaves/``
         and ``dm/suspended``, NVMe controller ``state``, NVMe path ``ana_state``, SCSI ``access_state``
-        (where a device handler is attached). (the families the pages read, in the order they are
-        kept under the series cap; the other NVMe families)"""
+        (where a device handler is attached). Returns (the path-health families, in the order they
+        are kept under the series cap; the other NVMe families)."""
         blk = os.path.join(self.sysfs, "block")
         scsi_state = SPEC.family("dbhost_scsi_device_state")
         access_f = SPEC.family("dbhost_scsi_device_access_state")
