@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from mixin import hostjoin
 from mixin import records as R
 from mixin.config import Config
 from mixin.records import LGWR_ROLES
@@ -125,23 +126,18 @@ def host_status_expr(cfg: Config) -> str:
             ' or 3 * (' + seen + ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 
-# (host, sid) -> database, for joining dbhost's per-sid process metrics with Oracle's database
-# label: the sid is GV$INSTANCE.INSTANCE_NAME, the host its HOST_NAME up to the first dot
-_SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
-                   + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
-
-
 def sid_to_database(expr: str) -> str:
     """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
-    instance whose INSTANCE_NAME is its sid AND whose GV$INSTANCE.HOST_NAME (up to the first dot)
-    is the host of the series (its target's `instance` up to the first dot or colon). Always on
-    both: a SID is unique only per host. An unmonitored standby (or a clone) running the primary's
-    SID on another host is not in oracle_instance_info at all, so a join on the sid alone, or one
-    that tests whether the SID is shared among the databases it can see, would give that host's
-    LGWR to the primary. The scrape config must set the host exporters' `instance` to the host
-    name (docs/dashboards.md)."""
-    with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
-    return f"({with_host} * on (host, sid) group_left (database) {_SID_HOST_TO_DB})"
+    instance whose INSTANCE_NAME is its sid AND whose GV$INSTANCE.HOST_NAME is its host: the
+    full host identity where both sides have it (the target's `instance`, or node_exporter's
+    nodename of it), the short name only where one side has no more (mixin/hostjoin.py). Always
+    on both: a SID is unique only per host. An unmonitored standby (or a clone) running the
+    primary's SID on another host is not in oracle_instance_info at all, so a join on the sid
+    alone would give that host's LGWR to the primary; a Data Guard pair with the same SID on
+    hosts named alike per site (db01.dc1 / db01.dc2) must neither mix nor fail the query
+    (rev-views #1). The scrape config must set the host exporters' `instance` to the host name
+    (docs/dashboards.md)."""
+    return hostjoin.to_database(expr, "oracle_instance_info{" + DB + "}")
 
 
 def lgwr_share_by_db(cfg: Config) -> str:

@@ -10,6 +10,7 @@ import json
 import math
 import re
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -71,6 +72,7 @@ class Upstream:
     elapsed: float = 0.0
     name: str = "Prometheus"
     _auth: str | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self):
         parts = urllib.parse.urlsplit(self.url)
@@ -98,7 +100,8 @@ class Upstream:
             if self.insecure:
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
-        self.queries += 1
+        with self._lock:                 # the wallboard queries concurrently
+            self.queries += 1
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=ctx) as resp:
@@ -115,7 +118,8 @@ class Upstream:
             reason = getattr(exc, "reason", exc)
             raise FleetviewError(f"{self.name} at {self.url} is unreachable: {reason}") from None
         finally:
-            self.elapsed += time.monotonic() - t0
+            with self._lock:
+                self.elapsed += time.monotonic() - t0
         try:
             return json.loads(body)
         except ValueError:

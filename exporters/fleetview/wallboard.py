@@ -2,8 +2,8 @@
 figures, thresholds and states as the Grafana wallboard (mixin/fleetview.py, via spec.json),
 and the firing alerts from Alertmanager with their runbook and evidence (a Prometheus graph URL).
 
-A refresh runs one instant query per tile figure (12 with the shipped spec) plus one
-Alertmanager request, whatever the number of databases and hosts: every figure is aggregated
+A refresh runs one instant query per tile figure (15 with the shipped spec; concurrently, with an
+overall deadline) plus one Alertmanager request, whatever the number of databases and hosts: every figure is aggregated
 `by (database)` or `by (instance)` over all of them at once.
 """
 from __future__ import annotations
@@ -37,17 +37,52 @@ class Board:
     at: float = 0.0
 
 
-def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thresholds: dict,
-                  errors: list[str]) -> list[Tile]:
+# A refresh must end before the next one (REFRESH_S): the figures' queries run concurrently
+# (QUERY_WORKERS at a time) and whatever has not answered within DEADLINE_S is left out, that
+# figure shown as failed (rev-views #12: one after another, a 4 s Prometheus took 60 s).
+QUERY_WORKERS = 8
+DEADLINE_S = 20.0
+FAILED = "query failed"
+
+
+def run_queries(prom: Upstream, exprs: list[str], deadline_s: float = DEADLINE_S) -> list:
+    """Each expression's result list, or the FleetviewError it failed with (a timeout past the
+    overall deadline included), queried concurrently."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+    pool = ThreadPoolExecutor(max_workers=min(QUERY_WORKERS, max(1, len(exprs))), thread_name_prefix="fv-query")
+    futures = [pool.submit(prom.query, e) for e in exprs]
+    wait(futures, timeout=deadline_s)
+    pool.shutdown(wait=False, cancel_futures=True)
+    out = []
+    for fut in futures:
+        if not fut.done():
+            out.append(FleetviewError(f"{prom.name} at {prom.url} did not answer within the page's "
+                                      f"{deadline_s:g} s deadline"))
+        elif fut.cancelled():
+            out.append(FleetviewError(f"{prom.name} at {prom.url}: query not run within the page's deadline"))
+        elif isinstance(fut.exception(), FleetviewError):
+            out.append(fut.exception())
+        elif fut.exception() is not None:
+            out.append(FleetviewError(f"{prom.name} at {prom.url}: {fut.exception()}"))
+        else:
+            out.append(fut.result())
+    return out
+
+
+def collect_tiles(prom: Upstream | None, figures: list[dict], key: str, kind: str, thresholds: dict,
+                  errors: list[str], results: list | None = None) -> list[Tile]:
+    """The tiles from the figures' results (run here when not given). A figure whose query failed
+    is shown as failed on every tile and named in `errors`; the other figures and tiles stay
+    (rev-views #1: one HTTP 422 replaced all tiles by an error page)."""
+    if results is None:
+        results = run_queries(prom, [substitute(f["expr"]) for f in figures])
     tiles: dict[str, Tile] = {}
     values: dict[str, dict[str, float | None]] = {}
-    for f in figures:
-        try:
-            result = prom.query(substitute(f["expr"]))
-        except FleetviewError as exc:
-            if "unreachable" in str(exc) or "HTTP" in str(exc):
-                raise
-            errors.append(f"{f['label']}: {exc}")
+    failed: set[str] = set()
+    for f, result in zip(figures, results):
+        if isinstance(result, Exception):
+            failed.add(f["key"])
+            errors.append(f"{kind} figure '{f['label']}' not shown: {result}")
             continue
         for s in result:
             name = s["metric"].get(key)
@@ -56,7 +91,8 @@ def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thre
     for name, vals in values.items():
         t = Tile(name, kind)
         status = vals.get("status")
-        # no status (its exporter gone and not seen within the hour, or only partial series): UNKNOWN
+        # no status (its exporter gone and not seen within the hour, only partial series, or the
+        # status query failed): UNKNOWN
         t.level = int(status) if status is not None and int(status) in (0, 1, 2, 3) else 3
         for f in figures:
             if f["status"]:
@@ -68,8 +104,8 @@ def collect_tiles(prom: Upstream, figures: list[dict], key: str, kind: str, thre
                 steps = thresholds[f["threshold"]]["steps"]
             else:
                 steps = [[None, f["neutral"]]]
-            t.figures.append((f["label"], fmt(v, f["unit"]), colour(v, steps) if v is not None else "grey",
-                              f["threshold"]))
+            text = FAILED if f["key"] in failed else fmt(v, f["unit"])
+            t.figures.append((f["label"], text, colour(v, steps) if v is not None else "grey", f["threshold"]))
         tiles[name] = t
     # worst first (CRITICAL/UNKNOWN, WARNING, OK), then by name
     order = {2: 0, 3: 0, 1: 1, 0: 2}
@@ -106,12 +142,20 @@ def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
     return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
 
 
-def collect(spec: dict, prom: Upstream, am: Upstream | None) -> Board:
+def collect(spec: dict, prom: Upstream, am: Upstream | None, deadline_s: float = DEADLINE_S) -> Board:
+    """The board: every figure's query at once (concurrently, within `deadline_s`), then the alerts.
+    FleetviewError (the page becomes one line) only when no figure could be queried at all
+    (Prometheus down, hung, or refusing every query); a figure that failed alone is blanked."""
     t0 = time.monotonic()
     q0, a0 = prom.queries, am.queries if am else 0
     errors: list[str] = []
-    dbs = collect_tiles(prom, spec["db_tiles"], "database", "database", spec["thresholds"], errors)
-    hosts = collect_tiles(prom, spec["host_tiles"], "instance", "host", spec["thresholds"], errors)
+    figs = spec["db_tiles"] + spec["host_tiles"]
+    results = run_queries(prom, [substitute(f["expr"]) for f in figs], deadline_s)
+    if figs and all(isinstance(r, Exception) for r in results):
+        raise results[0]
+    n = len(spec["db_tiles"])
+    dbs = collect_tiles(None, spec["db_tiles"], "database", "database", spec["thresholds"], errors, results[:n])
+    hosts = collect_tiles(None, spec["host_tiles"], "instance", "host", spec["thresholds"], errors, results[n:])
     alerts = firing_alerts(am, errors)
     return Board(dbs, hosts, alerts, errors, prom.queries - q0, (am.queries if am else 0) - a0,
                  time.monotonic() - t0, time.time())
