@@ -104,7 +104,9 @@ def build(cfg: Config):
         "Databases",
         "One row per database, worst first, one query per figure over the whole fleet (the query count "
         "does not grow with the number of databases). STATUS: CRITICAL when a critical alert is "
-        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing, UNKNOWN "
+        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing or the database "
+        "refuses the monitoring account (oracle_last_error_info: logon denied, locked, expired; OracleDown's "
+        "warning, C5), UNKNOWN "
         "(as loud as critical) when the database has no data now and was seen within the hour or its exporter target is still configured (up exists) [O3]. "
         f"[R2] log file sync average (red/amber at the OracleLogFileSyncSlow threshold, {r2.colour_at} s), "
         f"shown with at least {r2.floor('waits').value:g} commit waits/s behind it, as the alert; "
@@ -150,7 +152,8 @@ def build(cfg: Config):
     fleet_db = fleet_panel(
         "Fleet: databases by state",
         "One cell per database, worst first: OK, WARNING (a warning alert fires), CRITICAL (a critical "
-        "alert fires or oracle_up is 0), UNKNOWN (no data now; seen within the hour or its exporter target still configured) [O1, O3]. Built "
+        "alert fires or oracle_up is 0; WARNING when the database only refuses the monitoring account, as "
+        "OracleDown's warning, C5), UNKNOWN (no data now; seen within the hour or its exporter target still configured) [O1, O3]. Built "
         "for a fleet: 200 databases fit one screen. Click a cell for its redo, waits or memory "
         "dashboard or its tile below.",
         db_status_expr(), "{{database}}", fleet_links("database", "database", db_detail), h=8)

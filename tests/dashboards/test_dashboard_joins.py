@@ -185,3 +185,27 @@ def test_recording_rules_keep_the_data_guard_pair_apart(tmp_path):
         {"expr": f"sort(sum by (instance) ({sga}))", "eval_time": "5m",
          "exp_samples": [{"labels": '{instance="db01.dc2.example.com"}', "value": 4e9},
                          {"labels": '{instance="db01.dc1.example.com"}', "value": 8e9}]}])
+
+
+def test_a_database_refusing_the_monitoring_account_is_warning_not_critical(tmp_path):
+    """rev-views #3: oracle_up 0 because the monitoring account is locked (OracleDown severity
+    warning, a ticket): WARNING (1), not CRITICAL; a database down for another reason stays
+    CRITICAL (2); one that is up is OK (0)."""
+    from mixin.fleetview import db_status_expr
+    ora = lambda db: f'job="oracle",instance="oe-{db.lower()}:19161",database="{db}"'  # noqa: E731
+    series = [
+        {"series": f'oracle_up{{{ora("LOCKED")}}}', "values": "0x10"},
+        {"series": f'oracle_last_error_info{{{ora("LOCKED")},reason="account locked"}}',
+         "values": "1x10"},
+        {"series": f'oracle_up{{{ora("DOWN")}}}', "values": "0x10"},
+        {"series": f'oracle_last_error_info{{{ora("DOWN")},reason="connection refused"}}',
+         "values": "1x10"},
+        {"series": f'oracle_up{{{ora("FINE")}}}', "values": "1x10"},
+        # the alert's severity alone (its error series gone from the look-back): still WARNING
+        {"series": f'oracle_up{{{ora("EXPIRED")}}}', "values": "0x10"},
+        {"series": f'ALERTS{{{ora("EXPIRED")},alertname="OracleDown",alertstate="firing",severity="warning"}}',
+         "values": "1x10"},
+    ]
+    _promtool(tmp_path, series, [{"expr": f"sort({_sel(db_status_expr())})", "eval_time": "5m", "exp_samples": [
+        {"labels": '{database="FINE"}', "value": 0}, {"labels": '{database="EXPIRED"}', "value": 1},
+        {"labels": '{database="LOCKED"}', "value": 1}, {"labels": '{database="DOWN"}', "value": 2}]}])

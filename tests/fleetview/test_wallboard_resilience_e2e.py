@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import copy
 import http.server
-import shutil
-import subprocess
 import threading
 import time
 import urllib.error
@@ -18,6 +16,7 @@ import pytest
 from fleetview import wallboard
 from fleetview.cli import make_routes
 from fleetview.core import FleetviewError, Upstream, load_spec
+from conftest import real_prometheus
 from stack.procs import free_port
 
 pytestmark = pytest.mark.e2e
@@ -31,29 +30,8 @@ MANY_TO_MANY = ('label_replace(vector(1), "database", "PRODNYC", "", "") * on ()
 
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory):
-    if not shutil.which("prometheus"):
-        pytest.skip("prometheus not installed (Debian package prometheus)")
-    wd = tmp_path_factory.mktemp("prom")
-    (wd / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
-    port = free_port()
-    proc = subprocess.Popen(["prometheus", f"--config.file={wd / 'prometheus.yml'}", f"--storage.tsdb.path={wd / 'tsdb'}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(url + "/-/ready", timeout=1)
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("Prometheus did not become ready")
-                time.sleep(0.2)
+    with real_prometheus(tmp_path_factory.mktemp("prom")) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def _spec(exprs: dict[str, str]) -> dict:
@@ -95,6 +73,9 @@ def test_every_figure_failing_is_the_one_line_error_page(prom):
 
 class _SlowProxy(http.server.ThreadingHTTPServer):
     daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass            # a request abandoned at the deadline, or Prometheus gone at the end
 
 
 def _slow_proxy(target: str, delay: float) -> tuple[_SlowProxy, str]:
