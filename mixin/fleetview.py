@@ -26,7 +26,7 @@ from mixin import hostjoin
 from mixin import records as R
 from mixin.config import Config
 from mixin.records import LGWR_ROLES
-from mixin.thresholds import Threshold
+from mixin.thresholds import ZERO_EPSILON, Threshold
 
 DB = 'database=~"$database"'
 HOST = 'instance=~"$host"'
@@ -40,6 +40,17 @@ STATES = {0: ("OK", "green"), 1: ("WARNING", "orange"), 2: ("CRITICAL", "red"), 
 
 # ---------------------------------------------------------------- colours
 
+def step_at(t: Threshold) -> float:
+    """Where a value takes the threshold's colour (Grafana colours a value >= a step): its
+    colour_at, but for a strict `>` just above it, so a value exactly at the threshold (970 of 1000
+    processes against O4_resource_crit `> 0.97`, log file sync at R2's 5 ms) is not coloured as the
+    finding no alert raises, as the report's judge() says (rev-views #8)."""
+    at = t.colour_at
+    if t.op == ">" and at != ZERO_EPSILON:
+        return at + max(ZERO_EPSILON, abs(at) * ZERO_EPSILON)
+    return at
+
+
 def steps(th, neutral: str = "green") -> list[tuple[float | None, str]]:
     """Threshold steps for one alert threshold or several tiers of one measure (e.g. I1, I1_red):
     [(None, base colour), (value, colour from value on), ...] (a value is coloured by the last
@@ -47,13 +58,13 @@ def steps(th, neutral: str = "green") -> list[tuple[float | None, str]]:
     tiers = [] if th is None else ([th] if isinstance(th, Threshold) else list(th))
     if not tiers:
         return [(None, neutral)]
-    tiers.sort(key=lambda t: t.colour_at)
+    tiers.sort(key=step_at)
     if tiers[0].lower_is_bad:
         s: list[tuple[float | None, str]] = [(None, tiers[0].colour)]
         for i, t in enumerate(tiers):
-            s.append((t.colour_at, tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
+            s.append((step_at(t), tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
         return s
-    return [(None, "green")] + [(t.colour_at, t.colour) for t in tiers]
+    return [(None, "green")] + [(step_at(t), t.colour) for t in tiers]
 
 
 # ---------------------------------------------------------------- wallboard tiles

@@ -133,10 +133,13 @@ def step_at(t) -> float:
         return t.value
     if t.op == "<=":
         return t.value + EPS
-    if t.value == 0 and "rate" in t.noise_floor:
-        return t.noise_floor["rate"].value
+    if t.value == 0 and "rate" in t.noise_floor:     # the alert: rate > floor
+        v = t.noise_floor["rate"].value
+        return v + max(EPS, abs(v) * EPS) if t.op == ">" else v
     if t.value == 0 and t.op == ">":
         return EPS
+    if t.op == ">":         # rev-views #8: exactly v is no finding, so not coloured
+        return t.value + max(EPS, abs(t.value) * EPS)
     return t.value
 
 
@@ -186,9 +189,9 @@ def test_changing_a_threshold_changes_the_dashboards(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     boards = build_all(config.load(thresholds_file=path))
     tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "Databases")
-    assert threshold_configs(tile)["Value #B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075}]
+    assert threshold_configs(tile)["Value #B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075 + 1e-9}]
     lbs = next(p for p in dm.panels(boards["oracle-redo"]) if p["title"] == "log buffer space waits/s")
-    assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25
+    assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25 + 1e-9
 
 
 # ------------------------------------------------------------------------------ identity
@@ -281,10 +284,10 @@ def test_exact_colours_of_key_thresholds():
     floor, I1 tiers (98% warning amber, 99.5% info yellow)."""
     by = {(u, p["title"]): p for u, b in BOARDS.items() for p in dm.panels(b)}
     assert threshold_configs(by[("oracle-redo", "log file sync average")])["defaults"] == \
-        [{"color": "green", "value": None}, {"color": "orange", "value": T["R2"].value}]
+        [{"color": "green", "value": None}, {"color": "orange", "value": T["R2"].value + 1e-9}]   # `> 5 ms`: 5 ms is ok
     assert T["R2"].value == 0.005 and T["R1"].value == 0.002
     assert threshold_configs(by[("oracle-redo", "log buffer space waits/s")])["defaults"][1]["value"] == \
-        T["R3"].noise_floor["rate"].value
+        T["R3"].noise_floor["rate"].value + 1e-9
     assert threshold_configs(by[("oracle-waits", "Latch hit ratio (all latches)")])["defaults"] == [
         {"color": "orange", "value": None}, {"color": "yellow", "value": T["I1_red"].value},
         {"color": "green", "value": T["I1"].value}]
