@@ -23,6 +23,7 @@ class Tile:
     kind: str                      # database | host
     level: int = 3                 # 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
     figures: list = field(default_factory=list)   # (label, text, colour)
+    silenced: list = field(default_factory=list)  # its alerts silenced in Alertmanager (alertnames)
 
 
 @dataclass
@@ -35,6 +36,10 @@ class Board:
     am_requests: int = 0
     seconds: float = 0.0
     at: float = 0.0
+    # the alerts' source: "ok", "none" (no --alertmanager.url) or "unavailable" (Alertmanager did not
+    # answer): only "ok" may say that nothing fires (rev-views #5)
+    alerts_state: str = "ok"
+    silenced: list = field(default_factory=list)    # alerts silenced in Alertmanager (same shape as alerts)
 
 
 # A refresh must end before the next one (REFRESH_S): the figures' queries run concurrently
@@ -112,14 +117,18 @@ def collect_tiles(prom: Upstream | None, figures: list[dict], key: str, kind: st
     return sorted(tiles.values(), key=lambda t: (order[t.level], t.name))
 
 
-def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
+def firing_alerts(am: Upstream | None, errors: list[str], silenced: list | None = None) -> list[dict] | None:
+    """The firing alerts, critical first and the newest first within a severity (rev-views #6: the
+    oldest first hid the new ones past ALERT_ROWS); None when Alertmanager did not answer. The
+    silenced ones go to `silenced` (rev-views #7: a silenced database's tile stays red from
+    Prometheus' ALERTS, and needs saying why)."""
     if am is None:
         return []
     try:
-        data = am.get("/api/v2/alerts", {"active": "true", "silenced": "false", "inhibited": "false"})
+        data = am.get("/api/v2/alerts", {"active": "true", "silenced": "true", "inhibited": "false"})
     except FleetviewError as exc:
         errors.append(str(exc))
-        return []
+        return None
     out = []
 
     def txt(v) -> str:                      # Alertmanager's fields as text, whatever an API client posted
@@ -131,15 +140,22 @@ def firing_alerts(am: Upstream | None, errors: list[str]) -> list[dict]:
         labels = a.get("labels") if isinstance(a.get("labels"), dict) else {}
         ann = a.get("annotations") if isinstance(a.get("annotations"), dict) else {}
         status = a.get("status") if isinstance(a.get("status"), dict) else {}
-        if labels.get("alertname") == "Watchdog" or status.get("state", "active") != "active":
+        if labels.get("alertname") == "Watchdog":
             continue
-        out.append({"alertname": txt(labels.get("alertname")) or "?", "severity": txt(labels.get("severity")),
-                    "target": txt(labels.get("database")) or txt(labels.get("instance")),
-                    "summary": txt(ann.get("summary")), "runbook": txt(ann.get("runbook_url")),
-                    "page": txt(ann.get("dashboard_url")) or txt(ann.get("capacity_url")),
-                    "evidence": txt(a.get("generatorURL")), "since": txt(a.get("startsAt"))[:19].replace("T", " ")})
+        row = {"alertname": txt(labels.get("alertname")) or "?", "severity": txt(labels.get("severity")),
+               "target": txt(labels.get("database")) or txt(labels.get("instance")),
+               "summary": txt(ann.get("summary")), "runbook": txt(ann.get("runbook_url")),
+               "page": txt(ann.get("dashboard_url")) or txt(ann.get("capacity_url")),
+               "evidence": txt(a.get("generatorURL")), "since": txt(a.get("startsAt"))[:19].replace("T", " ")}
+        state = status.get("state", "active")
+        if state == "active":
+            out.append(row)
+        elif state == "suppressed" and status.get("silencedBy") and silenced is not None:
+            silenced.append(row)
     sev = {"critical": 0, "warning": 1, "info": 2}
-    return sorted(out, key=lambda x: (sev.get(x["severity"], 3), x["since"]), reverse=False)
+    out.sort(key=lambda x: x["since"], reverse=True)             # newest first ...
+    out.sort(key=lambda x: sev.get(x["severity"], 3))            # ... within each severity (stable)
+    return out
 
 
 def collect(spec: dict, prom: Upstream, am: Upstream | None, deadline_s: float = DEADLINE_S) -> Board:
@@ -156,9 +172,18 @@ def collect(spec: dict, prom: Upstream, am: Upstream | None, deadline_s: float =
     n = len(spec["db_tiles"])
     dbs = collect_tiles(None, spec["db_tiles"], "database", "database", spec["thresholds"], errors, results[:n])
     hosts = collect_tiles(None, spec["host_tiles"], "instance", "host", spec["thresholds"], errors, results[n:])
-    alerts = firing_alerts(am, errors)
-    return Board(dbs, hosts, alerts, errors, prom.queries - q0, (am.queries if am else 0) - a0,
-                 time.monotonic() - t0, time.time())
+    silenced: list[dict] = []
+    alerts = firing_alerts(am, errors, silenced)
+    state = "none" if am is None else "unavailable" if alerts is None else "ok"
+    firing_targets = {a["target"] for a in alerts or []}
+    by_target: dict[str, list[str]] = {}
+    for a in silenced:
+        by_target.setdefault(a["target"], []).append(a["alertname"])
+    for t in dbs + hosts:      # red or orange only from silenced alerts: say so on the tile
+        if t.level in (1, 2) and t.name in by_target and t.name not in firing_targets:
+            t.silenced = sorted(set(by_target[t.name]))
+    return Board(dbs, hosts, alerts or [], errors, prom.queries - q0, (am.queries if am else 0) - a0,
+                 time.monotonic() - t0, time.time(), state, silenced)
 
 
 # ---------------------------------------------------------------- HTML
@@ -190,27 +215,34 @@ main.dense #alerts td.sum{display:none}main.dense #alerts th.sum{display:none}
 # Above DENSE tiles (a fleet: 200 databases and 150 hosts must fit one 1920x1080 screen) a tile is
 # its name and a four-letter state on the state's colour; the figures stay in its tooltip.
 DENSE = 160
-# The alert table shows the first ALERT_ROWS alerts (critical first) so the page stays one screen.
+# The alert table shows the first ALERT_ROWS alerts (critical first, the newest first within a
+# severity) so the page stays one screen.
 ALERT_ROWS = 30
 
 
 def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False) -> str:
     text, col = states[str(t.level)]["text"], states[str(t.level)]["colour"]
+    sil = f"\nsilenced in Alertmanager: {', '.join(t.silenced)}" if t.silenced else ""
+    # a silenced tile keeps its state's colour, striped, and says so (rev-views #7)
+    bg = (f"repeating-linear-gradient(135deg,{CSS[col]} 0 8px,#333 8px 12px)" if t.silenced else CSS[col])
+    attr = ' data-silenced="1"' if t.silenced else ""
     if dense:
-        title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "")
-                                                  for lab, val, _, th in t.figures)
-        return (f'<a class="t dense" data-state="{text}" data-name="{esc(t.name)}" href="{esc(link)}" '
-                f'title="{esc(title)}" style="background:{CSS[col]}"><b><span>{esc(t.name)}</span><em>{text[:4]}</em></b></a>')
+        title = f"{t.name}: {text}{sil}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "")
+                                                       for lab, val, _, th in t.figures)
+        return (f'<a class="t dense" data-state="{text}" data-name="{esc(t.name)}"{attr} href="{esc(link)}" '
+                f'title="{esc(title)}" style="background:{bg}"><b><span>{esc(t.name)}</span>'
+                f'<em>{"SIL" if t.silenced else text[:4]}</em></b></a>')
     coloured = [f for f in t.figures if f[2] not in ("green", "blue", "grey")]
-    title = f"{t.name}: {text}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
+    title = f"{t.name}: {text}{sil}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
     shown = coloured or ([] if not big else [f for f in t.figures if f[1] != "no data"])
     if big:
         figs = " ".join(f'<span class="fig" style="background:{CSS.get(c, c)}">{esc(lab)} {esc(val)}</span>'
                         for lab, val, c, _ in shown[:4])
     else:
         figs = esc(f"{shown[0][0]} {shown[0][1]}") if shown else ""
-    return (f'<a class="t{" big" if big else ""}" data-state="{text}" data-name="{esc(t.name)}" href="{esc(link)}" '
-            f'title="{esc(title)}" style="background:{CSS[col]}"><b>{esc(t.name)} · {text}</b><i>{figs}</i></a>')
+    return (f'<a class="t{" big" if big else ""}" data-state="{text}" data-name="{esc(t.name)}"{attr} href="{esc(link)}" '
+            f'title="{esc(title)}" style="background:{bg}"><b>{esc(t.name)} · {text}{" · silenced" if t.silenced else ""}'
+            f'</b><i>{figs}</i></a>')
 
 
 def _link(url: str, text: str) -> str:
@@ -247,19 +279,35 @@ def render(board: Board, spec: dict, prom_url: str, base: str = "") -> str:
         rows += (f'<tr><td colspan="5">… and {len(board.alerts) - ALERT_ROWS} more firing '
                  f'(Alertmanager has them all)</td></tr>')
     errors = "".join(f'<div class="err">{esc(e)}</div>' for e in board.errors)
+    if board.alerts_state == "none":
+        header_alerts = "alerts: no Alertmanager configured"
+        side_note = '<p id="alerts-state">No Alertmanager configured (--alertmanager.url): firing alerts unknown.</p>'
+    elif board.alerts_state == "unavailable":
+        header_alerts = "alerts unavailable"
+        side_note = '<p id="alerts-state">Alerts unavailable: Alertmanager did not answer (above). Not an all-clear.</p>'
+    else:
+        header_alerts = f"{len(board.alerts)} alerts firing"
+        side_note = "" if board.alerts else '<p id="alerts-state">None firing.</p>'
+    if board.silenced:
+        names = {}
+        for a in board.silenced:
+            names.setdefault(a["target"] or "?", []).append(a["alertname"])
+        side_note += (f'<p id="silenced">{len(board.silenced)} silenced in Alertmanager: '
+                      + esc("; ".join(f"{k}: {', '.join(sorted(set(v)))}" for k, v in sorted(names.items())))
+                      + "</p>")
     when = time.strftime("%H:%M:%S", time.localtime(board.at))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}">
 <meta name="viewport" content="width=device-width"><title>Fleet wallboard</title><style>{STYLE}</style></head>
 <body><header><h1>Oracle fleet wallboard</h1><span class="sum">{summary or "no database or host in Prometheus"}</span>
-<span>{len(board.databases)} databases, {len(board.hosts)} hosts, {len(board.alerts)} alerts firing</span>
+<span>{len(board.databases)} databases, {len(board.hosts)} hosts, {header_alerts}</span>
 <span style="margin-left:auto">updated {when}, refresh {REFRESH_S}s</span></header>
 {errors}<main{' class="dense"' if dense else ""}><section id="tiles"><h2>Databases (click: capacity report, current hour vs the same hour a week ago)</h2>
 <div class="grid{grid}" id="databases">{db_tiles}</div>
 <h2>Hosts (click: the host's series in Prometheus)</h2><div class="grid{grid}" id="hosts">{host_tiles}</div></section>
 <aside id="side"><h2>Firing alerts (Alertmanager)</h2>
 <table id="alerts"><tr><th>severity</th><th>alert</th><th>target</th><th class="sum">summary</th><th>links</th></tr>{rows}</table>
-{"<p>None firing.</p>" if not board.alerts else ""}</aside></main>
+{side_note}</aside></main>
 <footer>Colours: the alert pack's thresholds (alerts/thresholds.yaml) and firing alerts, as the Grafana wallboard;
 UNKNOWN = no data now, seen within the hour or its exporter target still configured. {board.queries} Prometheus queries and {board.am_requests} Alertmanager
 request(s) in {board.seconds * 1000:.0f} ms. Prometheus: <a href="{esc(prom_url)}">{esc(prom_url)}</a></footer>

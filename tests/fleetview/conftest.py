@@ -47,3 +47,32 @@ def real_prometheus(workdir: Path, openmetrics: str | None = None):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@contextlib.contextmanager
+def real_alertmanager(workdir: Path):
+    """Alertmanager (Debian's) with one null receiver; yields its base URL."""
+    exe = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
+    if exe is None:
+        pytest.skip("alertmanager not installed (Debian package prometheus-alertmanager)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "am.yml").write_text('route:\n  receiver: "null"\nreceivers:\n  - name: "null"\n')
+    port = free_port()
+    proc = subprocess.Popen([exe, f"--config.file={workdir / 'am.yml'}", f"--storage.path={workdir / 'data'}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=", "--log.level=warn"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url + "/-/ready", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("Alertmanager did not become ready")
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
