@@ -34,6 +34,13 @@ events_regex, per_db_rate = fleetview.events_regex, fleetview.per_db_rate
 RANGE_NOW, RANGE_BASE = fleetview.RANGE_NOW, fleetview.RANGE_BASE
 
 
+def _in_days(t):
+    """A time-to-full threshold in the days of the days-to-full panel (O4_tablespace_hours is in seconds)."""
+    import dataclasses
+    scale = {"seconds": 1 / 86400, "hours": 1 / 24, "days": 1.0}[t.unit]
+    return dataclasses.replace(t, value=t.value * scale, unit="days")
+
+
 def v_baseline_end() -> db.TextBoxVariable:
     return (db.TextBoxVariable("baseline_end").label("Fixed baseline ends at (unix time)")
             .description("Used when baseline = fixed window: the end of the baseline window, "
@@ -201,11 +208,12 @@ def build(cfg: Config):
                             ts_leg)], w=12, th=fleetview.tiers(cfg, "O4_tablespace")),
         timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
                          f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
-                         f"{cfg.th('O4_tablespace_days').value:g} days.", "d",
+                         f"{cfg.th('O4_tablespace_days').value:g} days (orange, a ticket) and below "
+                         f"{cfg.th('O4_tablespace_hours').value / 3600:g} hours (red, a page).", "d",
                          [q(f'bottomk(10, (oracle_tablespace_max_bytes{{{DB}, contents="PERMANENT"}} - '
                             f'oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}) / '
                             f'(deriv(oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}[6h]) > 0) / 86400)',
-                            ts_leg)], w=8),
+                            ts_leg)], w=8, th=[_in_days(cfg.th('O4_tablespace_days')), _in_days(cfg.th('O4_tablespace_hours'))]),
         timeseries_panel("Recovery area used", f"[O4, R15] Fast recovery area in use net of reclaimable files; a "
                          f"ticket above {o4f.colour_at:.0%}, a page (red) above {cfg.th('O4_fra_crit').colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
                          [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=fleetview.tiers(cfg, "O4_fra")),
