@@ -41,10 +41,16 @@ def load_spec(path: str | Path | None = None) -> dict:
 
 # ---------------------------------------------------------------- PromQL variables
 
+def promql_str(value: str) -> str:
+    """`value` as the inside of a double-quoted PromQL string: backslash, quote and newline escaped
+    (a database name with `"` or `\\` was a parse error, rev-views #14)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def re_escape(value: str) -> str:
     """A literal for a PromQL regex inside a double-quoted string (as Grafana escapes a
-    multi-value variable's value)."""
-    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", value)
+    multi-value variable's value): regex metacharacters escaped, then the whole as a string."""
+    return promql_str(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", value))
 
 
 def substitute(expr: str, database: str = ".+", host: str = ".+", range_s: int | None = None,
