@@ -205,10 +205,10 @@ table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 4px;b
   text-align:left;vertical-align:top}#alerts td{white-space:nowrap}#alerts td.sum,#alerts td.tgt{white-space:normal;overflow-wrap:anywhere}a{color:#8cf}.err{background:#5d1111;padding:4px 8px;margin:4px 0}
 .sev-critical{color:#ff8a80;font-weight:bold}.sev-warning{color:#ffb74d}.sev-info{color:#fff176}
 footer{color:#888;font-size:11px;padding:2px 10px}.fig{display:inline-block;padding:0 3px;border-radius:2px}
-.grid.dense{grid-template-columns:repeat(auto-fill,minmax(104px,1fr));gap:2px;margin-bottom:4px}
+.grid.dense{grid-template-columns:repeat(auto-fill,minmax(132px,1fr));gap:2px;margin-bottom:4px}
 .t.dense{height:22px;padding:1px 3px;border-width:1px}.t.dense b{font-size:11px;display:flex}
 .t.dense b span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}.t.dense b em{flex:none;font-style:normal;margin-left:3px}
-main.dense #side{width:440px}
+main.dense #side{width:400px}
 main.dense #alerts td.sum{display:none}main.dense #alerts th.sum{display:none}
 """
 
@@ -232,7 +232,9 @@ def _tile_html(t: Tile, states: dict, link: str, big: bool, dense: bool = False)
         return (f'<a class="t dense" data-state="{text}" data-name="{esc(t.name)}"{attr} href="{esc(link)}" '
                 f'title="{esc(title)}" style="background:{bg}"><b><span>{esc(t.name)}</span>'
                 f'<em>{"SIL" if t.silenced else text[:4]}</em></b></a>')
-    coloured = [f for f in t.figures if f[2] not in ("green", "blue", "grey")]
+    # the worst coloured figure first (red, orange, yellow): the medium layout shows only the first (rev-views #9)
+    rank = {"red": 0, "orange": 1, "yellow": 2}
+    coloured = sorted((f for f in t.figures if f[2] not in ("green", "blue", "grey")), key=lambda f: rank.get(f[2], 3))
     title = f"{t.name}: {text}{sil}\n" + "\n".join(f"{lab}: {val}" + (f" [{th}]" if th else "") for lab, val, _, th in t.figures)
     shown = coloured or ([] if not big else [f for f in t.figures if f[1] != "no data"])
     if big:

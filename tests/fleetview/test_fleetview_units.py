@@ -3,6 +3,7 @@ the wallboard's fixed query count (fake Prometheus), the spec generated from the
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -240,3 +241,15 @@ def test_a_value_exactly_at_a_threshold_is_coloured_as_its_verdict():
     assert colour(10, figs["lun_host_queue"]["steps"]) == "green"
     assert colour(10.01, figs["lun_host_queue"]["steps"]) == "orange"
     assert colour(2.0, figs["run_queue"]["steps"]) != "green"            # C1 is `>= 2`
+
+
+def test_the_medium_layout_shows_the_worst_coloured_figure():
+    """rev-views #9: AMIX, log file sync 8 ms (orange) and recovery area 99% (red): the medium tile
+    (49..160 tiles) shows the red recovery area, not the first coloured figure."""
+    tile = wallboard.Tile("AMIX", "database", 2, [("log file sync avg", "8 ms", "orange", "R2"),
+                                                  ("commits/s", "50/s", "blue", None),
+                                                  ("recovery area used", "99.0%", "red", "O4_fra")])
+    others = [wallboard.Tile(f"DB{i:03d}", "database", 0) for i in range(60)]
+    page = wallboard.render(wallboard.Board([tile] + others, [], [], []), SPEC, "http://prom:9090")
+    shown = re.search(r'data-name="AMIX".*?<i>(.*?)</i>', page, re.S).group(1)
+    assert shown == "recovery area used 99.0%", shown
