@@ -509,7 +509,10 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _col("pt_base", "per transaction", "base", load_extra(RANGE_BASE, True), "short")],
          "order": [m for m, _, _ in LOAD_EXTRA] + [m for m, _ in LOAD_PROFILE]},
         {"id": "top", "title": "Top Timed Events", "key": "event",
-         "about": "the five non-idle events with the most time waited in the current window; average and p99 "
+         "about": "the five non-idle events with the most time waited in the current window, from GV$SYSTEM_EVENT: "
+                  "foreground and background waits together (log file parallel write and db file parallel write "
+                  "are LGWR's and DBWR's), and without DB CPU (see the Load Profile), unlike AWR's Top Timed "
+                  "Foreground Events; average and p99 "
                   "(histogram_quantile over GV$EVENT_HISTOGRAM buckets, for the events the exporter histograms) [I3]",
          "columns": [
              _col("share_now", "% of wait time", "now", top["share"], "percentunit", "oracle-capacity/Top 5 timed events/A"),
@@ -522,7 +525,9 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _col("p99_base", "p99", "base", hist(RANGE_BASE), "s")],
          "sort": "share_now"},
         {"id": "classes", "title": "Wait Classes", "key": "wait_class",
-         "about": "non-idle wait time by class: seconds waited per second (average active sessions waiting) and share",
+         "about": "non-idle wait time by class (GV$SYSTEM_EVENT, background processes included): seconds waited "
+                  "per second and share; for the foreground classes (Commit, User I/O, ...) that is about the "
+                  "average sessions waiting, for System I/O mostly LGWR and DBWR",
          "columns": [
              _col("time_now", "time waited/s", "now", cls_time(RANGE_NOW), "s"),
              _col("share_now", "% of wait time", "now", cls_share(RANGE_NOW), "percentunit"),
