@@ -26,6 +26,7 @@ def _node(collector: str, *labels: str, note: str = "") -> External:
 NODE_EXPORTER = {
     "node_cpu_seconds_total": _node("cpu", "cpu", "mode"),
     "node_context_switches_total": _node("stat"),
+    "node_uname_info": _node("uname", "domainname", "machine", "nodename", "release", "sysname", "version", note="the host's uname nodename (Oracle's GV$INSTANCE.HOST_NAME): the host side of the host-and-sid join (mixin/hostjoin.py)"),
     "node_intr_total": _node("stat"),
     "node_procs_running": _node("stat"),
     "node_memory_MemAvailable_bytes": _node("meminfo"),

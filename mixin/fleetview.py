@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from mixin import hostjoin
 from mixin import records as R
 from mixin.config import Config
 from mixin.records import LGWR_ROLES
-from mixin.thresholds import Threshold
+from mixin.thresholds import ZERO_EPSILON, Threshold
 
 DB = 'database=~"$database"'
 HOST = 'instance=~"$host"'
@@ -39,6 +40,17 @@ STATES = {0: ("OK", "green"), 1: ("WARNING", "orange"), 2: ("CRITICAL", "red"), 
 
 # ---------------------------------------------------------------- colours
 
+def step_at(t: Threshold) -> float:
+    """Where a value takes the threshold's colour (Grafana colours a value >= a step): its
+    colour_at, but for a strict `>` just above it, so a value exactly at the threshold (970 of 1000
+    processes against O4_resource_crit `> 0.97`, log file sync at R2's 5 ms) is not coloured as the
+    finding no alert raises, as the report's judge() says (rev-views #8)."""
+    at = t.colour_at
+    if t.op == ">" and at != ZERO_EPSILON:
+        return at + max(ZERO_EPSILON, abs(at) * ZERO_EPSILON)
+    return at
+
+
 def steps(th, neutral: str = "green") -> list[tuple[float | None, str]]:
     """Threshold steps for one alert threshold or several tiers of one measure (e.g. I1, I1_red):
     [(None, base colour), (value, colour from value on), ...] (a value is coloured by the last
@@ -46,13 +58,13 @@ def steps(th, neutral: str = "green") -> list[tuple[float | None, str]]:
     tiers = [] if th is None else ([th] if isinstance(th, Threshold) else list(th))
     if not tiers:
         return [(None, neutral)]
-    tiers.sort(key=lambda t: t.colour_at)
+    tiers.sort(key=step_at)
     if tiers[0].lower_is_bad:
         s: list[tuple[float | None, str]] = [(None, tiers[0].colour)]
         for i, t in enumerate(tiers):
-            s.append((t.colour_at, tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
+            s.append((step_at(t), tiers[i + 1].colour if i + 1 < len(tiers) else "green"))
         return s
-    return [(None, "green")] + [(t.colour_at, t.colour) for t in tiers]
+    return [(None, "green")] + [(step_at(t), t.colour) for t in tiers]
 
 
 # ---------------------------------------------------------------- wallboard tiles
@@ -101,10 +113,18 @@ def db_known_expr() -> str:
 
 
 def db_status_expr() -> str:
+    """0 OK .. 3 UNKNOWN (STATES): the firing alerts' severity; a database down (oracle_up 0) is
+    CRITICAL as OracleDown pages, but one refusing the monitoring account (oracle_last_error_info:
+    logon denied, account locked, password expired) is WARNING, as OracleDown's ticket for it
+    (thresholds.yaml ops_oracle_down_credentials: it may be serving its users; rev-views #3)."""
+    from mixin.rules import CREDENTIAL_REASONS
+    refused = ('(last_over_time(oracle_last_error_info{' + DB + ', ' + CREDENTIAL_REASONS + '}[3m])'
+               ' or ALERTS{alertstate="firing", alertname="OracleDown", severity="warning", ' + DB + '})')
     return ('max by (database) ('
             '2 * ALERTS{alertstate="firing", severity="critical", ' + DB + '}'
             ' or ALERTS{alertstate="firing", severity="warning", ' + DB + '}'
-            ' or 2 * (1 - oracle_up{' + DB + '})'
+            ' or 2 * (1 - oracle_up{' + DB + '}) unless on (database) ' + refused +
+            ' or (1 - oracle_up{' + DB + '})'
             ' or 3 * (' + db_known_expr() + ' unless on (database) oracle_up{' + DB + '}))')
 
 
@@ -125,23 +145,18 @@ def host_status_expr(cfg: Config) -> str:
             ' or 3 * (' + seen + ' unless on (instance) up{' + hosts + ', ' + HOST + '}))')
 
 
-# (host, sid) -> database, for joining dbhost's per-sid process metrics with Oracle's database
-# label: the sid is GV$INSTANCE.INSTANCE_NAME, the host its HOST_NAME up to the first dot
-_SID_HOST_TO_DB = ('label_replace(label_replace(group by (instance_name, database, host_name) (oracle_instance_info{'
-                   + DB + '}), "sid", "$1", "instance_name", "(.*)"), "host", "$1", "host_name", "([^.]+).*")')
-
-
 def sid_to_database(expr: str) -> str:
     """A dbhost-exporter series (by instance, sid, role) with the `database` of the Oracle
-    instance whose INSTANCE_NAME is its sid AND whose GV$INSTANCE.HOST_NAME (up to the first dot)
-    is the host of the series (its target's `instance` up to the first dot or colon). Always on
-    both: a SID is unique only per host. An unmonitored standby (or a clone) running the primary's
-    SID on another host is not in oracle_instance_info at all, so a join on the sid alone, or one
-    that tests whether the SID is shared among the databases it can see, would give that host's
-    LGWR to the primary. The scrape config must set the host exporters' `instance` to the host
-    name (docs/dashboards.md)."""
-    with_host = f'label_replace({expr}, "host", "$1", "instance", "([^.:]+).*")'
-    return f"({with_host} * on (host, sid) group_left (database) {_SID_HOST_TO_DB})"
+    instance whose INSTANCE_NAME is its sid AND whose GV$INSTANCE.HOST_NAME is its host: the
+    full host identity where both sides have it (the target's `instance`, or node_exporter's
+    nodename of it), the short name only where one side has no more (mixin/hostjoin.py). Always
+    on both: a SID is unique only per host. An unmonitored standby (or a clone) running the
+    primary's SID on another host is not in oracle_instance_info at all, so a join on the sid
+    alone would give that host's LGWR to the primary; a Data Guard pair with the same SID on
+    hosts named alike per site (db01.dc1 / db01.dc2) must neither mix nor fail the query
+    (rev-views #1). The scrape config must set the host exporters' `instance` to the host name
+    (docs/dashboards.md)."""
+    return hostjoin.to_database(expr, "oracle_instance_info{" + DB + "}")
 
 
 def lgwr_share_by_db(cfg: Config) -> str:
@@ -284,8 +299,35 @@ def cap_time_rate(rng: str) -> str:
             f"{{{DB}, {waits_selector()}}}{rng}))")
 
 
-def cap_wait_avg(rng: str) -> str:
-    return f"{cap_time_rate(rng)} / ({cap_waits_rate(rng)} > 0)"
+def _inst_rate(metric: str, rng: str, sel: str) -> str:
+    return f"sum by (database, inst_id, event) (rate({metric}{{{DB}, {sel}}}{rng}))"
+
+
+def cap_inst_waits_rate(rng: str) -> str:
+    """Waits/s of each event on the database's busiest instance: what a rate alert (R3-R6) judges
+    per instance, and the traffic floor of an average (RAC: the alerts judge each inst_id)."""
+    return f"max by (database, event) ({_inst_rate('oracle_wait_event_waits_total', rng, waits_selector())})"
+
+
+def cap_wait_avg(rng: str, cfg: Config | None = None) -> str:
+    """Each event's average wait on its worst instance, as the alerts judge RAC (rev-views #2: the
+    pooled average hid a slow instance): among the instances with the alert's traffic floor behind
+    them (R1, R2, I2: waits/s), else the worst instance's (its verdict then 'below the floor')."""
+    def inst_avg(sel):
+        return (f"{_inst_rate('oracle_wait_event_time_seconds_total', rng, sel)} / "
+                f"({_inst_rate('oracle_wait_event_waits_total', rng, sel)} > 0)")
+    worst = f"max by (database, event) ({inst_avg(waits_selector())})"
+    if cfg is None:
+        return worst
+    floored = []
+    for ident, event, kind in WAITS:
+        if kind != "avg" or "waits" not in cfg.th(ident).noise_floor:
+            continue
+        sel = f'event="{event}"'
+        floored.append(f"max by (database, event) ({inst_avg(sel)} and on (database, inst_id, event) "
+                       f"{_inst_rate('oracle_wait_event_waits_total', rng, sel)} >= "
+                       f"{cfg.th(ident).floor('waits').value:g})")
+    return "(" + " or ".join(floored + [worst]) + ")"
 
 
 def cap_wait_thresholds(cfg: Config) -> tuple[str, str]:
@@ -424,21 +466,31 @@ def capacity_sections(cfg: Config) -> list[dict]:
     wait_rows = []
     for ident, event, kind in WAITS:
         row = {"key": event, "threshold": None if kind is None else ident, "id": ident,
-               "judge": {"avg": ("avg_now", "avg_base"), "rate": ("waits_now", "waits_base")}.get(kind)}
+               "judge": {"avg": ("avg_now", "avg_base"), "rate": ("inst_waits_now", "inst_waits_base")}.get(kind)}
         if kind == "avg":
-            row["floor"] = {"name": "waits", "columns": ("waits_now", "waits_base")}
+            row["floor"] = {"name": "waits", "columns": ("inst_waits_now", "inst_waits_base")}
         if kind is None:
             row["note"] = f"{ident}: no threshold (watched)"
         wait_rows.append(row)
 
-    sync_avg = lambda rng: (f'sum by (database) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file sync"}}{rng}))'
-                            f' / (sum by (database) (rate(oracle_wait_event_waits_total{{{DB}, event="log file sync"}}{rng})) > 0)')
-    lpw_avg = lambda rng: (f'sum by (database) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file parallel write"}}{rng}))'
-                           f' / (sum by (database) (rate(oracle_wait_event_waits_total{{{DB}, event="log file parallel write"}}{rng})) > 0)')
+    # per instance, as the alerts (R13 OracleCommitCpuStarvation judges each inst_id): the worst instance
+    sync_avg = lambda rng: (f'sum by (database, inst_id) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file sync"}}{rng}))'
+                            f' / (sum by (database, inst_id) (rate(oracle_wait_event_waits_total{{{DB}, event="log file sync"}}{rng})) > 0)')
+    lpw_avg = lambda rng: (f'sum by (database, inst_id) (rate(oracle_wait_event_time_seconds_total{{{DB}, event="log file parallel write"}}{rng}))'
+                           f' / (sum by (database, inst_id) (rate(oracle_wait_event_waits_total{{{DB}, event="log file parallel write"}}{rng})) > 0)')
+    inst_max = lambda counter: (lambda rng: f"max by (database) (sum by (database, inst_id) (rate({counter}{{{DB}}}{rng})))")
     pga_ratio = lambda rng: (f"max by (database) (max_over_time((sum by (database, inst_id) (oracle_pga_allocated_bytes{{{DB}}})"
                              f" / (sum by (database, inst_id) (oracle_pga_target_bytes{{{DB}}}) > 0)){_subquery(rng)}))")
     latch = lambda m: (lambda rng: f'sum by (database) (rate({m}{{{DB}, latch="all"}}{rng}))')
-    latch_hit = lambda rng: (f'1 - {latch("oracle_latch_misses_total")(rng)} / ({latch("oracle_latch_gets_total")(rng)} > 0)')
+    latch_inst = lambda m, rng: f'sum by (database, inst_id) (rate({m}{{{DB}, latch="all"}}{rng}))'
+    i1_gets = cfg.th("I1").floor("gets").value
+    # the worst instance's hit ratio among those with I1's gets floor behind them (as the alert), else the worst's
+    latch_hit_inst = lambda rng: (f'1 - {latch_inst("oracle_latch_misses_total", rng)} / '
+                                  f'({latch_inst("oracle_latch_gets_total", rng)} > 0)')
+    latch_hit = lambda rng: (f'(min by (database) ({latch_hit_inst(rng)} and on (database, inst_id) '
+                             f'{latch_inst("oracle_latch_gets_total", rng)} >= {i1_gets:g}) '
+                             f'or min by (database) ({latch_hit_inst(rng)}))')
+    latch_gets_inst = lambda rng: f'max by (database) ({latch_inst("oracle_latch_gets_total", rng)})'
     cpu_mode = lambda mode: (lambda rng: (f'sum by (instance) (rate(node_cpu_seconds_total{{{HOST}, mode="{mode}"}}{rng}))'
                                           f' / sum by (instance) (rate(node_cpu_seconds_total{{{HOST}}}{rng}))'))
     avg_host = lambda rec: (lambda rng: f"max by (instance) (avg_over_time({rec}{{{HOST}}}{rng}))")
@@ -457,7 +509,10 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _col("pt_base", "per transaction", "base", load_extra(RANGE_BASE, True), "short")],
          "order": [m for m, _, _ in LOAD_EXTRA] + [m for m, _ in LOAD_PROFILE]},
         {"id": "top", "title": "Top Timed Events", "key": "event",
-         "about": "the five non-idle events with the most time waited in the current window; average and p99 "
+         "about": "the five non-idle events with the most time waited in the current window, from GV$SYSTEM_EVENT: "
+                  "foreground and background waits together (log file parallel write and db file parallel write "
+                  "are LGWR's and DBWR's), and without DB CPU (see the Load Profile), unlike AWR's Top Timed "
+                  "Foreground Events; average and p99 "
                   "(histogram_quantile over GV$EVENT_HISTOGRAM buckets, for the events the exporter histograms) [I3]",
          "columns": [
              _col("share_now", "% of wait time", "now", top["share"], "percentunit", "oracle-capacity/Top 5 timed events/A"),
@@ -470,7 +525,9 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _col("p99_base", "p99", "base", hist(RANGE_BASE), "s")],
          "sort": "share_now"},
         {"id": "classes", "title": "Wait Classes", "key": "wait_class",
-         "about": "non-idle wait time by class: seconds waited per second (average active sessions waiting) and share",
+         "about": "non-idle wait time by class (GV$SYSTEM_EVENT, background processes included): seconds waited "
+                  "per second and share; for the foreground classes (Commit, User I/O, ...) that is about the "
+                  "average sessions waiting, for System I/O mostly LGWR and DBWR",
          "columns": [
              _col("time_now", "time waited/s", "now", cls_time(RANGE_NOW), "s"),
              _col("share_now", "% of wait time", "now", cls_share(RANGE_NOW), "percentunit"),
@@ -480,13 +537,19 @@ def capacity_sections(cfg: Config) -> list[dict]:
              _col("waits_base", "waits/s", "base", cls_waits(RANGE_BASE), "ops")],
          "sort": "time_now"},
         {"id": "waits", "title": "Wait Events: redo and I/O, with thresholds", "key": "event",
-         "about": "the events the alert pack judges: average waits against R1/R2/I2, rates of the 'eliminate' "
-                  "events against their noise floors (R3-R6); R7 is watched without a threshold",
+         "about": "the events the alert pack judges, per instance as the alerts do (RAC: each inst_id): the worst "
+                  "instance's average wait (among the instances with the alert's traffic floor) against R1/R2/I2, "
+                  "the busiest instance's rate of the 'eliminate' events against their noise floors (R3-R6); "
+                  "waits/s is the database's total; R7 is watched without a threshold",
          "columns": [
              _col("waits_now", "waits/s", "now", cap_waits_rate(RANGE_NOW), "ops", "oracle-capacity/Waits/A"),
-             _col("avg_now", "avg wait", "now", cap_wait_avg(RANGE_NOW), "s", "oracle-capacity/Waits/C"),
+             _col("inst_waits_now", "waits/s, busiest instance", "now", cap_inst_waits_rate(RANGE_NOW), "ops",
+                  "oracle-capacity/Waits/G"),
+             _col("avg_now", "avg wait, worst instance", "now", cap_wait_avg(RANGE_NOW, cfg), "s", "oracle-capacity/Waits/C"),
              _col("waits_base", "waits/s", "base", cap_waits_rate(RANGE_BASE), "ops", "oracle-capacity/Waits/B"),
-             _col("avg_base", "avg wait", "base", cap_wait_avg(RANGE_BASE), "s", "oracle-capacity/Waits/D"),
+             _col("inst_waits_base", "waits/s, busiest instance", "base", cap_inst_waits_rate(RANGE_BASE), "ops",
+                  "oracle-capacity/Waits/H"),
+             _col("avg_base", "avg wait, worst instance", "base", cap_wait_avg(RANGE_BASE, cfg), "s", "oracle-capacity/Waits/D"),
              _col("max_avg", "max avg wait", "threshold", avg_th, "s", "oracle-capacity/Waits/E"),
              _col("max_rate", "max waits/s", "threshold", rate_th, "ops", "oracle-capacity/Waits/F")],
          "rows": wait_rows},
@@ -496,16 +559,18 @@ def capacity_sections(cfg: Config) -> list[dict]:
          "rows": [_scalar(label, (lambda c: (lambda rng: per_db_rate(c, rng)))(counter), unit,
                           dashboard=f"oracle-capacity/Workload profile/{label}")
                   for label, counter, unit in WORKLOAD] + [
-             _scalar("log file sync / log file parallel write", lambda rng: f"{sync_avg(rng)} / ({lpw_avg(rng)} > 0)",
+             _scalar("log file sync / log file parallel write, worst instance", lambda rng: f"{sync_avg(rng)} / ({lpw_avg(rng)} > 0)",
                      "x", note=f"R13: above {cfg.th('R13').value:g}x and with the gap below, commits wait for more "
                                "than the redo write (CPU, LGWR scheduling)"),
-             _scalar("log file sync - log file parallel write", lambda rng: f"{sync_avg(rng)} - {lpw_avg(rng)}",
+             _scalar("log file sync - log file parallel write, worst instance", lambda rng: f"{sync_avg(rng)} - {lpw_avg(rng)}",
                      "s", "R13_gap"),
-             _scalar("redo buffer allocation retries/s", _rate_sum("oracle_redo_buffer_allocation_retries_total"),
-                     "ops", "R10"),
-             _scalar("redo log space requests/s", _rate_sum("oracle_redo_log_space_requests_total"), "ops", "R11"),
-             _scalar("log switches per hour", lambda rng: (f"sum by (database) (increase(oracle_redo_log_switches_total"
-                                                           f"{{{DB}}}{rng})) * 3600 / $__range_s"), "short", "R15")]},
+             _scalar("redo buffer allocation retries/s, busiest instance",
+                     inst_max("oracle_redo_buffer_allocation_retries_total"), "ops", "R10"),
+             _scalar("redo log space requests/s, busiest instance", inst_max("oracle_redo_log_space_requests_total"),
+                     "ops", "R11"),
+             _scalar("log switches per hour, busiest instance",
+                     lambda rng: (f"max by (database) (sum by (database, inst_id) (increase(oracle_redo_log_switches_total"
+                                  f"{{{DB}}}{rng}))) * 3600 / $__range_s"), "short", "R15")]},
         {"id": "pga", "title": "PGA", "key": None,
          "about": "PGA memory against pga_aggregate_target, over-allocations, work-area executions [M4]",
          "rows": [
@@ -521,8 +586,8 @@ def capacity_sections(cfg: Config) -> list[dict]:
         {"id": "latches", "title": "Latch Activity", "key": None,
          "about": "all latches (GV$LATCH, latch=\"all\") [I1, R5]",
          "rows": [
-             _scalar("latch hit ratio", latch_hit, "percentunit", "I1_red",
-                     floor=("gets", latch("oracle_latch_gets_total"))),
+             _scalar("latch hit ratio, worst instance", latch_hit, "percentunit", "I1_red",
+                     floor=("gets", latch_gets_inst)),
              _scalar("latch gets/s", latch("oracle_latch_gets_total"), "ops"),
              _scalar("latch misses/s", latch("oracle_latch_misses_total"), "ops"),
              _scalar("latch sleeps/s", latch("oracle_latch_sleeps_total"), "ops")]},

@@ -165,35 +165,27 @@ SWAP_PAGES = "instance:node_swap_pages:rate5m"
 def by_database_instance(cfg: Config, host_expr: str) -> str:
     """A dbhost-exporter per-(instance, sid) measure as the Oracle instance's (database, inst_id,
     with the oracle-exporter's target labels), worst of its series. oracle_instance_info's
-    INSTANCE_NAME is the sid and HOST_NAME the host: both must match (issue 23 review #8), the
-    short host name being the dbhost target's `instance` against GV$INSTANCE.HOST_NAME, both up to
-    the first dot (or colon). A SID alone never decides, not even where it is unique among the
-    monitored databases: an unmonitored standby (or clone) on another host with the same SID
-    would lend its processes to the primary. Each side is reduced to one series per join key
-    first, so duplicates never fail the rule."""
-    info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
-            '"host", "$1", "host_name", "([^.]+).*")')
-    host = f'label_replace({host_expr}, "host", "$1", "instance", "([^.:]+).*")'
+    INSTANCE_NAME is the sid and HOST_NAME the host: both must match, on the host's full identity
+    where both sides have it, the short name only where one side has no more (mixin/hostjoin.py,
+    rev-views #1: a Data Guard pair PROD1 on db01.dc1 and db01.dc2 must not mix). A SID alone
+    never decides: an unmonitored standby (or clone) on another host with the same SID would lend
+    its processes to the primary. Each side is unique per join key, so duplicates never fail the rule."""
+    from mixin import hostjoin
     return (f"max by ({cfg.by('database', 'inst_id')}) (\n"
-            f"  {info}\n"
-            f"    * on (sid, host) group_left () max by (sid, host) ({host})\n"
+            f"  {hostjoin.to_instance('last_over_time(oracle_instance_info[3m])', cfg.by('database', 'inst_id'), host_expr)}\n"
             f")")
 
 
 def by_host(cfg: Config, oracle_expr: str) -> str:
     """An Oracle per-(database, inst_id) measure summed over the instances whose SID has
     processes on a dbhost-exporter target (labelled as that target). The reverse of
-    by_database_instance, with the same rule: SID and short host name both match, never the SID
-    alone (an unmonitored standby with the primary's SID on another host must not count)."""
-    info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
-            '"host", "$1", "host_name", "([^.]+).*")')
-    ora = (f"({oracle_expr}) * on ({cfg.by('database', 'inst_id')}) group_left (sid, host) "
-           f"max by ({cfg.by('database', 'inst_id', 'sid', 'host')}) ({info})")
+    by_database_instance, with the same join (mixin/hostjoin.py)."""
+    from mixin import hostjoin
     sids = f"group by ({cfg.by('instance', 'sid')}) (dbhost_process_context_switches_total)"
-    sids_host = f'label_replace({sids}, "host", "$1", "instance", "([^.:]+).*")'
+    sids_db = hostjoin.to_database(sids, "last_over_time(oracle_instance_info[3m])", "database, inst_id")
     return (f"sum by ({cfg.by('instance')}) (\n"
-            f"  {sids_host}\n"
-            f"    * on (sid, host) group_left () max by (sid, host) ({ora})\n"
+            f"  {sids_db}\n"
+            f"    * on (database, inst_id) group_left () max by (database, inst_id) ({oracle_expr})\n"
             f")")
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .core import (CSS, FleetviewError, Upstream, Verdict, esc, fmt, iso, judge, re_escape, substitute,
-                   value_of)
+from .core import (CSS, FleetviewError, Upstream, Verdict, esc, fmt, iso, judge, promql_str, re_escape,
+                   substitute, value_of)
 
 DEFAULT_WINDOW_S = 3600
 DEFAULT_OFFSET_S = 7 * 86400
@@ -107,6 +107,9 @@ def windows(window: str | None, baseline: str | None, now: float | None = None) 
         offset = parse_duration(b)
     if offset <= 0:
         raise FleetviewError("the baseline must lie before the current window")
+    if offset < end - start:
+        raise FleetviewError(f"the baseline ({offset // 60} min before) overlaps the current window of "
+                             f"{(end - start) / 60:.0f} min: give an offset of at least the window's length (e.g. 1d, 7d)")
     return start, end, offset
 
 
@@ -119,12 +122,18 @@ def collect(spec: dict, prom: Upstream, database: str, start: float, end: float,
     """Run the report's queries; FleetviewError for an unknown database or a window without data."""
     q0 = prom.queries
     rng = int(end - start)
-    dbre = re_escape(database)
-    seen = prom.query(f'group by (database) (max_over_time(oracle_up{{database="{database}"}}[{rng}s]))', end)
-    seen_base = prom.query(f'group by (database) (max_over_time(oracle_up{{database="{database}"}}[{rng}s] offset {offset}s))', end)
+    dbre, dbstr = re_escape(database), promql_str(database)
+    seen = prom.query(f'group by (database) (max_over_time(oracle_up{{database="{dbstr}"}}[{rng}s]))', end)
+    seen_base = prom.query(f'group by (database) (max_over_time(oracle_up{{database="{dbstr}"}}[{rng}s] offset {offset}s))', end)
     if not seen and not seen_base:
         known = prom.query("group by (database) (last_over_time(oracle_up[30d]))", end)
         names = sorted(s["metric"].get("database", "") for s in known)
+        if database not in names:      # a window far from the data (in the future, months ago): known at all?
+            anywhere = prom.get("/api/v1/series", {"match[]": f'oracle_up{{database="{dbstr}"}}'})
+            if isinstance(anywhere, dict) and anywhere.get("data"):
+                raise FleetviewError(f"no data for {database} in either window: current {iso(start)} .. {iso(end)}, "
+                                     f"baseline {iso(start - offset)} .. {iso(end - offset)} (Prometheus has "
+                                     f"{database} at other times: choose a window it was monitored in)")
         if not names:
             raise FleetviewError(f"unknown database {database!r}: Prometheus at {prom.url} has no oracle_up series at all "
                                  f"in the 30 days before {iso(end)}")
@@ -236,9 +245,9 @@ def _coverage(prom: Upstream, database: str, rng: int, offset: int, end: float) 
     step = max(15, rng // 240)
     out = {}
     for w, off in (("now", ""), ("base", f" offset {offset}s")):
-        up = prom.query(f'count_over_time((max(oracle_up{{database="{database}"}}) == 1)[{rng}s:{step}s]{off})', end)
+        up = prom.query(f'count_over_time((max(oracle_up{{database="{promql_str(database)}"}}) == 1)[{rng}s:{step}s]{off})', end)
         steps = max((v for v in map(value_of, up) if v is not None), default=0.0)
-        restarts = prom.query(f'max(changes(oracle_instance_start_time_seconds{{database="{database}"}}[{rng}s]{off}))',
+        restarts = prom.query(f'max(changes(oracle_instance_start_time_seconds{{database="{promql_str(database)}"}}[{rng}s]{off}))',
                               end)
         out[w] = (min(1.0, steps * step / rng) if rng else 0.0,
                   max((v for v in map(value_of, restarts) if v is not None), default=0.0) > 0)

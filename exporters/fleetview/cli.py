@@ -46,12 +46,17 @@ def make_routes(spec: dict, prom: Upstream, am: Upstream | None, public_prom: st
         if not database:
             return _html(400, capacity.error_html("missing parameter: /capacity?database=NAME"
                                                   "[&window=1h][&baseline=7d][&host=...]"))
-        try:
+        try:       # bad window or baseline: the request's fault, one line, 400 (rev-views #14)
             start, end, offset = capacity.windows((query.get("window") or [None])[0],
                                                   (query.get("baseline") or [None])[0])
+        except FleetviewError as exc:
+            return _html(400, capacity.error_html(str(exc)))
+        try:
             rep = capacity.collect(spec, prom, database, start, end, offset, (query.get("host") or [None])[0])
         except FleetviewError as exc:
-            return _html(404 if "unknown database" in str(exc) else 503, capacity.error_html(str(exc)))
+            text = str(exc)
+            status = 404 if "unknown database" in text or text.startswith("no data for") else 503
+            return _html(status, capacity.error_html(text))
         return _html(200, capacity.render_html(rep))
 
     def index(query, headers):

@@ -10,6 +10,7 @@ import json
 import math
 import re
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -40,10 +41,16 @@ def load_spec(path: str | Path | None = None) -> dict:
 
 # ---------------------------------------------------------------- PromQL variables
 
+def promql_str(value: str) -> str:
+    """`value` as the inside of a double-quoted PromQL string: backslash, quote and newline escaped
+    (a database name with `"` or `\\` was a parse error, rev-views #14)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def re_escape(value: str) -> str:
     """A literal for a PromQL regex inside a double-quoted string (as Grafana escapes a
-    multi-value variable's value)."""
-    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\\\1", value)
+    multi-value variable's value): regex metacharacters escaped, then the whole as a string."""
+    return promql_str(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", value))
 
 
 def substitute(expr: str, database: str = ".+", host: str = ".+", range_s: int | None = None,
@@ -71,6 +78,7 @@ class Upstream:
     elapsed: float = 0.0
     name: str = "Prometheus"
     _auth: str | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self):
         parts = urllib.parse.urlsplit(self.url)
@@ -98,7 +106,8 @@ class Upstream:
             if self.insecure:
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
-        self.queries += 1
+        with self._lock:                 # the wallboard queries concurrently
+            self.queries += 1
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=ctx) as resp:
@@ -115,7 +124,8 @@ class Upstream:
             reason = getattr(exc, "reason", exc)
             raise FleetviewError(f"{self.name} at {self.url} is unreachable: {reason}") from None
         finally:
-            self.elapsed += time.monotonic() - t0
+            with self._lock:
+                self.elapsed += time.monotonic() - t0
         try:
             return json.loads(body)
         except ValueError:

@@ -34,6 +34,13 @@ events_regex, per_db_rate = fleetview.events_regex, fleetview.per_db_rate
 RANGE_NOW, RANGE_BASE = fleetview.RANGE_NOW, fleetview.RANGE_BASE
 
 
+def _in_days(t):
+    """A time-to-full threshold in the days of the days-to-full panel (O4_tablespace_hours is in seconds)."""
+    import dataclasses
+    scale = {"seconds": 1 / 86400, "hours": 1 / 24, "days": 1.0}[t.unit]
+    return dataclasses.replace(t, value=t.value * scale, unit="days")
+
+
 def v_baseline_end() -> db.TextBoxVariable:
     return (db.TextBoxVariable("baseline_end").label("Fixed baseline ends at (unix time)")
             .description("Used when baseline = fixed window: the end of the baseline window, "
@@ -74,13 +81,16 @@ def build(cfg: Config):
         workload = override_name(workload, name, unit=unit)
 
     # ---------------- waits table
-    waits_rate, avg = fleetview.cap_waits_rate, fleetview.cap_wait_avg
+    waits_rate, inst_rate = fleetview.cap_waits_rate, fleetview.cap_inst_waits_rate
+    avg = lambda rng: fleetview.cap_wait_avg(rng, cfg)  # noqa: E731
     cited = list(dict.fromkeys(i for i, _, _ in WAITS))
     avg_th, rate_th = fleetview.cap_wait_thresholds(cfg)
     waits = table_panel(
         "Waits: now vs baseline, with thresholds",
-        f"[{', '.join(dict.fromkeys(cited))}] redo and I/O wait events: waits/s and average wait "
-        "(time waited / waits) over the range and over the baseline window. 'max avg wait' is the "
+        f"[{', '.join(dict.fromkeys(cited))}] redo and I/O wait events: the database's waits/s, the busiest "
+        "instance's waits/s and the worst instance's average wait (time waited / waits; among the instances "
+        "with the alert's traffic floor), over the range and over the baseline window: judged per instance as "
+        "the alerts judge RAC (each inst_id), a slow instance is not averaged away. 'max avg wait' is the "
         "alert threshold on the average ("
         + ", ".join(f"{i} {cfg.th(i).value * 1000:g} ms" for i, _, k in WAITS if k == "avg")
         + "); 'max waits/s' is where the alert pack counts a finding for rate-based events ("
@@ -92,13 +102,17 @@ def build(cfg: Config):
          q(avg(RANGE_NOW), "", "C", instant=True, fmt=T),
          q(avg(RANGE_BASE), "", "D", instant=True, fmt=T),
          q(avg_th, "", "E", instant=True, fmt=T),
-         q(rate_th, "", "F", instant=True, fmt=T)],
+         q(rate_th, "", "F", instant=True, fmt=T),
+         q(inst_rate(RANGE_NOW), "", "G", instant=True, fmt=T),
+         q(inst_rate(RANGE_BASE), "", "H", instant=True, fmt=T)],
         h=9, rename={"Value #A": "waits/s now", "Value #B": "waits/s baseline",
-                     "Value #C": "avg wait now", "Value #D": "avg wait baseline",
-                     "Value #E": "max avg wait", "Value #F": "max waits/s"})
-    for name in ("waits/s now", "waits/s baseline", "max waits/s"):
+                     "Value #C": "avg wait now (worst instance)", "Value #D": "avg wait baseline (worst instance)",
+                     "Value #E": "max avg wait", "Value #F": "max waits/s",
+                     "Value #G": "waits/s now (busiest instance)", "Value #H": "waits/s baseline (busiest instance)"})
+    for name in ("waits/s now", "waits/s baseline", "max waits/s", "waits/s now (busiest instance)",
+                 "waits/s baseline (busiest instance)"):
         waits = override_name(waits, name, unit="ops")
-    for name in ("avg wait now", "avg wait baseline", "max avg wait"):
+    for name in ("avg wait now (worst instance)", "avg wait baseline (worst instance)", "max avg wait"):
         waits = override_name(waits, name, unit="s")
 
     # ---------------- top 5 timed events
@@ -194,11 +208,12 @@ def build(cfg: Config):
                             ts_leg)], w=12, th=fleetview.tiers(cfg, "O4_tablespace")),
         timeseries_panel("Tablespace growth: days to full", "[O4] (maximum - used) / growth per second over 6 h, "
                          f"in days, for growing permanent tablespaces; OracleTablespaceFillingUp below "
-                         f"{cfg.th('O4_tablespace_days').value:g} days.", "d",
+                         f"{cfg.th('O4_tablespace_days').value:g} days (orange, a ticket) and below "
+                         f"{cfg.th('O4_tablespace_hours').value / 3600:g} hours (red, a page).", "d",
                          [q(f'bottomk(10, (oracle_tablespace_max_bytes{{{DB}, contents="PERMANENT"}} - '
                             f'oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}) / '
                             f'(deriv(oracle_tablespace_used_bytes{{{DB}, contents="PERMANENT"}}[6h]) > 0) / 86400)',
-                            ts_leg)], w=8),
+                            ts_leg)], w=8, th=[_in_days(cfg.th('O4_tablespace_days')), _in_days(cfg.th('O4_tablespace_hours'))]),
         timeseries_panel("Recovery area used", f"[O4, R15] Fast recovery area in use net of reclaimable files; a "
                          f"ticket above {o4f.colour_at:.0%}, a page (red) above {cfg.th('O4_fra_crit').colour_at:.0%}: when full, archiving stops, then commits.", "percentunit",
                          [q(f"{R.RECOVERY_AREA_USED}{{{DB}}}", "{{database}}")], w=8, th=fleetview.tiers(cfg, "O4_fra")),

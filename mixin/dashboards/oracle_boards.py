@@ -229,10 +229,12 @@ def waits(cfg: Config):
                             f"[$__rate_interval]))", "{{database}} {{pdb}}")], w=8, stack=True),
         timeseries_panel("Commit latency per PDB: log file sync p99", f"[R2] histogram_quantile over the "
                          f"per-PDB log file sync histograms (GV$CON_EVENT_HISTOGRAM_MICRO): a PDB whose commits "
-                         f"wait longer than the others'; the instance-wide average should stay under {ms(r2)}.",
+                         f"wait longer than the others'. Not coloured: R2 judges the instance-wide average "
+                         f"(under {ms(r2)}), and a p99 lies far above the average (the tuned case study: 2.13 ms "
+                         f"average, 9.3 ms p99); compare the PDBs with each other.",
                          "s", [q(f"histogram_quantile(0.99, sum by (database, pdb, le) (rate("
                                  f"oracle_pdb_wait_event_latency_seconds_bucket{{{DB}, event=\"log file sync\"}}"
-                                 f"[$__rate_interval])))", "{{database}} {{pdb}} p99")], w=8, th=r2),
+                                 f"[$__rate_interval])))", "{{database}} {{pdb}} p99")], w=8),
         timeseries_panel("Commits per second per PDB", "[I3, R2] user commits of each PDB (GV$CON_SYSSTAT): "
                          "every commit waits on log file sync.", "ops",
                          [q(f"sum by (database, pdb) (rate(oracle_pdb_user_commits_total{{{DB}}}"

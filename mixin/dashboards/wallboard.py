@@ -102,9 +102,11 @@ def build(cfg: Config):
 
     tile = figures_table(
         "Databases",
-        "One row per database, worst first, one query per figure over the whole fleet (the query count "
+        "[O1, O3, R2, R13, R14, O4] One row per database, worst first, one query per figure over the whole fleet (the query count "
         "does not grow with the number of databases). STATUS: CRITICAL when a critical alert is "
-        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing, UNKNOWN "
+        "firing for the database or oracle_up is 0, WARNING when a warning alert is firing or the database "
+        "refuses the monitoring account (oracle_last_error_info: logon denied, locked, expired; OracleDown's "
+        "warning, C5), UNKNOWN "
         "(as loud as critical) when the database has no data now and was seen within the hour or its exporter target is still configured (up exists) [O3]. "
         f"[R2] log file sync average (red/amber at the OracleLogFileSyncSlow threshold, {r2.colour_at} s), "
         f"shown with at least {r2.floor('waits').value:g} commit waits/s behind it, as the alert; "
@@ -119,7 +121,7 @@ def build(cfg: Config):
         db_figures, "database", cfg, db_links, h=12)
     host_tile = figures_table(
         "Hosts",
-        "One row per host, worst first, one query per figure over the whole fleet. STATUS: CRITICAL when a "
+        "[O1, Q2, C1, C4, O6] One row per host, worst first, one query per figure over the whole fleet. STATUS: CRITICAL when a "
         "critical alert fires for the host, WARNING when a warning alert fires or node_exporter / "
         "dbhost-exporter cannot be scraped (as DbhostExporterDown / NodeExporterDown, severity warning), "
         "UNKNOWN when both were scraped within the hour and are gone now [O1]; "
@@ -135,7 +137,7 @@ def build(cfg: Config):
 
     firing = table_panel(
         "Firing alerts",
-        "Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}, the Watchdog "
+        "[O1] Every alert of the pack that is firing now (ALERTS{alertstate=\"firing\"}, the Watchdog "
         "heartbeat left out); each alert's runbook cites its field-notes id (R1..R17, I1, I2, M1..M5, "
         "C1, C2, Q2..Q4, Z3, Z4, O1..O6). Empty when all is well.",
         "none",
@@ -149,14 +151,15 @@ def build(cfg: Config):
                    ("host-zfs", "ZFS ARC/L2ARC"), ("oracle-wallboard", "This host's tile")]
     fleet_db = fleet_panel(
         "Fleet: databases by state",
-        "One cell per database, worst first: OK, WARNING (a warning alert fires), CRITICAL (a critical "
-        "alert fires or oracle_up is 0), UNKNOWN (no data now; seen within the hour or its exporter target still configured) [O1, O3]. Built "
+        "[O1, O3] One cell per database, worst first: OK, WARNING (a warning alert fires), CRITICAL (a critical "
+        "alert fires or oracle_up is 0; WARNING when the database only refuses the monitoring account, as "
+        "OracleDown's warning, C5), UNKNOWN (no data now; seen within the hour or its exporter target still configured) [O1, O3]. Built "
         "for a fleet: 200 databases fit one screen. Click a cell for its redo, waits or memory "
         "dashboard or its tile below.",
         db_status_expr(), "{{database}}", fleet_links("database", "database", db_detail), h=8)
     fleet_host = fleet_panel(
         "Fleet: hosts by state",
-        "One cell per host, worst first: OK, WARNING (a warning alert fires or an exporter cannot be "
+        "[O1] One cell per host, worst first: OK, WARNING (a warning alert fires or an exporter cannot be "
         "scraped), CRITICAL, UNKNOWN (both exporters gone) [O1, C5]. Click a cell for its storage, "
         "CPU or ZFS dashboard or its tile below.",
         host_status_expr(cfg), "{{instance}}", fleet_links("host", "instance", host_detail), h=5)

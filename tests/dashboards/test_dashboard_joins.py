@@ -111,3 +111,101 @@ def test_a_database_whose_exporter_is_down_stays_unknown_while_its_target_is_con
     res = subprocess.run(["promtool", "test", "rules", "join.test.yml"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _uname(instance, nodename):
+    return {"series": f'node_uname_info{{job="node",instance="{instance}",nodename="{nodename}",sysname="Linux"}}',
+            "values": "1x10"}
+
+
+def _dg_pair(instances=("db01.dc1.example.com", "db01.dc2.example.com"),
+             host_names=("db01.dc1.example.com", "db01.dc2.example.com")):
+    """rev-views #1: a Data Guard pair, PROD1 on both sites' db01, both databases monitored; the
+    primary's LGWR is CPU-starved (0.30, 40 ms), the standby's not (0.01, 0.1 ms)."""
+    (i1, i2), (h1, h2) = instances, host_names
+    series = [_info("PRODNYC", "PROD1", h1), _info("PRODLDN", "PROD1", h2)]
+    for inst, share, delay in ((i1, 0.30, 0.04), (i2, 0.01, 0.0001)):
+        series += [_proc(R.PROC_INVOLUNTARY_SHARE, inst, "PROD1", share), _proc(R.PROC_SWITCHES, inst, "PROD1", 500),
+                   _proc(R.PROC_RUN_DELAY_PER_DISPATCH, inst, "PROD1", delay),
+                   _proc("dbhost_process_context_switches_total", inst, "PROD1", 100)]
+    return series
+
+
+def _dg_tests(i1="db01.dc1.example.com", i2="db01.dc2.example.com", sel=".+"):
+    """Each database gets its own host's LGWR, in every figure of its tile, and its own host."""
+    from mixin.fleetview import HOSTS_OF_DATABASE
+    tiles = {f.key: f.expr for f in db_tiles(load())}
+    both = [{"labels": '{database="PRODLDN"}', "value": 0.01}, {"labels": '{database="PRODNYC"}', "value": 0.30}]
+    return [
+        {"expr": f"sort({_sel(tiles['lgwr_involuntary'], sel)})", "eval_time": "5m", "exp_samples": both},
+        {"expr": f"sort({_sel(tiles['lgwr_cpu_wait'], sel)})", "eval_time": "5m",
+         "exp_samples": [{"labels": '{database="PRODLDN"}', "value": 0.0001},
+                         {"labels": '{database="PRODNYC"}', "value": 0.04}]},
+        {"expr": _sel(HOSTS_OF_DATABASE, "PRODNYC"), "eval_time": "5m",
+         "exp_samples": [{"labels": f'{{instance="{i1}"}}', "value": 1}]},
+        {"expr": _sel(HOSTS_OF_DATABASE, "PRODLDN"), "eval_time": "5m",
+         "exp_samples": [{"labels": f'{{instance="{i2}"}}', "value": 1}]},
+    ]
+
+
+def test_data_guard_pair_with_the_same_sid_and_short_host_name_neither_fails_nor_mixes(tmp_path):
+    """rev-views #1: the short-name join answered HTTP 422 (many-to-many) for the whole fleet and
+    gave PRODNYC both hosts."""
+    _promtool(tmp_path, _dg_pair(), _dg_tests())
+
+
+def test_data_guard_pair_scraped_by_ip_joins_on_the_nodename(tmp_path):
+    """Host exporters listed by IP address: node_exporter's nodename is the host's identity."""
+    series = _dg_pair(instances=("10.1.0.5", "10.2.0.5"))
+    series += [_uname("10.1.0.5", "db01.dc1.example.com"), _uname("10.2.0.5", "db01.dc2.example.com")]
+    _promtool(tmp_path, series, _dg_tests("10.1.0.5", "10.2.0.5"))
+
+
+def test_indistinguishable_pair_gives_no_host_figure_rather_than_the_other_host(tmp_path):
+    """Both HOST_NAMEs the same short name and nothing else to tell the hosts apart: no figure
+    (an empty result, not an error, not the other site's LGWR)."""
+    series = _dg_pair(host_names=("db01", "db01"))
+    tiles = {f.key: f.expr for f in db_tiles(load())}
+    _promtool(tmp_path, series, [{"expr": _sel(tiles["lgwr_involuntary"]), "eval_time": "5m", "exp_samples": []}])
+
+
+def test_recording_rules_keep_the_data_guard_pair_apart(tmp_path):
+    """database_inst:dbhost_lgwr_run_delay_per_dispatch:rate5m and instance:oracle_sga_target_bytes:sum
+    (rev-views #1, the same join): each database its own host."""
+    cfg = load()
+    series = _dg_pair()
+    series += [{"series": f'oracle_sga_target_bytes{{job="oracle",instance="oe:19161",database="{db}",inst_id="1"}}',
+                "values": f"{v}x10"} for db, v in (("PRODNYC", 8e9), ("PRODLDN", 4e9))]
+    lgwr = R.by_database_instance(cfg, R.PROC_RUN_DELAY_PER_DISPATCH + '{role="lgwr"}')
+    sga = R.by_host(cfg, f"max by ({cfg.by('database', 'inst_id')}) (last_over_time(oracle_sga_target_bytes[3m]))")
+    _promtool(tmp_path, series, [
+        {"expr": f"sort(max by (database) ({lgwr}))", "eval_time": "5m",
+         "exp_samples": [{"labels": '{database="PRODLDN"}', "value": 0.0001},
+                         {"labels": '{database="PRODNYC"}', "value": 0.04}]},
+        {"expr": f"sort(sum by (instance) ({sga}))", "eval_time": "5m",
+         "exp_samples": [{"labels": '{instance="db01.dc2.example.com"}', "value": 4e9},
+                         {"labels": '{instance="db01.dc1.example.com"}', "value": 8e9}]}])
+
+
+def test_a_database_refusing_the_monitoring_account_is_warning_not_critical(tmp_path):
+    """rev-views #3: oracle_up 0 because the monitoring account is locked (OracleDown severity
+    warning, a ticket): WARNING (1), not CRITICAL; a database down for another reason stays
+    CRITICAL (2); one that is up is OK (0)."""
+    from mixin.fleetview import db_status_expr
+    ora = lambda db: f'job="oracle",instance="oe-{db.lower()}:19161",database="{db}"'  # noqa: E731
+    series = [
+        {"series": f'oracle_up{{{ora("LOCKED")}}}', "values": "0x10"},
+        {"series": f'oracle_last_error_info{{{ora("LOCKED")},reason="account locked"}}',
+         "values": "1x10"},
+        {"series": f'oracle_up{{{ora("DOWN")}}}', "values": "0x10"},
+        {"series": f'oracle_last_error_info{{{ora("DOWN")},reason="connection refused"}}',
+         "values": "1x10"},
+        {"series": f'oracle_up{{{ora("FINE")}}}', "values": "1x10"},
+        # the alert's severity alone (its error series gone from the look-back): still WARNING
+        {"series": f'oracle_up{{{ora("EXPIRED")}}}', "values": "0x10"},
+        {"series": f'ALERTS{{{ora("EXPIRED")},alertname="OracleDown",alertstate="firing",severity="warning"}}',
+         "values": "1x10"},
+    ]
+    _promtool(tmp_path, series, [{"expr": f"sort({_sel(db_status_expr())})", "eval_time": "5m", "exp_samples": [
+        {"labels": '{database="FINE"}', "value": 0}, {"labels": '{database="EXPIRED"}', "value": 1},
+        {"labels": '{database="LOCKED"}', "value": 1}, {"labels": '{database="DOWN"}', "value": 2}]}])

@@ -65,7 +65,7 @@ EXPECTED = {
     ("oracle-redo", "log file switch waits/s", "defaults"): ["R6"],
     ("oracle-redo", "Redo LUN write latency", "defaults"): ["R17_write"],
     ("oracle-redo", "Redo LUN read latency", "defaults"): ["R17_read"],
-    ("oracle-waits", "Commit latency per PDB: log file sync p99", "defaults"): ["R2"],
+    # rev-views #10: the p99 panel is not coloured by R2's average ceiling (no entry: no threshold)
     ("oracle-waits", "db file sequential read average", "defaults"): ["I2"],
     ("oracle-waits", "Latch hit ratio (all latches)", "defaults"): ["I1", "I1_red"],
     ("oracle-memory", "PGA allocated / target", "defaults"): ["M4"],
@@ -90,6 +90,8 @@ EXPECTED = {
     ("oracle-wallboard", "Standby lag", "defaults"): ["O5_lag"],
     ("oracle-capacity", "Resources used against their limit", "defaults"): ["O4_resource", "O4_resource_crit"],
     ("oracle-capacity", "Tablespaces: the 10 fullest", "defaults"): ["O4_tablespace", "O4_tablespace_crit"],
+    # rev-views #11: days to full, orange below 4 days (ticket), red below 4 hours (page), in days
+    ("oracle-capacity", "Tablespace growth: days to full", "defaults"): ["O4_tablespace_days", "O4_tablespace_hours"],
     ("oracle-capacity", "Recovery area used", "defaults"): ["O4_fra", "O4_fra_crit"],
     ("oracle-capacity", "ASM usable file space", "defaults"): ["O4_asm"],
     ("oracle-capacity", "Data Guard lag", "defaults"): ["O5_lag"],
@@ -133,15 +135,23 @@ def step_at(t) -> float:
         return t.value
     if t.op == "<=":
         return t.value + EPS
-    if t.value == 0 and "rate" in t.noise_floor:
-        return t.noise_floor["rate"].value
+    if t.value == 0 and "rate" in t.noise_floor:     # the alert: rate > floor
+        v = t.noise_floor["rate"].value
+        return v + max(EPS, abs(v) * EPS) if t.op == ">" else v
     if t.value == 0 and t.op == ">":
         return EPS
+    if t.op == ">":         # rev-views #8: exactly v is no finding, so not coloured
+        return t.value + max(EPS, abs(t.value) * EPS)
     return t.value
 
 
+# the panel's unit for thresholds given in another (days-to-full panel: days)
+IN_PANEL_UNIT = {"O4_tablespace_hours": 1 / 86400}
+
+
 def expected_steps(ids: list[str]) -> list[dict]:
-    tiers = sorted((T[i] for i in ids), key=step_at)
+    import dataclasses
+    tiers = sorted((dataclasses.replace(T[i], value=T[i].value * IN_PANEL_UNIT.get(i, 1)) for i in ids), key=step_at)
     if tiers[0].op in ("<", "<="):
         steps = [{"color": COLOUR[tiers[0].severity], "value": None}]
         for i, t in enumerate(tiers):
@@ -186,9 +196,9 @@ def test_changing_a_threshold_changes_the_dashboards(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     boards = build_all(config.load(thresholds_file=path))
     tile = next(p for p in dm.panels(boards["oracle-wallboard"]) if p["title"] == "Databases")
-    assert threshold_configs(tile)["Value #B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075}]
+    assert threshold_configs(tile)["Value #B"] == [{"color": "green", "value": None}, {"color": "orange", "value": 0.0075 + 1e-9}]
     lbs = next(p for p in dm.panels(boards["oracle-redo"]) if p["title"] == "log buffer space waits/s")
-    assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25
+    assert threshold_configs(lbs)["defaults"][1]["value"] == 0.25 + 1e-9
 
 
 # ------------------------------------------------------------------------------ identity
@@ -275,16 +285,27 @@ def test_thresholds_equal_thresholds_yaml():
     assert set(REQUIRED_IDS) <= used
 
 
+def test_the_p99_panel_is_not_coloured_by_an_average_ceiling_and_days_to_full_is():
+    """rev-views #10, #11: 9.3 ms p99 at 2.13 ms average (the tuned case study) must not turn orange by
+    R2's 5 ms average; 3 days to full is orange (O4_tablespace_days), 2 hours red (O4_tablespace_hours)."""
+    by = {(u, p["title"]): p for u, b in BOARDS.items() for p in dm.panels(b)}
+    assert threshold_configs(by[("oracle-waits", "Commit latency per PDB: log file sync p99")]) == {} or all(
+        len(v) == 1 for v in threshold_configs(by[("oracle-waits", "Commit latency per PDB: log file sync p99")]).values())
+    steps = threshold_configs(by[("oracle-capacity", "Tablespace growth: days to full")])["defaults"]
+    colour_of = lambda v: [st["color"] for st in steps if st["value"] is None or v >= st["value"]][-1]  # noqa: E731
+    assert (colour_of(2 / 24), colour_of(3), colour_of(30)) == ("red", "orange", "green")
+
+
 def test_exact_colours_of_key_thresholds():
     """Spot values straight from field notes / thresholds.yaml, so a shared mistake in the
     rule above cannot hide: R2 5 ms (warning: amber, a ticket), R1 2 ms, R3 at its 0.01/s noise
     floor, I1 tiers (98% warning amber, 99.5% info yellow)."""
     by = {(u, p["title"]): p for u, b in BOARDS.items() for p in dm.panels(b)}
     assert threshold_configs(by[("oracle-redo", "log file sync average")])["defaults"] == \
-        [{"color": "green", "value": None}, {"color": "orange", "value": T["R2"].value}]
+        [{"color": "green", "value": None}, {"color": "orange", "value": T["R2"].value + 1e-9}]   # `> 5 ms`: 5 ms is ok
     assert T["R2"].value == 0.005 and T["R1"].value == 0.002
     assert threshold_configs(by[("oracle-redo", "log buffer space waits/s")])["defaults"][1]["value"] == \
-        T["R3"].noise_floor["rate"].value
+        T["R3"].noise_floor["rate"].value + 1e-9
     assert threshold_configs(by[("oracle-waits", "Latch hit ratio (all latches)")])["defaults"] == [
         {"color": "orange", "value": None}, {"color": "yellow", "value": T["I1_red"].value},
         {"color": "green", "value": T["I1"].value}]

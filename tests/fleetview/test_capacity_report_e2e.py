@@ -163,6 +163,33 @@ def test_bad_input_is_one_line(prom, tmp_path, capsys):
                         "--baseline", "1d", "--out", out]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "no data for DEMO" in err, err
+    # rev-views #14: a window years away from any data is "no data", not "unknown database"
+    assert report_main(["--prometheus", prom, "--database", "DEMO", "--window", "2030-01-01T00:00:00Z/1h",
+                        "--out", out]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("oracle-capacity-report: error: no data for DEMO in either window"), err
+    # a name with a quote or a backslash (an unescaped one was Prometheus' parse error)
+    for name in ('DE"MO', "DE\\MO"):
+        assert report_main(["--prometheus", prom, "--database", name, "--window", WINDOW, "--out", out]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err == f"oracle-capacity-report: error: unknown database {name!r}: Prometheus knows DEMO", err
+    # a baseline overlapping the current window
+    assert report_main(["--prometheus", prom, "--database", "DEMO", "--window", WINDOW, "--baseline", "10m",
+                        "--out", out]) == 1
+    assert "overlaps the current window" in capsys.readouterr().err
+
+
+def test_capacity_page_bad_input_is_400_with_one_line(prom):
+    """rev-views #14: a bad window is the request's fault (400), not Service Unavailable (503)."""
+    from fleetview.cli import make_routes
+    routes = make_routes(load_spec(), Upstream(prom), None)
+    for q in ({"database": ["DEMO"], "window": ["1x"]}, {"database": ["DEMO"], "baseline": ["yesterday"]},
+              {"database": ["DEMO"], "window": ["34m"], "baseline": ["10m"]}):
+        resp = routes["/capacity"](q, {})
+        assert resp.status == 400, (q, resp.status)
+        assert resp.body.count(b'id="error"') == 1
+    resp = routes["/capacity"]({"database": ['DE"MO']}, {})
+    assert resp.status == 404 and b"unknown database" in resp.body and b"parse error" not in resp.body
 
 
 @pytest.mark.slow

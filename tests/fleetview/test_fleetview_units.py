@@ -3,6 +3,7 @@ the wallboard's fixed query count (fake Prometheus), the spec generated from the
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -218,3 +219,37 @@ def test_an_alert_with_null_fields_does_not_take_the_wallboard_down():
     alerts = wallboard.firing_alerts(AM(), errors)
     assert [(a["alertname"], a["target"], a["since"], a["summary"]) for a in alerts] == [("X", "D", "", ""), ("?", "", "", "")]
     assert errors == []
+
+
+def test_a_value_exactly_at_a_threshold_is_coloured_as_its_verdict():
+    """rev-views #8: `>` v colours from just above v, so exactly v (970 of 1000 processes against
+    O4_resource_crit `> 0.97`, log file sync at R2's 5 ms, a LUN host queue of 10 against Q2 `> 10`)
+    is neither red/orange on the tiles nor a finding in the report; `>=` v colours from v itself."""
+    th = SPEC["thresholds"]
+    for tid, t in th.items():
+        if t["op"] not in (">", ">=", "<", "<="):      # == 0 (down): a state, not a measure
+            continue
+        at = t["colour_at"]
+        values = (0.0, 1.0) if at == 1e-9 else (at, at * 1.01 + 1e-6, at * 0.99 - 1e-6)    # a bare `> 0`: 0 and 1
+        for v in values:
+            coloured = colour(v, t["steps"]) != "green"
+            assert coloured == (judge(t, v).kind == "finding"), (tid, t["op"], v, t["steps"])
+    figs = {f["key"]: f for f in SPEC["db_tiles"] + SPEC["host_tiles"]}
+    assert colour(0.97, figs["resources"]["steps"]) == "orange"         # the ticket, not the page
+    assert colour(0.95, figs["recovery_area"]["steps"]) == "orange"
+    assert colour(0.005, figs["sync_avg"]["steps"]) == "green"
+    assert colour(10, figs["lun_host_queue"]["steps"]) == "green"
+    assert colour(10.01, figs["lun_host_queue"]["steps"]) == "orange"
+    assert colour(2.0, figs["run_queue"]["steps"]) != "green"            # C1 is `>= 2`
+
+
+def test_the_medium_layout_shows_the_worst_coloured_figure():
+    """rev-views #9: AMIX, log file sync 8 ms (orange) and recovery area 99% (red): the medium tile
+    (49..160 tiles) shows the red recovery area, not the first coloured figure."""
+    tile = wallboard.Tile("AMIX", "database", 2, [("log file sync avg", "8 ms", "orange", "R2"),
+                                                  ("commits/s", "50/s", "blue", None),
+                                                  ("recovery area used", "99.0%", "red", "O4_fra")])
+    others = [wallboard.Tile(f"DB{i:03d}", "database", 0) for i in range(60)]
+    page = wallboard.render(wallboard.Board([tile] + others, [], [], []), SPEC, "http://prom:9090")
+    shown = re.search(r'data-name="AMIX".*?<i>(.*?)</i>', page, re.S).group(1)
+    assert shown == "recovery area used 99.0%", shown
