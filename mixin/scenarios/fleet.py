@@ -1,0 +1,71 @@
+"""fleet.test.yml: what tells incidents apart across a fleet (alertfix #2, #3).
+
+- OracleExporterLostDatabases: one exporter losing most of its databases at once is one page (it
+  hides the per-database OracleDown pages in Alertmanager); one or two databases down are their own
+  OracleDown pages and this stays quiet.
+- `site` survives every aggregation (target_labels default job, instance, site): the shipped
+  routing keeps two same-named databases of two sites apart by it, so the rules must keep it.
+"""
+from mixin.scenarios.common import H, Timeline, sel
+
+
+def _oracle_up(tl: Timeline, instance: str, down: int, total: int) -> list:
+    target = {"job": "oracle", "instance": instance}
+    return [tl.gauge("up", target, [(0, 1)])] + [
+        tl.gauge("oracle_up", {**target, "database": f"DB{i}"}, [(0, 1), (H, 0 if i < down else 1)])
+        for i in range(total)]
+
+
+def fleet_tests(pack) -> list:
+    tests = []
+    alert = "OracleExporterLostDatabases"
+    n = H + pack.for_min("OracleDown") + 6
+    tl = Timeline(n)
+    fires = H + pack.for_min("OracleDown") + 1          # OracleDown fires; this rule reads it in the same evaluation
+    series = (_oracle_up(tl, "multi-a:19161", 3, 4)     # 3 of 4 down: the exporter's side
+              + _oracle_up(tl, "multi-b:19161", 1, 4)   # 1 of 4: that database's own page
+              + _oracle_up(tl, "multi-c:19161", 2, 3))  # 2 of 3: under the floor of 3 databases
+    tests.append({"name": f"{alert}: 3 of 4 databases of one exporter down is one page; 1 of 4, and 2 of 3, are "
+                          "OracleDown's own pages",
+                  "interval": "1m", "input_series": series, "alert_rule_test": [
+                      {"eval_time": f"{fires - 1}m", "alertname": alert, "exp_alerts": []},
+                      {"eval_time": f"{fires}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"instance": "multi-a:19161"}, 0.75)]},
+                      {"eval_time": f"{n}m", "alertname": alert,
+                       "exp_alerts": [pack.expect(alert, 0, {"instance": "multi-a:19161"}, 0.75)]}]})
+    # probe mode: every database is a target of its own (instance = the database), the exporter is
+    # the `exporter` label the scrape config sets
+    probe = []
+    for i in range(4):
+        target = {"job": "oracle", "instance": f"DB{i}", "exporter": "probe-a:19161"}
+        probe += [tl.gauge("up", target, [(0, 1)]),
+                  tl.gauge("oracle_up", {**target, "database": f"DB{i}"}, [(0, 1), (H, 0)])]
+    tests.append({"name": f"{alert}: probe mode, the 4 databases one exporter probes all down: one page per exporter",
+                  "interval": "1m", "input_series": probe, "alert_rule_test": [
+                      {"eval_time": f"{fires}m", "alertname": alert, "exp_alerts": [
+                          {"exp_labels": {**{k: v for k, v in pack.expect(alert, 0, {}, 1)["exp_labels"].items()
+                                             if k != "instance"}, "exporter": "probe-a:19161"},
+                           "exp_annotations": pack.expect(alert, 0, {"instance": "", "exporter": "probe-a:19161"},
+                                                          1)["exp_annotations"]}]}]})
+
+    # alertfix #3: two databases named ORCL, one per site, both 99% full: two alerts, each with its site
+    alert = "OracleTablespaceFull"
+    gb = 1e9
+    tl = Timeline(H + 12)
+    same = []
+    for site, inst in (("eu", "dbhost-eu1:19161"), ("us", "dbhost-us7:19161")):
+        lab = {"job": "oracle", "instance": inst, "site": site, "database": "ORCL", "container": "PDB1",
+               "tablespace": "SYSAUX", "contents": "PERMANENT"}
+        same += [tl.gauge("oracle_tablespace_used_bytes", lab, [(0, 50 * gb), (H, 99 * gb)]),
+                 tl.gauge("oracle_tablespace_max_bytes", lab, [(0, 100 * gb)]),
+                 {"series": sel("up", {"job": "oracle", "instance": inst, "site": site}), "values": f"1x{H + 12}"}]
+    ts = {"database": "ORCL", "container": "PDB1", "tablespace": "SYSAUX", "contents": "PERMANENT"}
+    expect = [pack.expect(alert, i, {**ts, "instance": inst, "site": site}, 0.99)
+              for site, inst in (("eu", "dbhost-eu1:19161"), ("us", "dbhost-us7:19161")) for i in (1,)]
+    if "site" not in pack.target_labels:          # a site's pack that drops `site` from target_labels
+        return tests
+    tests.append({"name": f"{alert}: ORCL on site eu and ORCL on site us, both 99% full: each alert keeps its site",
+                  "interval": "1m", "input_series": same, "alert_rule_test": [
+                      {"eval_time": f"{H + 12}m", "alertname": alert, "exp_alerts": expect}]})
+    return tests
+
