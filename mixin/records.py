@@ -167,13 +167,14 @@ def by_database_instance(cfg: Config, host_expr: str) -> str:
     with the oracle-exporter's target labels), worst of its series. oracle_instance_info's
     INSTANCE_NAME is the sid and HOST_NAME the host: both must match (issue 23 review #8), the
     short host name being the dbhost target's `instance` against GV$INSTANCE.HOST_NAME, both up to
-    the first dot (or colon). A SID alone never decides, not even where it is unique among the
+    the first dot (or colon); a target addressed by IPv4 address keeps its whole address
+    (10.0.0.11:19162 -> 10.0.0.11, alertfix #6: not "10", which every host of 10.x shares). A SID alone never decides, not even where it is unique among the
     monitored databases: an unmonitored standby (or clone) on another host with the same SID
     would lend its processes to the primary. Each side is reduced to one series per join key
     first, so duplicates never fail the rule."""
     info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
-            '"host", "$1", "host_name", "([^.]+).*")')
-    host = f'label_replace({host_expr}, "host", "$1", "instance", "([^.:]+).*")'
+            '"host", "$1$2", "host_name", "([0-9]+[.][0-9]+[.][0-9]+[.][0-9]+)|([^.]+).*")')
+    host = f'label_replace({host_expr}, "host", "$1$2", "instance", "([0-9]+[.][0-9]+[.][0-9]+[.][0-9]+)(?::.*)?|([^.:]+).*")'
     return (f"max by ({cfg.by('database', 'inst_id')}) (\n"
             f"  {info}\n"
             f"    * on (sid, host) group_left () max by (sid, host) ({host})\n"
@@ -186,11 +187,11 @@ def by_host(cfg: Config, oracle_expr: str) -> str:
     by_database_instance, with the same rule: SID and short host name both match, never the SID
     alone (an unmonitored standby with the primary's SID on another host must not count)."""
     info = ('label_replace(label_replace(last_over_time(oracle_instance_info[3m]), "sid", "$1", "instance_name", "(.*)"), '
-            '"host", "$1", "host_name", "([^.]+).*")')
+            '"host", "$1$2", "host_name", "([0-9]+[.][0-9]+[.][0-9]+[.][0-9]+)|([^.]+).*")')
     ora = (f"({oracle_expr}) * on ({cfg.by('database', 'inst_id')}) group_left (sid, host) "
            f"max by ({cfg.by('database', 'inst_id', 'sid', 'host')}) ({info})")
     sids = f"group by ({cfg.by('instance', 'sid')}) (dbhost_process_context_switches_total)"
-    sids_host = f'label_replace({sids}, "host", "$1", "instance", "([^.:]+).*")'
+    sids_host = f'label_replace({sids}, "host", "$1$2", "instance", "([0-9]+[.][0-9]+[.][0-9]+[.][0-9]+)(?::.*)?|([^.:]+).*")'
     return (f"sum by ({cfg.by('instance')}) (\n"
             f"  {sids_host}\n"
             f"    * on (sid, host) group_left () max by (sid, host) ({ora})\n"

@@ -6,6 +6,7 @@
 - `site` survives every aggregation (target_labels default job, instance, site): the shipped
   routing keeps two same-named databases of two sites apart by it, so the rules must keep it.
 """
+from mixin import records as R
 from mixin.scenarios.common import H, Timeline, sel
 
 
@@ -62,6 +63,7 @@ def fleet_tests(pack) -> list:
     ts = {"database": "ORCL", "container": "PDB1", "tablespace": "SYSAUX", "contents": "PERMANENT"}
     expect = [pack.expect(alert, i, {**ts, "instance": inst, "site": site}, 0.99)
               for site, inst in (("eu", "dbhost-eu1:19161"), ("us", "dbhost-us7:19161")) for i in (1,)]
+    tests.append(ip_host_tests(pack))
     if "site" not in pack.target_labels:          # a site's pack that drops `site` from target_labels
         return tests
     tests.append({"name": f"{alert}: ORCL on site eu and ORCL on site us, both 99% full: each alert keeps its site",
@@ -69,3 +71,39 @@ def fleet_tests(pack) -> list:
                       {"eval_time": f"{H + 12}m", "alertname": alert, "exp_alerts": expect}]})
     return tests
 
+
+
+def ip_host_tests(pack) -> dict:
+    """alertfix #6 (review "alerts" finding 6): the host of a target addressed by IP address was its
+    first octet ("10.0.0.11:19162" -> "10"), which every host of 10.x shares: the SGA of ORCL1 on
+    10.0.0.11 was counted on 10.0.0.12 too (HostShmallBelowSga, HostHugePagesBelowSga). The address
+    is kept whole (10.0.0.11), as GV$INSTANCE.HOST_NAME gives it when the host is named by it; a
+    host name still matches up to its first dot or colon."""
+    tl = Timeline(10)
+    gib = 1024 ** 3
+    series = []
+    for addr, sga in (("10.0.0.11", 20 * gib), ("10.0.0.12", 8 * gib)):
+        series.append(tl.counter("dbhost_process_context_switches_total",
+                                 {"job": "dbhost", "instance": f"{addr}:19162", "sid": "ORCL1", "role": "lgwr",
+                                  "kind": "voluntary"}, [(0, 60)]))
+        ora = {"job": "oracle", "instance": f"ora-{addr}:19161", "database": f"DB{addr[-2:]}", "inst_id": "1"}
+        series.append(tl.gauge("oracle_instance_info", {**ora, "instance_name": "ORCL1", "host_name": addr,
+                                                        "version": "19.0.0.0.0", "db_name": "ORCL",
+                                                        "db_unique_name": f"DB{addr[-2:]}", "database_role": "PRIMARY"},
+                               [(0, 1)]))
+        series.append(tl.gauge("oracle_sga_target_bytes", ora, [(0, sga)]))
+    # a host named by its name: db1.example.com in GV$INSTANCE, db1:19162 as the target
+    series.append(tl.counter("dbhost_process_context_switches_total",
+                             {"job": "dbhost", "instance": "db1:19162", "sid": "PROD1", "role": "lgwr", "kind": "voluntary"},
+                             [(0, 60)]))
+    ora = {"job": "oracle", "instance": "ora-db1:19161", "database": "PROD", "inst_id": "1"}
+    series += [tl.gauge("oracle_instance_info", {**ora, "instance_name": "PROD1", "host_name": "db1.example.com",
+                                                 "version": "19.0.0.0.0", "db_name": "PROD", "db_unique_name": "PROD",
+                                                 "database_role": "PRIMARY"}, [(0, 1)]),
+               tl.gauge("oracle_sga_target_bytes", ora, [(0, 4 * gib)])]
+    return {"name": "instance:oracle_sga_target_bytes:sum: a target addressed by IP keeps its whole address as its host",
+            "interval": "1m", "input_series": series, "promql_expr_test": [
+                {"expr": R.SGA_ON_HOST, "eval_time": "5m", "exp_samples": [
+                    {"labels": sel(R.SGA_ON_HOST, pack.target("dbhost", {"instance": inst})), "value": v}
+                    for inst, v in (("10.0.0.11:19162", 20 * gib), ("10.0.0.12:19162", 8 * gib),
+                                    ("db1:19162", 4 * gib))]}]}
