@@ -261,6 +261,18 @@ def test_watchdog_reaches_the_dead_mans_switch(alertmanager):
     assert [p[0] for p in _Hook.posts] == ["/watchdog"]
 
 
+def test_each_prometheus_replica_has_its_own_heartbeat(alertmanager):
+    """Failure first (review "alerts" finding 10): the Watchdogs of an HA pair of Prometheus servers
+    fell into one group (the root group_by names none of their labels), so the dead man's switch kept
+    receiving a heartbeat while one replica was dead. alerts/README.md's alert_relabel_configs keeps
+    the replica on the Watchdog as `watchdog_replica`; the route groups on it: one heartbeat each."""
+    _post(alertmanager, [_alert("Watchdog", layer="monitoring", watchdog_replica="prom-a"),
+                         _alert("Watchdog", layer="monitoring", watchdog_replica="prom-b")])
+    _wait_posts(2)
+    got = sorted((p[0], p[1].get("watchdog_replica"), len(p[2])) for p in _Hook.posts)
+    assert got == [("/watchdog", "prom-a", 1), ("/watchdog", "prom-b", 1)]
+
+
 def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
     alerts = [_alert("OracleRecoveryAreaFull", **{k: v for k, v in ODS.items() if k != "inst_id"}),
               _alert("OracleArchivingBehind", "unarchived_groups", **{**ODS, "thread": "1"}),
