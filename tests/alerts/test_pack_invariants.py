@@ -23,8 +23,10 @@ deliberately bad synthetic rule or inhibition, which it must report.
 2c. Grouping: a page's group key names its alert and every object it carries (a pager folds a new
    page into an acknowledged incident of the same key); an Oracle alert is grouped on the database,
    never on the exporter that saw it (an HA pair's two exporters make one notification), except an
-   exporter's outage (OracleDown, the monitoring layer), grouped on the exporter: `instance`, or
-   the `exporter` label in probe mode (where `instance` is the database).
+   exporter's outage (the monitoring layer, OracleExporterLostDatabases, the monitoring-account
+   ticket of OracleDown), grouped on the exporter: `instance`, or the `exporter` label in probe mode
+   (where `instance` is the database); OracleDown's page names the exporter and the database
+   (a second database down is a new page, alertfix #2).
 5. No fixed look-back that lets a vanished thing resolve: no count/max/last/present_over_time over
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
    presence, like database:oracle_instances:expected); the ones left are listed in
