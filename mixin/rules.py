@@ -1100,6 +1100,26 @@ def _luns(cfg: Config) -> list[dict]:
              summary="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                          "{{ $value | humanizeDuration }} on average (threshold ${I2_flash|dur}, I2: flash serves 0.4-0.6ms)."),
+        # alertfix #6/#7 (review "alerts" findings 6, 7): the LUN latency alerts join node_exporter's disk
+        # statistics with dbhost-exporter's LUN roles on (instance, device); with the two jobs' instance
+        # labels differing (host:port), no diskstats collector, or Solaris, the join is empty and they
+        # never fire, silently. Not while the host's node_exporter is down (NodeExporterDown says it).
+        dict(alert="LunLatencyUnmeasured", ids=["R17_unmeasured"], layer="storage", dashboard="host-storage",
+             doc="A redo, data or arch LUN of dbhost_lun_info has no node_exporter disk statistics with the same "
+                 "instance and device (" + R.DISK_WRITES + ") for ${R17_unmeasured.for}, and no node_exporter "
+                 "target of that instance is down: the LUN latency alerts (R17) cannot judge it.",
+             expr="(\n"
+                  "  group by (" + cfg.by("instance", "device", "role") + ") ("
+                  + _gauge("dbhost_lun_info{role=~\"redo|data|arch\"}") + ")\n"
+                  "  unless on (" + cfg.join("instance", "device") + ") " + R.DISK_WRITES + "\n"
+                  "  unless on (" + cfg.join("instance") + ") (up{" + cfg.selector("node") + "} == 0)\n"
+                  ") >= ${R17_unmeasured}",
+             summary="No latency is measured for {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }}",
+             description="dbhost-exporter on {{ $labels.instance }} reports {{ $labels.role }} LUN {{ $labels.device }}, "
+                         "and no node_exporter disk statistics of instance {{ $labels.instance }} and device "
+                         "{{ $labels.device }} exist ({{ $value }} LUN unmeasured for ${R17_unmeasured.for}, R17): LunWriteLatencyHigh and LunReadLatencyHigh cannot fire "
+                         "for it. node_exporter's `instance` must be the same host name as dbhost-exporter's "
+                         "(relabel the port away on both jobs); on Solaris node_exporter has no diskstats."),
         dict(alert="LunIoErrors", ids=["Q4"], layer="storage", dashboard="host-storage",
              expr="sum by (" + cfg.by("instance", "device") + ") (increase(dbhost_lun_ioerrors_total[15m])) > ${Q4}",
              summary="SCSI command errors on {{ $labels.device }} on {{ $labels.instance }}",

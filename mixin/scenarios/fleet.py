@@ -64,6 +64,7 @@ def fleet_tests(pack) -> list:
     expect = [pack.expect(alert, i, {**ts, "instance": inst, "site": site}, 0.99)
               for site, inst in (("eu", "dbhost-eu1:19161"), ("us", "dbhost-us7:19161")) for i in (1,)]
     tests.append(ip_host_tests(pack))
+    tests.append(unmeasured_lun_tests(pack))
     if "site" not in pack.target_labels:          # a site's pack that drops `site` from target_labels
         return tests
     tests.append({"name": f"{alert}: ORCL on site eu and ORCL on site us, both 99% full: each alert keeps its site",
@@ -107,3 +108,31 @@ def ip_host_tests(pack) -> dict:
                     {"labels": sel(R.SGA_ON_HOST, pack.target("dbhost", {"instance": inst})), "value": v}
                     for inst, v in (("10.0.0.11:19162", 20 * gib), ("10.0.0.12:19162", 8 * gib),
                                     ("db1:19162", 4 * gib))]}]}
+
+
+def unmeasured_lun_tests(pack) -> dict:
+    """alertfix #6/#7, failure first (review "alerts" findings 6, 7): node_exporter scraped as
+    dbhost1:9100 while dbhost-exporter is dbhost1: the redo LUN's latency joined nothing and R17
+    never fired, silently. LunLatencyUnmeasured says so; a host whose two exporters agree on
+    `instance`, and a host whose node_exporter is down (NodeExporterDown's), stay quiet."""
+    alert = "LunLatencyUnmeasured"
+    f = pack.for_min(alert)
+    n = f + 10
+    tl = Timeline(n)
+    series = []
+    for dbh, node_inst, up in (("dbhost1", "dbhost1:9100", 1), ("dbhost2", "dbhost2", 1), ("dbhost3", "dbhost3", 0)):
+        lab = {"job": "dbhost", "instance": dbh, "device": "dm-3"}
+        series.append(tl.gauge("dbhost_lun_info", {**lab, "hctl": "2:0:0:1", "vendor": "HITACHI", "model": "OPEN-V",
+                                                   "wwid": "naa.60060e80dm-3", "multipath": "", "role": "redo"},
+                               [(0, 1)]))
+        node = {"job": "node", "instance": node_inst}
+        series.append(tl.gauge("up", node, [(0, up)]))
+        if up:
+            series += [tl.counter("node_disk_writes_completed_total", {**node, "device": "dm-3"}, [(0, 74 * 60)]),
+                       tl.counter("node_disk_write_time_seconds_total", {**node, "device": "dm-3"}, [(0, 74 * 60 * 0.012)])]
+    return {"name": f"{alert}: node_exporter scraped as dbhost1:9100, dbhost-exporter as dbhost1: the redo LUN's "
+                    "latency is unmeasured; dbhost2 (same instance) and dbhost3 (node_exporter down) are quiet",
+            "interval": "1m", "input_series": series, "alert_rule_test": [
+                {"eval_time": f"{f - 1}m", "alertname": alert, "exp_alerts": []},
+                {"eval_time": f"{n}m", "alertname": alert, "exp_alerts": [
+                    pack.expect(alert, 0, {"job": "dbhost", "instance": "dbhost1", "device": "dm-3", "role": "redo"}, 1)]}]}
