@@ -27,7 +27,9 @@ from mixin.external_metrics import EXTERNAL
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "exporters" / "exporter_common" / "metrics_catalog.json"
-TARGET_LABELS = ("job", "instance")
+# `exporter`: the exporter's address, which the shipped scrape config of probe mode (compose/, stack/) sets on
+# every probe target (there `instance` is the database); absent (empty) when /metrics is scraped
+TARGET_LABELS = ("job", "instance", "exporter")
 
 
 class CatalogError(ValueError):

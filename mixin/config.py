@@ -18,7 +18,7 @@ does not name keeps the shipped default, so a threshold a later release adds tak
     jobs:                                     # Prometheus job names of each scrape target kind
       oracle: oracle-prod                     # one name ...
       node: [node, node-exporter]             # ... or several (selector job=~"node|node-exporter")
-    target_labels: [job, instance, site]      # labels of a scrape target kept by every aggregation
+    target_labels: [job, instance, site]      # labels of a scrape target kept by every aggregation (the default)
     runbook_base_url: https://git.example.com/dba/monitoring/blob/main/docs/runbooks/
     grafana_url: https://grafana.example.com  # alerts get a dashboard_url only when this is set
     fleetview_url: https://fleetview.example.com/   # without grafana_url, alerts link to the Grafana-free pages
@@ -74,7 +74,9 @@ class ConfigError(ValueError):
 class Config:
     thresholds_file: Path = thresholds_mod.DEFAULT_PATH
     jobs: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_JOBS))
-    target_labels: tuple[str, ...] = ("job", "instance")
+    # alertfix #3: `site` kept (empty where the series have none), so the shipped routing, which
+    # tells same-named databases apart by `site`, and the rules agree
+    target_labels: tuple[str, ...] = ("job", "instance", "site")
     runbook_base_url: str = DEFAULT_RUNBOOK_BASE
     grafana_url: str | None = None
     fleetview_url: str | None = DEFAULT_FLEETVIEW_URL

@@ -66,7 +66,8 @@ def alerts_md(cfg: Config) -> str:
         cond = substitute(a.get("doc", primary.description), th)
         thr = "; ".join(f"{op_text(th[tid])} {value_text(th[tid])}" for tid in _compared(a)) or \
             "fires above the noise floor" + (" (eliminate: healthy is 0)" if primary.value == 0 else "")
-        floors = "; ".join(f"{fmt_number(f.value)} {f.unit}" for tid in a["ids"] for f in th[tid].noise_floor.values()
+        floors = "; ".join((fmt_human(f.value, "bytes") if f.unit == "bytes" else f"{fmt_number(f.value)} {f.unit}")
+                           for tid in a["ids"] for f in th[tid].noise_floor.values()
                            if f"{{{tid}.floor.{f.name}" in a["expr"].replace("${", "{")) or "-"
         out.append(f"| [{a['alert']}](runbooks/{a['alert']}.md) | {cond.replace('|', '/')} | {thr} | {floors} | "
                    f"{a.get('for_', primary.for_)} | {primary.severity} | "

@@ -116,6 +116,36 @@ def _fleetview_links(cfg: Config, a: dict) -> dict[str, str]:
     return {"wallboard_url": url} if url else {}
 
 
+def blind_bridge(cfg: Config, alert: str, labels: dict, expr: str) -> str:
+    """alertfix #1: a firing page stays firing while the exporter target that measures it is blind.
+
+    Every gauge is read through last_over_time(...[3m]); when the exporter behind a firing page stops
+    answering, its data goes stale after 3 minutes and the page would resolve (RESOLVED sent while the
+    tablespace is still full, the redo LUN still without a path). The rule's own ALERTS series (this
+    rule only: its alertname, state firing and its static labels) is kept while its scrape target's
+    `up` is 0, or the target is gone from `up` but remembered (target:up:expected: a target retired
+    on purpose is forgotten by deleting that memory, ScrapeTargetVanished's runbook). Once the target
+    answers again, the data alone decides: the page resolves if the condition is over. `alertstate`
+    and the rule's static labels are dropped so the kept series has the expression's labels (the same alert, `for` not restarted);
+    its value is 1 while bridged."""
+    target = cfg.by()
+    ups = "up{" + cfg.selector("oracle", "dbhost", "node") + "}"
+    matchers = ", ".join([f'alertname="{alert}"', 'alertstate="firing"'] +
+                         [f'{k}="{v}"' for k, v in labels.items()])
+    # the series the expression itself gives carry neither alertstate nor the rule's own labels: drop
+    # them, or `or` keeps both copies and the rule fails (same labels once the rule's are applied)
+    kept = "ALERTS{" + matchers + "}"
+    for name in ("alertstate", "alertname", *labels):
+        kept = f'label_replace({kept}, "{name}", "", "{name}", ".*")'
+    return ("(\n" + expr + "\n)\n"
+            "or\n"
+            "(\n"
+            "  " + kept + "\n"
+            "  unless on (" + target + ") " + ups + " == 1\n"
+            "  and on (" + target + ") (" + ups + " == 0 or " + records.TARGETS_EXPECTED + ")\n"
+            ")")
+
+
 def alerting(cfg: Config, used: set | None = None) -> dict:
     th = cfg.thresholds
     out: dict[str, list] = {}
@@ -131,7 +161,10 @@ def alerting(cfg: Config, used: set | None = None) -> dict:
         if url:
             ann["dashboard_url"] = url
         ann.update(_fleetview_links(cfg, a))
-        rule = {"alert": a["alert"], "expr": substitute(a["expr"], th, used)}
+        expr = substitute(a["expr"], th, used)
+        if primary.severity == "critical" and a.get("blind_bridge", a["layer"] != "monitoring"):
+            expr = blind_bridge(cfg, a["alert"], labels, expr)
+        rule = {"alert": a["alert"], "expr": expr}
         dur = a.get("for_", primary.for_)
         if duration_seconds(dur) > 0:
             rule["for"] = dur

@@ -44,6 +44,9 @@ ORACLE_DOWN_REASON = (
 GAP_WINDOW = "3m"
 # rev23 #14b: how long OracleDown outlives its exporter (up 0): past OracleExporterDown's `for` (5m)
 EXPORTER_DOWN_BRIDGE = "15m"
+# alertfix #4: collectors whose views change slowly and are read every 300 s by default (no rate of
+# them is judged over 5 minutes): their cache age is not a freshness problem of the pack
+SLOW_COLLECTORS = "tablespaces|alert_log|backups|scheduler_jobs"
 CREDENTIAL_REASONS = 'reason=~"logon denied|null password|no create session privilege|sys must connect as sysdba|account locked|password expired"'
 
 
@@ -107,6 +110,32 @@ def _fresh_or_bridged(sel: str, collector: str, scope: str) -> str:
             "oracle_collector_success{collector=\"" + collector + "\"} == 1))")
 
 
+def _lost_databases(cfg: Config, scope: str, mode: str) -> str:
+    """OracleExporterLostDatabases of one mode: scope `instance` (the exporter's /metrics scraped,
+    its series without an `exporter` label) or `exporter` (probe mode: every database a target)."""
+    by = ", ".join(dict.fromkeys((*(t for t in cfg.target_labels if t != "instance"), scope)))
+    down = ('count by (' + by + ') (ALERTS{alertname="OracleDown", alertstate="firing", severity="critical", '
+            + mode + '})')
+    return ("(\n"
+            "  " + down + "\n"
+            "  / count by (" + by + ") (last_over_time(oracle_up{" + cfg.selector("oracle") + ", " + mode + "}[15m]))\n"
+            "  >= ${ops_oracle_down_many}\n"
+            "  and " + down + " >= ${ops_oracle_down_many.floor.databases}\n"
+            ")")
+
+
+def _observed(sel: str) -> str:
+    """alertfix #5: the share of the minutes of 30 in which the target was observed: a scrape of it
+    succeeded within GAP_WINDOW (what the rules' last_over_time bridges), in time, not in scrapes."""
+    return "avg_over_time(max_over_time(up{" + sel + "}[" + GAP_WINDOW + "])[30m:1m])"
+
+
+def _blind_changes(sel: str) -> str:
+    """alertfix #5: how often the target went blind (no successful scrape for GAP_WINDOW) or came back
+    in 30 minutes."""
+    return "changes(max_over_time(up{" + sel + "}[" + GAP_WINDOW + "])[30m:1m])"
+
+
 def _shared(cfg: Config) -> tuple[str, ...]:
     """Selectors and expression parts several sections use."""
     oracle, hosts = cfg.selector("oracle"), cfg.selector("dbhost", "node")
@@ -145,7 +174,11 @@ def _monitoring(cfg: Config) -> list[dict]:
                     "  " + _gauge("oracle_instance_start_time_seconds")
                     + " - min_over_time(oracle_instance_start_time_seconds[30m])\n)")
     return [
+        # alertfix #1: not the generic blind bridge (mixin.render.blind_bridge): OracleDown has its own
+        # (EXPORTER_DOWN_BRIDGE, only for a database down for the alert's `for` while its exporter
+        # answered), and OracleExporterDown, a page too, takes over within it
         dict(alert="OracleDown", ids=["ops_oracle_down"], layer="oracle", dashboard="oracle-wallboard",
+             blind_bridge=False,
              doc="oracle_up is 0 (its last sample within " + GAP_WINDOW + ", so a failed scrape of the exporter "
                  "during the outage neither resets `for` nor resolves it), for a reason other than the monitoring "
                  "account being refused. When the exporter itself dies during the outage (`up` 0), its last "
@@ -192,6 +225,25 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "database may well be serving its users; the monitoring account's password or lock needs a "
                          "DBA (the exporter does not retry a refused password), and until then nothing of this "
                          "database is observed."),
+        # alertfix #2: OracleDown is grouped per database (a second database down is a new page, never
+        # folded into an acknowledged incident's key); one exporter losing most of its databases at once
+        # is this one page, which hides that exporter's OracleDown pages (alerts/alertmanager.yml). In
+        # the oracle group, after OracleDown: it reads OracleDown's ALERTS of the same evaluation.
+        dict(alert="OracleExporterLostDatabases", ids=["ops_oracle_down_many"], layer="oracle",
+             dashboard="oracle-wallboard", blind_bridge=False,
+             doc="At least ${ops_oracle_down_many|pct} of the databases an oracle-exporter reports (oracle_up "
+                 "within 15 minutes), and at least ${ops_oracle_down_many.floor.databases}, have OracleDown "
+                 "(critical) firing: per exporter target, or per `exporter` label in probe mode. Its page "
+                 "hides that exporter's OracleDown pages (one page, not one per database).",
+             expr=_lost_databases(cfg, "instance", 'exporter=""') + "\nor\n" +
+                  _lost_databases(cfg, "exporter", 'exporter!=""'),
+             summary="oracle-exporter {{ $labels.instance }}{{ $labels.exporter }} lost most of its databases",
+             description="{{ $value | humanizePercentage }} of the databases oracle-exporter "
+                         "{{ $labels.instance }}{{ $labels.exporter }} reports are down at once (OracleDown; at least "
+                         "${ops_oracle_down_many|pct} and ${ops_oracle_down_many.floor.databases} databases, C5): a "
+                         "cause on the exporter's side (its network, host, a shared listener, wallet or monitoring "
+                         "password) is likelier than that many outages; the per-database OracleDown pages of this "
+                         "exporter are inhibited (their list is in Alertmanager)."),
         dict(alert="OracleExporterDown", ids=["ops_exporter_down"], layer="monitoring", dashboard="oracle-wallboard",
              expr="up{" + cfg.selector("oracle") + "} == ${ops_exporter_down}",
              summary="oracle-exporter {{ $labels.instance }} cannot be scraped",
@@ -207,16 +259,61 @@ def _monitoring(cfg: Config) -> list[dict]:
              summary="node_exporter on {{ $labels.instance }} cannot be scraped",
              description="Prometheus has failed to scrape node_exporter on {{ $labels.instance }} for "
                          "${ops_host_exporter_down.for} (up = {{ $value }}); CPU, memory and disk alerts of the host are inhibited."),
+        # alertfix #5 (review "alerts" finding 5): judged in time, on the outages the pack's own bridge
+        # (last_over_time over GAP_WINDOW) cannot cover: a minute counts as blind when no scrape of the
+        # target succeeded in the GAP_WINDOW before it. Isolated failed scrapes lose no data at any
+        # scrape interval (four in 30 minutes at 60 s were 87% of the scrapes and paged).
         dict(alert="OracleExporterFlapping", ids=["ops_exporter_flapping"], layer="monitoring", dashboard="oracle-wallboard",
-             doc="oracle-exporter up in less than ${ops_exporter_flapping|pct} of the scrapes of 30 minutes, with at "
-                 "least ${ops_exporter_flapping.floor.changes} changes of `up` (two outages).",
-             expr="avg_over_time(up{" + oracle + "}[30m]) < ${ops_exporter_flapping}\n"
-                  "and on (" + target + ")\n"
-                  "changes(up{" + oracle + "}[30m]) >= ${ops_exporter_flapping.floor.changes}",
+             doc="oracle-exporter observed (a successful scrape within the last " + GAP_WINDOW + ", the pack's "
+                 "bridge) in less than ${ops_exporter_flapping|pct} of the minutes of 30 minutes, with at least "
+                 "${ops_exporter_flapping.floor.changes} changes between observed and blind (two outages longer than "
+                 "the bridge). Isolated failed scrapes are bridged and never count, whatever the scrape interval.",
+             expr=_observed(oracle) + " < ${ops_exporter_flapping}\n"
+                  "and on (" + target + ")\n" + _blind_changes(oracle) + " >= ${ops_exporter_flapping.floor.changes}",
              summary="oracle-exporter {{ $labels.instance }} keeps failing and recovering",
-             description="oracle-exporter {{ $labels.instance }} answered {{ $value | humanizePercentage }} of the scrapes of the "
-                         "last 30 minutes, with repeated outages (threshold ${ops_exporter_flapping|pct}, O1): its databases are "
-                         "mostly unobserved and every `for` of their alerts keeps resetting."),
+             description="oracle-exporter {{ $labels.instance }} was observed (a successful scrape within "
+                         + GAP_WINDOW + ") {{ $value | humanizePercentage }} of the last 30 minutes, with repeated "
+                         "outages longer than " + GAP_WINDOW + " (threshold ${ops_exporter_flapping|pct}, O1): its "
+                         "databases are mostly unobserved and every `for` of their alerts keeps resetting."),
+        # alertfix #4 (review "alerts" finding 4): the pack reads gauges over GAP_WINDOW and counters over
+        # 5-minute rates; data older than that switched it off without a word (a 5-minute scrape interval,
+        # refresh_interval_seconds 600, collector_intervals of wait_events above 300)
+        dict(alert="MonitoringDataTooOld", ids=["ops_data_too_old"], layer="monitoring", dashboard=None,
+             labels={"cause": "snapshot_age"},
+             doc="oracle_snapshot_age_seconds above ${ops_data_too_old|dur} at some point of 10 minutes (the "
+                 "exporter serves older data: refresh_interval_seconds above the pack's limit, or fetches that "
+                 "hang), for ${ops_data_too_old.for}.",
+             expr="max by (" + cfg.by("database") + ") (max_over_time(oracle_snapshot_age_seconds[10m])) > ${ops_data_too_old}",
+             summary="oracle-exporter {{ $labels.instance }} serves data of {{ $labels.database }} too old for the alert pack",
+             description="The data oracle-exporter {{ $labels.instance }} serves for {{ $labels.database }} reached "
+                         "{{ $value | humanizeDuration }} of age in the last 10 minutes (oracle_snapshot_age_seconds; "
+                         "limit ${ops_data_too_old|dur}, C5, O1): the pack's 3-minute reads and 5-minute rates see "
+                         "gaps and flat counters, and its alerts on this database go quiet. Set "
+                         "refresh_interval_seconds to 120 or less, or find the fetch that hangs."),
+        dict(alert="MonitoringDataTooOld", ids=["ops_data_too_old"], layer="monitoring", dashboard=None,
+             labels={"cause": "collector_interval"},
+             doc="oracle_collector_cache_age_seconds above ${ops_data_too_old|dur} at some point of 10 minutes for a "
+                 "collector other than the slow-changing ones read every 300 s by default (tablespaces, alert_log, "
+                 "backups, scheduler_jobs), for ${ops_data_too_old.for}: collector_intervals above the pack's limit.",
+             expr="max by (" + cfg.by("database", "collector") + ") (max_over_time(oracle_collector_cache_age_seconds"
+                  "{collector!~\"" + SLOW_COLLECTORS + "\"}[10m])) > ${ops_data_too_old}",
+             summary="Collector {{ $labels.collector }} of {{ $labels.database }} serves rows too old for the alert pack",
+             description="oracle-exporter {{ $labels.instance }} serves rows of collector {{ $labels.collector }} for "
+                         "{{ $labels.database }} up to {{ $value | humanizeDuration }} old (oracle_collector_cache_age_seconds; "
+                         "limit ${ops_data_too_old|dur}, C5, O1): its counters become staircases whose 5-minute rate "
+                         "is 0 half of the time, and the alerts built on them go quiet. Set its collector_intervals "
+                         "entry to 120 or less."),
+        dict(alert="MonitoringDataTooOld", ids=["ops_scrape_too_sparse"], layer="monitoring", dashboard=None,
+             labels={"cause": "scrape_interval"},
+             doc="Fewer than ${ops_scrape_too_sparse} scrapes of an oracle, dbhost or node target in 10 minutes "
+                 "(count_over_time(up[10m]); a failed scrape counts too), for ${ops_scrape_too_sparse.for}: a "
+                 "scrape interval above 2 minutes.",
+             expr="count_over_time(up{" + every_job + "}[10m]) < ${ops_scrape_too_sparse}",
+             summary="{{ $labels.job }} target {{ $labels.instance }} is scraped too rarely for the alert pack",
+             description="Prometheus scraped {{ $labels.job }} target {{ $labels.instance }} only {{ $value }} times in "
+                         "10 minutes (threshold ${ops_scrape_too_sparse}, C5, O1): a scrape interval above 2 minutes. "
+                         "The pack reads gauges over 3 minutes and counters over 5-minute rates; at a 5-minute interval "
+                         "none of its alerts can fire. Set scrape_interval to 60 s (at most 2 minutes)."),
         dict(alert="ExporterCrashLooping", ids=["ops_exporter_crash_looping"], layer="monitoring", dashboard=None,
              doc="The exporter process (oracle-exporter or dbhost-exporter) restarted at least "
                  "${ops_exporter_crash_looping} times in an hour (changes of process_start_time_seconds).",
@@ -228,14 +325,15 @@ def _monitoring(cfg: Config) -> list[dict]:
                          "failed scrape that marks every series stale, so `for` of the alerts on it restarts while "
                          "`up` still looks 97% available. Read the exporter's log (systemd: journalctl -u ...)."),
         dict(alert="HostExporterFlapping", ids=["ops_host_exporter_flapping"], layer="monitoring", dashboard="host-cpu",
-             doc="dbhost-exporter or node_exporter up in less than ${ops_host_exporter_flapping|pct} of the scrapes of "
-                 "30 minutes, with at least ${ops_host_exporter_flapping.floor.changes} changes of `up`.",
-             expr="avg_over_time(up{" + hosts + "}[30m]) < ${ops_host_exporter_flapping}\n"
-                  "and on (" + target + ")\n"
-                  "changes(up{" + hosts + "}[30m]) >= ${ops_host_exporter_flapping.floor.changes}",
+             doc="dbhost-exporter or node_exporter observed (a successful scrape within the last " + GAP_WINDOW +
+                 ") in less than ${ops_host_exporter_flapping|pct} of the minutes of 30 minutes, with at least "
+                 "${ops_host_exporter_flapping.floor.changes} changes between observed and blind (see OracleExporterFlapping).",
+             expr=_observed(hosts) + " < ${ops_host_exporter_flapping}\n"
+                  "and on (" + target + ")\n" + _blind_changes(hosts) + " >= ${ops_host_exporter_flapping.floor.changes}",
              summary="{{ $labels.job }} on {{ $labels.instance }} keeps failing and recovering",
-             description="{{ $labels.job }} on {{ $labels.instance }} answered {{ $value | humanizePercentage }} of the scrapes "
-                         "of the last 30 minutes, with repeated outages (threshold ${ops_host_exporter_flapping|pct}, O1): "
+             description="{{ $labels.job }} on {{ $labels.instance }} was observed (a successful scrape within "
+                         + GAP_WINDOW + ") {{ $value | humanizePercentage }} of the last 30 minutes, with repeated "
+                         "outages longer than " + GAP_WINDOW + " (threshold ${ops_host_exporter_flapping|pct}, O1): "
                          "the host's alerts keep resetting."),
         dict(alert="ScrapeJobAbsent", ids=["ops_job_absent"], layer="monitoring", dashboard=None,
              labels={"exporter": "oracle-exporter"},
@@ -587,14 +685,14 @@ def _space(cfg: Config) -> list[dict]:
                          "at 100% inserts fail with ORA-01653."),
         dict(alert="OracleTablespaceFull", ids=["O4_tablespace_crit"], layer="oracle", dashboard="oracle-capacity",
              doc="A permanent ONLINE tablespace above ${O4_tablespace_crit|pct} of the size it can reach **and** with "
-                 "less than ${O4_tablespace_crit.floor.free} bytes left (percent alone never pages: a 20 TB "
+                 "less than ${O4_tablespace_crit.floor.free|bytes} left (percent alone never pages: a 20 TB "
                  "tablespace at 97.5% still has 500 GB).",
              expr=R.TABLESPACE_USED + "{contents=\"PERMANENT\"} > ${O4_tablespace_crit}\n"
                   "and on (" + ts_on + ") (" + ts_room + ") < ${O4_tablespace_crit.floor.free}" + ts_judged,
              summary="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} is nearly full",
              description="Tablespace {{ $labels.tablespace }} of {{ $labels.database }} uses "
                          "{{ $value | humanizePercentage }} of the size it can reach with less than "
-                         "${O4_tablespace_crit.floor.free|num} bytes left (threshold ${O4_tablespace_crit|pct}, O4; "
+                         "${O4_tablespace_crit.floor.free|bytes} left (threshold ${O4_tablespace_crit|pct}, O4; "
                          "percent alone never pages): inserts are about to fail with ORA-01653."),
         dict(alert="OracleTablespaceFillingUp", ids=["O4_tablespace_days"], layer="oracle", dashboard="oracle-capacity",
              doc="At the growth of the last 6 hours a permanent tablespace that is at least "
@@ -1013,6 +1111,26 @@ def _luns(cfg: Config) -> list[dict]:
              summary="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} are slow",
              description="Reads from flash {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }} take "
                          "{{ $value | humanizeDuration }} on average (threshold ${I2_flash|dur}, I2: flash serves 0.4-0.6ms)."),
+        # alertfix #6/#7 (review "alerts" findings 6, 7): the LUN latency alerts join node_exporter's disk
+        # statistics with dbhost-exporter's LUN roles on (instance, device); with the two jobs' instance
+        # labels differing (host:port), no diskstats collector, or Solaris, the join is empty and they
+        # never fire, silently. Not while the host's node_exporter is down (NodeExporterDown says it).
+        dict(alert="LunLatencyUnmeasured", ids=["R17_unmeasured"], layer="storage", dashboard="host-storage",
+             doc="A redo, data or arch LUN of dbhost_lun_info has no node_exporter disk statistics with the same "
+                 "instance and device (" + R.DISK_WRITES + ") for ${R17_unmeasured.for}, and no node_exporter "
+                 "target of that instance is down: the LUN latency alerts (R17) cannot judge it.",
+             expr="(\n"
+                  "  group by (" + cfg.by("instance", "device", "role") + ") ("
+                  + _gauge("dbhost_lun_info{role=~\"redo|data|arch\"}") + ")\n"
+                  "  unless on (" + cfg.join("instance", "device") + ") " + R.DISK_WRITES + "\n"
+                  "  unless on (" + cfg.join("instance") + ") (up{" + cfg.selector("node") + "} == 0)\n"
+                  ") >= ${R17_unmeasured}",
+             summary="No latency is measured for {{ $labels.role }} LUN {{ $labels.device }} on {{ $labels.instance }}",
+             description="dbhost-exporter on {{ $labels.instance }} reports {{ $labels.role }} LUN {{ $labels.device }}, "
+                         "and no node_exporter disk statistics of instance {{ $labels.instance }} and device "
+                         "{{ $labels.device }} exist ({{ $value }} LUN unmeasured for ${R17_unmeasured.for}, R17): LunWriteLatencyHigh and LunReadLatencyHigh cannot fire "
+                         "for it. node_exporter's `instance` must be the same host name as dbhost-exporter's "
+                         "(relabel the port away on both jobs); on Solaris node_exporter has no diskstats."),
         # review host #4: on an ALUA standby (or unavailable) port the multipathd TUR checker's TEST UNIT
         # READY fails with NOT READY every polling interval, and ioerr_cnt counts it: not a finding
         dict(alert="LunIoErrors", ids=["Q4"], layer="storage", dashboard="host-storage",

@@ -23,9 +23,11 @@ mixin.scenarios.common, and here the assembly of the test files.
 import math
 import re
 
+from mixin.scenarios.blind import blind_tests
 from mixin.scenarios.casestudy import casestudy_tests
 from mixin.scenarios.common import Pack
 from mixin.scenarios.hangs import hang_tests
+from mixin.scenarios.fleet import fleet_tests
 from mixin.scenarios.health import health_tests
 from mixin.scenarios.host import host_tests
 from mixin.scenarios.memory import memory_tests
@@ -150,6 +152,8 @@ def test_files(cfg, alerts_doc: dict) -> dict:
         "casestudy.test.yml": _rounded(casestudy_tests(pack)),
         "recording.test.yml": _rounded(recording_tests(pack)),
         "signals.test.yml": consolidate(signal_tests(pack)),
+        "blind.test.yml": blind_tests(pack),
+        "fleet.test.yml": fleet_tests(pack),
     }
     out = {name: {**head, "tests": _relabel_jobs(tests, cfg)} for name, tests in files.items()}
     # the presence memories on a recorded history (an evaluation gap): no rule files, each check

@@ -77,7 +77,7 @@ _TPL = re.compile(r"\{\{\s*(\$labels\.([a-z_]+)|\$value(?:\s*\|\s*([^}]+?))?)\s*
 def render(text: str, labels: dict, value: float) -> str:
     def repl(m):
         if m.group(2):
-            return labels[m.group(2)]
+            return labels.get(m.group(2), "")     # Go templates: a missing key of $labels is ""
         return go_value(value, m.group(3))
     out = _TPL.sub(repl, text)
     if "{{" in out:

@@ -1,21 +1,11 @@
 """monitoring.test.yml: the monitoring watching itself (O1, O3)."""
+from mixin.scenarios.blind import flap as _flap, flapping_in_time_tests, observed_share
 from mixin.scenarios.common import H, HOST, ORA, quiet, sel, Timeline
 
 
 # ---------------------------------------------------------------- the monitoring watching itself (O1, O3)
 def _series(name: str, labels: dict, values: str) -> dict:
     return {"series": sel(name, labels), "values": values}
-
-
-def _flap(t: int, at: int = H) -> int:
-    """up 3 minutes, down 5, again and again from minute `at` on."""
-    return 1 if t <= at or (t - at - 1) % 8 < 3 else 0
-
-
-def _availability(fn, t: int, window: int = 30) -> float:
-    """avg_over_time(up[30m]) at minute t with 1-minute samples (Prometheus 2: both ends included)."""
-    vals = [fn(x) for x in range(max(0, t - window), t + 1)]
-    return sum(vals) / len(vals)
 
 
 def series_dropped_tests(pack) -> list:
@@ -53,7 +43,8 @@ def monitoring_tests(pack) -> list:
                           *[{"eval_time": f"{t}m", "alertname": down, "exp_alerts": []} for t in range(H + 5, minutes, 8)],
                           {"eval_time": f"{H + 5}m", "alertname": alert, "exp_alerts": []},
                           {"eval_time": f"{at}m", "alertname": alert,
-                           "exp_alerts": [pack.expect(alert, 0, labels, _availability(_flap, at))]}]})
+                           "exp_alerts": [pack.expect(alert, 0, labels, observed_share(_flap, at))]}]})
+        tests += flapping_in_time_tests(pack, alert, labels, minutes, at)
         outage = lambda t: 0 if H < t <= H + 10 else 1   # noqa: E731
         tests.append({"name": f"{alert}: one 10-minute outage, then healthy: {down}'s finding, not a flap",
                       "interval": "1m", "input_series": [tl.gauge("up", labels, [(0, outage)])], "alert_rule_test": [

@@ -261,6 +261,18 @@ def test_watchdog_reaches_the_dead_mans_switch(alertmanager):
     assert [p[0] for p in _Hook.posts] == ["/watchdog"]
 
 
+def test_each_prometheus_replica_has_its_own_heartbeat(alertmanager):
+    """Failure first (review "alerts" finding 10): the Watchdogs of an HA pair of Prometheus servers
+    fell into one group (the root group_by names none of their labels), so the dead man's switch kept
+    receiving a heartbeat while one replica was dead. alerts/README.md's alert_relabel_configs keeps
+    the replica on the Watchdog as `watchdog_replica`; the route groups on it: one heartbeat each."""
+    _post(alertmanager, [_alert("Watchdog", layer="monitoring", watchdog_replica="prom-a"),
+                         _alert("Watchdog", layer="monitoring", watchdog_replica="prom-b")])
+    _wait_posts(2)
+    got = sorted((p[0], p[1].get("watchdog_replica"), len(p[2])) for p in _Hook.posts)
+    assert got == [("/watchdog", "prom-a", 1), ("/watchdog", "prom-b", 1)]
+
+
 def test_a_full_recovery_area_explains_archiving_behind(alertmanager):
     alerts = [_alert("OracleRecoveryAreaFull", **{k: v for k, v in ODS.items() if k != "inst_id"}),
               _alert("OracleArchivingBehind", "unarchived_groups", **{**ODS, "thread": "1"}),
@@ -365,17 +377,57 @@ def test_two_databases_of_the_same_name_on_different_exporters_do_not_silence_ea
 
 def test_one_exporter_losing_50_databases_for_one_reason_is_one_page(alertmanager):
     """Failure first: 50 OracleDown of one exporter (its network is gone) were 50 pages (grouped by
-    database). Now one per exporter target and cause; another exporter's outage is its own page,
-    and the databases that refuse the monitoring account are one ticket."""
+    database). Now OracleDown is one incident per database (alertfix #2) and the exporter's
+    OracleExporterLostDatabases (which its rule raises when most of its databases are down) is the
+    one page that hides them; another exporter's outage is its own page, and the databases that
+    refuse the monitoring account are one ticket."""
     alerts = [_alert("OracleDown", layer="oracle", database=f"DB{i:02d}", **EXP_A) for i in range(50)]
+    alerts += [_alert("OracleExporterLostDatabases", layer="oracle", **EXP_A)]
     alerts += [_alert("OracleDown", layer="oracle", database="OTHER", **EXP_B)]
     alerts += [_alert("OracleDown", "monitoring_credentials", layer="oracle", database=f"CRED{i}", **EXP_A)
                for i in range(3)]
     _post(alertmanager, alerts)
     _wait_posts(3)
-    got = sorted((p[0], p[1].get("instance"), p[1].get("cause"), len(p[2])) for p in _Hook.posts)
-    assert got == [("/pager", "oracle-a:19161", None, 50), ("/pager", "oracle-b:19161", None, 1),
-                   ("/ticket", "oracle-a:19161", "monitoring_credentials", 3)]
+    got = sorted((p[0], p[2][0], p[1].get("instance"), p[1].get("database"), len(p[2])) for p in _Hook.posts)
+    assert got == [("/pager", "OracleDown", "oracle-b:19161", "OTHER", 1),
+                   ("/pager", "OracleExporterLostDatabases", "oracle-a:19161", None, 1),
+                   ("/ticket", "OracleDown", "oracle-a:19161", None, 3)]
+    assert {k for k in _inhibited_keys(alertmanager)} == {("OracleDown", "oracle-a:19161", f"DB{i:02d}") for i in range(50)}
+
+
+def test_a_second_database_down_on_the_same_exporter_is_a_new_page(alertmanager):
+    """Failure first (review "alerts" finding 2): OracleDown grouped per exporter, so PRODB going down
+    on the exporter that already had PRODA down joined PRODA's group key: sent 5 minutes later
+    (group_interval), and with PRODA's incident acknowledged, to nobody. Now each database is its
+    own key, sent at group_wait."""
+    _post(alertmanager, [_alert("OracleDown", layer="oracle", database="PRODA", **EXP_A)])
+    _wait_posts(1)
+    _post(alertmanager, [_alert("OracleDown", layer="oracle", database="PRODA", **EXP_A),
+                         _alert("OracleDown", layer="oracle", database="PRODB", **EXP_A)])
+    _wait_posts(2)
+    pages = [(key, [a["database"] for a in labels]) for path, key, labels in _Hook.keys if path == "/pager"]
+    assert [dbs for _k, dbs in pages] == [["PRODA"], ["PRODB"]], pages
+    assert pages[0][0] != pages[1][0]
+
+
+def test_same_named_databases_of_two_sites_are_two_incidents(alertmanager):
+    """Failure first (review "alerts" finding 3): the rules dropped `site`, so ORCL's SYSAUX full on
+    site eu and on site us (same database and tablespace name) made one group key. The rules keep
+    `site` now (alerts/tests/fleet.test.yml); here the routing: two keys, two pages."""
+    ts = dict(layer="oracle", database="ORCL", container="PDB1", tablespace="SYSAUX", job="oracle")
+    _post(alertmanager, [_alert("OracleTablespaceFull", instance="dbhost-eu1:19161", site="eu", **ts),
+                         _alert("OracleTablespaceFull", instance="dbhost-us7:19161", site="us", **ts),
+                         # OracleDown of ORCL on two other exporters of the two sites
+                         _alert("OracleDown", instance="orcl-eu2:19161", site="eu", layer="oracle", database="ORCL",
+                                job="oracle"),
+                         _alert("OracleDown", instance="orcl-us2:19161", site="us", layer="oracle", database="ORCL",
+                                job="oracle")])
+    _wait_posts(4)
+    keys = {(labels[0]["alertname"], key) for path, key, labels in _Hook.keys if path == "/pager"}
+    assert len(keys) == 4, keys
+    assert sorted((labels[0]["alertname"], labels[0]["site"], len(labels)) for _p, _k, labels in _Hook.keys) == [
+        ("OracleDown", "eu", 1), ("OracleDown", "us", 1), ("OracleTablespaceFull", "eu", 1),
+        ("OracleTablespaceFull", "us", 1)]
 
 
 def test_one_hang_seen_by_two_exporters_is_one_page(alertmanager):
@@ -410,10 +462,12 @@ def test_one_exporter_losing_50_databases_in_probe_mode_is_one_page(alertmanager
     """Failure first (review finding 4): in probe mode (compose/scale-out: instance = the database)
     one exporter that loses its network to 50 databases sent 50 pages (grouped by instance). The
     scrape config labels every probe with the exporter's address (`exporter`): one page per exporter,
-    for OracleDown (the exporter answers, the databases do not) and for OracleExporterDown (the
-    exporter process is gone: every probe target is down)."""
+    OracleExporterLostDatabases (the exporter answers, most databases do not; it hides that
+    exporter's OracleDown pages, alertfix #2) and OracleExporterDown (the exporter process is gone:
+    every probe target is down). One database down of another exporter is its own OracleDown page."""
     alerts = [_alert("OracleDown", layer="oracle", job="oracle", instance=f"DB{i:02d}", database=f"DB{i:02d}",
                      exporter=PRIMARY_A) for i in range(50)]
+    alerts += [_alert("OracleExporterLostDatabases", layer="oracle", job="oracle", exporter=PRIMARY_A)]
     alerts += [_alert("OracleDown", layer="oracle", job="oracle", instance="OTHER", database="OTHER", exporter="oracle-c:19161")]
     alerts += [_alert("OracleExporterDown", layer="monitoring", job="oracle", instance=f"C{i:02d}", exporter="oracle-d:19161")
                for i in range(20)]
@@ -421,8 +475,9 @@ def test_one_exporter_losing_50_databases_in_probe_mode_is_one_page(alertmanager
     _post(alertmanager, alerts)
     _wait_posts(4)
     got = sorted((path, labels[0]["alertname"], labels[0]["exporter"], len(labels)) for path, _k, labels in _Hook.keys)
-    assert got == [("/pager", "OracleDown", PRIMARY_A, 50), ("/pager", "OracleDown", "oracle-c:19161", 1),
-                   ("/pager", "OracleExporterDown", "oracle-d:19161", 20), ("/pager", "OracleExporterDown", "oracle-e:19161", 1)]
+    assert got == [("/pager", "OracleDown", "oracle-c:19161", 1), ("/pager", "OracleExporterDown", "oracle-d:19161", 20),
+                   ("/pager", "OracleExporterDown", "oracle-e:19161", 1),
+                   ("/pager", "OracleExporterLostDatabases", PRIMARY_A, 1)]
 
 
 def test_a_database_down_seen_by_both_exporters_of_an_ha_pair_is_one_page(alertmanager):

@@ -23,8 +23,10 @@ deliberately bad synthetic rule or inhibition, which it must report.
 2c. Grouping: a page's group key names its alert and every object it carries (a pager folds a new
    page into an acknowledged incident of the same key); an Oracle alert is grouped on the database,
    never on the exporter that saw it (an HA pair's two exporters make one notification), except an
-   exporter's outage (OracleDown, the monitoring layer), grouped on the exporter: `instance`, or
-   the `exporter` label in probe mode (where `instance` is the database).
+   exporter's outage (the monitoring layer, OracleExporterLostDatabases, the monitoring-account
+   ticket of OracleDown), grouped on the exporter: `instance`, or the `exporter` label in probe mode
+   (where `instance` is the database); OracleDown's page names the exporter and the database
+   (a second database down is a new page, alertfix #2).
 5. No fixed look-back that lets a vanished thing resolve: no count/max/last/present_over_time over
    an hour or more in an alert (a learning window belongs in a recording rule that remembers
    presence, like database:oracle_instances:expected); the ones left are listed in
@@ -60,6 +62,8 @@ SEPARATE_CONDITIONS = {
                                   "the second, they overlap while it fills, and the second holds once it is full",
     "OracleDataGuardLagNotComputed": "a lag computed from stale data, then no lag at all once the standby gave up "
                                      "on the primary: one way, not back and forth",
+    "MonitoringDataTooOld": "a scrape interval, an exporter's refresh interval, a collector's interval: three "
+                            "settings of three places, each its own series (target, database, collector), alertfix #4",
 }
 # cause -> symptom across two exporters of one host (instance = the host for both jobs)
 CROSS_JOB_DERIVED = {("HostRunQueueSaturated", "OracleLgwrInvoluntaryContextSwitches")}
@@ -165,7 +169,11 @@ def inhibition_target_violations(rules: list[dict], am: dict) -> list[str]:
         equal = set(inh.get("equal", []))
         if _ha_secondary_rule(inh, rules):
             continue
-        if not {"instance", "exporter"} <= equal:
+        # probe mode (both sides carry `exporter`: every database is a target of its own, `instance` the
+        # database): the exporter label is the exporter target (alertfix #2, OracleExporterLostDatabases)
+        probe = ('exporter=~".+"' in inh["source_matchers"] and 'exporter=~".+"' in inh["target_matchers"]
+                 and {"job", "exporter"} <= equal)
+        if not {"instance", "exporter"} <= equal and not probe:
             out.append(f"inhibit_rules[{i}]: equal {sorted(equal)} does not name the exporter target "
                        "(instance, and exporter in probe mode)")
             continue
@@ -234,7 +242,11 @@ def _route(labels: dict, node: dict, group_by=(), receiver=None) -> tuple[list[s
 
 
 # grouped on the exporter that failed, not on the database (one exporter losing 50 databases is one page)
-GROUPED_BY_EXPORTER = {"OracleDown"}
+# alertfix #2: OracleDown is one incident per database of an exporter (a second database down is a new
+# page: database is in its key, which the pager check above demands); an exporter losing most of its
+# databases is OracleExporterLostDatabases, grouped on the exporter
+# (the monitoring account refused: one ticket per exporter and cause, a shared password expiring at once)
+GROUPED_BY_EXPORTER = {"OracleDown", "OracleExporterLostDatabases", ("OracleDown", "monitoring_credentials")}
 # the same page on several instances of one RAC database (commits hung on every node) is one incident
 INSTANCES_OF_ONE_INCIDENT = {"inst_id"}
 
@@ -252,13 +264,14 @@ def grouping_violations(rules: list[dict], am: dict, identities: dict) -> list[s
             where = f"{r['alert']} ({st['severity']}, {mode} mode): group_by {group_by}"
             if receiver == "pager":
                 missing = ({"alertname"} | _objects(r, identities)) - g
-                if r["alert"] in GROUPED_BY_EXPORTER:
+                if (r["alert"], st.get("cause")) in GROUPED_BY_EXPORTER:     # a ticket per exporter only
                     missing -= {"database"}
                 if st["layer"] == "oracle":
                     missing -= INSTANCES_OF_ONE_INCIDENT
                 if missing:
                     out.append(f"{where} lacks {sorted(missing)}: a new page of another object joins an acknowledged one")
-            exporter_scoped = st["layer"] == "monitoring" or r["alert"] in GROUPED_BY_EXPORTER
+            exporter_scoped = (st["layer"] == "monitoring" or r["alert"] in GROUPED_BY_EXPORTER
+                               or (r["alert"], st.get("cause")) in GROUPED_BY_EXPORTER)
             if exporter_scoped and "instance" in ident:
                 want = "exporter" if mode == "probe" else "instance"
                 if want not in g or (mode == "probe" and "instance" in g):
@@ -384,6 +397,9 @@ def test_group_keys_are_one_incident():
          "receiver": "pager"}]}}
     found = grouping_violations(alert_rules(), old, ids)
     assert any(v.startswith("OracleDown (critical, probe mode)") for v in found)                       # finding 4
+    # alertfix #2 (review "alerts" finding 2): OracleDown grouped per exporter folds a second database's
+    # outage into the first one's key
+    assert any(v.startswith("OracleDown (critical, metrics mode)") and "lacks ['database']" in v for v in found)
     assert any(v.startswith("OracleLogFileSyncSlow (warning, metrics mode)") for v in found)           # finding 5
     assert any(v.startswith("OracleExporterDown (critical, metrics mode)") for v in found)             # finding 6
     assert any(v.startswith("OracleAsmDiskgroupSpaceLow (critical, metrics mode)") and "asm_cluster" in v for v in found)
@@ -420,7 +436,7 @@ def test_issue_23_rules_are_not_in_the_debt_lists():
     shipped = {r["alert"] for r in alert_rules()}
     assert fixed <= shipped
     down = [r for r in alert_rules() if r["alert"] == "OracleDown"]
-    assert len(down) == 2 and all(r["expr"].startswith("last_over_time(oracle_up[3m])") for r in down)
+    assert len(down) == 2 and all(r["expr"].lstrip("(\n").startswith("last_over_time(oracle_up[3m])") for r in down)
     # vmalert (the scale-out stack) rejects keep_firing_for: gaps are bridged by last_over_time
     assert not [r["alert"] for r in alert_rules() if "keep_firing_for" in r]
 

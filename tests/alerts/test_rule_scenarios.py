@@ -29,7 +29,7 @@ def rule_test_runs():
 
 
 def test_rule_test_files_exist():
-    assert RULE_TEST_FILES == ["casestudy.test.yml", "hangs.test.yml", "health.test.yml", "host.test.yml", "memory.test.yml",
+    assert RULE_TEST_FILES == ["blind.test.yml", "casestudy.test.yml", "fleet.test.yml", "hangs.test.yml", "health.test.yml", "host.test.yml", "memory.test.yml",
                                "monitoring.test.yml", "oracle.test.yml", "recording.test.yml", "signals.test.yml",
                                "storage.test.yml", "zfs.test.yml"]
 

@@ -114,6 +114,8 @@ def test_every_threshold_is_used():
 PAGING = {"OracleDown", "OracleExporterDown", "OracleArchivingBehind",
           # our view of the database is gone or flapping, or commits are stuck (O1, O2)
           "OracleExporterFlapping", "ScrapeJobAbsent", "OracleCommitsStuck",
+          # one exporter losing most of its databases at once: one page instead of one per database (alertfix #2)
+          "OracleExporterLostDatabases",
           # a limit about to refuse work: connections, inserts, archiving (O4)
           "OracleResourceLimitNear", "OracleTablespaceFull", "OracleRecoveryAreaFull",
           # space running out within 4 hours at the growth of the last 6 (issue 22: time to full pages,

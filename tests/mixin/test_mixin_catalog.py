@@ -54,8 +54,8 @@ def test_a_rule_naming_a_label_the_metric_lacks_fails_generation(capsys, monkeyp
     code, err = _run(capsys)
     assert code == 2 and len(err) == 1
     assert err[0].startswith("generate: error: alert rule ThrowAway: label evnt (matcher) is not a label of "
-                             "oracle_wait_event_waits_total (its labels: database, event, inst_id, instance, job, "
-                             "wait_class)")
+                             "oracle_wait_event_waits_total (its labels: database, event, exporter, inst_id, instance, job, "
+                             "site, wait_class)")
 
 
 def test_a_by_label_no_series_of_the_aggregation_has_fails(capsys, monkeypatch):
@@ -102,7 +102,7 @@ def test_target_labels_of_a_site_count_as_labels_of_every_series(tmp_path):
     assert c.problems == []
     c = catalog.Checker(config.load(), render.recording(config.load()))
     c.expr("t", 'sum by (cluster, database) (oracle_up{cluster="a"})')
-    assert c.problems == ["t: label cluster (matcher) is not a label of oracle_up (its labels: database, instance, job)",
+    assert c.problems == ["t: label cluster (matcher) is not a label of oracle_up (its labels: database, exporter, instance, job, site)",
                           "t: label cluster (by) is not a label of oracle_up"]
 
 
@@ -125,7 +125,7 @@ def test_dashboard_variables_are_checked():
     assert c.problems == []
     c.label_values("var", "label_values(oracle_up, inst_id)")
     c.label_values("var2", "label_values(oracle_upp, database)")
-    assert c.problems[0] == "var: label inst_id (label_values) is not a label of oracle_up (its labels: database, instance, job)"
+    assert c.problems[0] == "var: label inst_id (label_values) is not a label of oracle_up (its labels: database, exporter, instance, job, site)"
     assert c.problems[1].startswith("var2: metric oracle_upp is declared by no exporter")
 
 
