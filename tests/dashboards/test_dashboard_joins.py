@@ -187,6 +187,69 @@ def test_recording_rules_keep_the_data_guard_pair_apart(tmp_path):
                          {"labels": '{instance="db01.dc1.example.com"}', "value": 8e9}]}])
 
 
+def _sga_and_lgwr(cfg):
+    lgwr = R.by_database_instance(cfg, R.PROC_RUN_DELAY_PER_DISPATCH + '{role="lgwr"}')
+    sga = R.by_host(cfg, f"max by ({cfg.by('database', 'inst_id')}) (last_over_time(oracle_sga_target_bytes[3m]))")
+    return lgwr, sga
+
+
+def _sga(db, value):
+    return {"series": f'oracle_sga_target_bytes{{job="oracle",instance="oe:19161",database="{db}",inst_id="1"}}',
+            "values": f"{value}x10"}
+
+
+def test_a_host_matched_both_by_instance_and_by_nodename_counts_its_sga_once(tmp_path):
+    """Review round 2 #1: instance = node_exporter nodename = HOST_NAME (the set-up the docs ask
+    for) matched twice, the nodename copy kept its label, and the per-host SGA sum was doubled:
+    HostShmallBelowSga at half the real SGA."""
+    cfg = load()
+    host = "db01.example.com"
+    series = [_info("PROD", "PROD1", host), _sga("PROD", 6e9), _uname(host, host),
+              _proc(R.PROC_RUN_DELAY_PER_DISPATCH, host, "PROD1", 0.002),
+              _proc("dbhost_process_context_switches_total", host, "PROD1", 100)]
+    lgwr, sga = _sga_and_lgwr(cfg)
+    _promtool(tmp_path, series, [
+        {"expr": f"sum by (instance) ({sga})", "eval_time": "5m",
+         "exp_samples": [{"labels": f'{{instance="{host}"}}', "value": 6e9}]},
+        {"expr": f"count by (database) ({lgwr})", "eval_time": "5m",
+         "exp_samples": [{"labels": '{database="PROD"}', "value": 1}]}])
+
+
+@pytest.mark.parametrize("instance,host_name", [
+    ("db01.example.com", "db01.localdomain"),       # the scrape name's domain is not the host's
+    ("db01.example.com.", "db01.example.com"),      # a trailing dot in the target
+])
+def test_a_host_whose_names_differ_only_after_the_first_dot_still_joins(tmp_path, instance, host_name):
+    """Review round 2 #2: the full-name join lost these hosts (the short-name join of before had
+    them): with no other host of that short name, both sides cut to it still match."""
+    cfg = load()
+    series = [_info("PROD", "PROD1", host_name), _sga("PROD", 6e9),
+              _proc(R.PROC_RUN_DELAY_PER_DISPATCH, instance, "PROD1", 0.002),
+              _proc("dbhost_process_context_switches_total", instance, "PROD1", 100)]
+    lgwr, sga = _sga_and_lgwr(cfg)
+    _promtool(tmp_path, series, [
+        {"expr": f"sum by (instance) ({sga})", "eval_time": "5m",
+         "exp_samples": [{"labels": f'{{instance="{instance}"}}', "value": 6e9}]},
+        {"expr": f"max by (database) ({lgwr})", "eval_time": "5m",
+         "exp_samples": [{"labels": '{database="PROD"}', "value": 0.002}]}])
+
+
+def test_unmonitored_standby_on_a_host_with_the_same_short_nodename_is_not_the_primarys(tmp_path):
+    """Review round 2 #3: both sites' hosts report the short nodename db01 (hostname set short),
+    HOST_NAME is db01, the standby is not monitored by oracle-exporter: the nodename key names two
+    host targets, so it decides nothing; the primary gets no host figure rather than a mix."""
+    cfg = load()
+    i1, i2 = "db01.dc1.example.com", "db01.dc2.example.com"
+    series = [_info("PRODNYC", "PROD1", "db01"), _sga("PRODNYC", 6e9), _uname(i1, "db01"), _uname(i2, "db01")]
+    for inst, delay in ((i1, 0.0001), (i2, 0.01)):
+        series += [_proc(R.PROC_RUN_DELAY_PER_DISPATCH, inst, "PROD1", delay),
+                   _proc("dbhost_process_context_switches_total", inst, "PROD1", 100)]
+    lgwr, sga = _sga_and_lgwr(cfg)
+    _promtool(tmp_path, series, [
+        {"expr": lgwr, "eval_time": "5m", "exp_samples": []},
+        {"expr": sga, "eval_time": "5m", "exp_samples": []}])
+
+
 def test_a_database_refusing_the_monitoring_account_is_warning_not_critical(tmp_path):
     """rev-views #3: oracle_up 0 because the monitoring account is locked (OracleDown severity
     warning, a ticket): WARNING (1), not CRITICAL; a database down for another reason stays
