@@ -90,11 +90,13 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         mode = "replay" + (" (loop)" if args.replay_loop else "") + f" of {args.replay}"
     else:
         assert config is not None
-        from .refusals import RefusalStore, default_path
+        from .refusals import RefusalStore, default_path, shared_logons
         from .sources.live import LiveSource, init_driver
         driver = init_driver(config.thick_mode, config.lib_dir, config.config_dir)
         refusals_file = getattr(args, "refusals_file", None)
         refusals = RefusalStore(default_path() if refusals_file is None else refusals_file)
+        for line in shared_logons(config.databases):
+            log.warning("%s", line)
         for db in config.databases:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
                              connect_timeout=config.connect_timeout_seconds,

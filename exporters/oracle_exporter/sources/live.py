@@ -409,7 +409,7 @@ class LiveSource:
         (in this process or, through the refusals file, an earlier one)."""
         password = self._credentials()[0]
         db = self.db
-        refusal = self.refusals.refused(db.user, db.dsn, password)
+        refusal = self.refusals.refused(db.user, db.dsn, password, self.name)
         retry, self._retry_requested = self._retry_requested, False
         if refusal is None:
             if self._refused:
@@ -418,7 +418,7 @@ class LiveSource:
                 self.backoff.succeeded()   # tried at once, whatever the backoff had reached
             return False
         if retry:
-            if self.refusals.grant_retry(db.user, db.dsn):
+            if self.refusals.grant_retry(db.user, db.dsn, self.name):
                 log.warning("database %s: reload: one more logon attempt with the unchanged password", self.name)
                 self._refused = False
                 self.backoff.succeeded()
@@ -723,11 +723,11 @@ class LiveSource:
             text = error_text(attempt.exc)
             if retry_for(text) == NEW_CREDENTIALS:
                 self._refused = True
-                self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text)
+                self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text, self.name)
                 raise _Abort(self._refusal_text(text))
             raise _Abort(f"connect failed: {text}")
         self._conn = attempt.conn
-        self.refusals.accepted(self.db.user, self.db.dsn)
+        self.refusals.accepted(self.db.user, self.db.dsn, self.name)
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
         self._retry_at = {}
         self._without_con_id = set()
@@ -864,9 +864,11 @@ class LiveSource:
 
     def fetch(self) -> Snapshot:
         with self._lock:
-            deadline = time.monotonic() + self.budget
             if self._still_refused():
                 return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
+            # the budget starts after the refusal check (it may hash a password): it is this
+            # database's own time, never spent on another's
+            deadline = time.monotonic() + self.budget
             if not self.backoff.ready():
                 return failed_snapshot(
                     self.name, f"{self._last_error} (reconnect backoff, next attempt in "

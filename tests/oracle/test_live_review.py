@@ -1,0 +1,141 @@
+"""Day-2 review of the live path (fake listeners, the real thin driver): refused databases that
+held up every other database, two entries for one account that undid each other's refusal,
+ORA-01031 and ORA-28000 at logon, the per-database scrape duration, SIGTERM during a hung fetch."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from oracle_exporter import refusals
+from oracle_exporter.config import DatabaseConfig, Settings
+from oracle_exporter.exporter import OracleExporter, Target
+from oracle_exporter.refusals import RefusalStore
+from oracle_exporter.sources import failure_reason, is_failed
+from oracle_exporter.sources.live import LiveSource, init_driver
+from oracle_sim import FakeConnection, make_snapshot
+
+init_driver()   # what the CLI does at start
+
+
+def healthy(name: str = "ok", budget: float = 2.0, **kw) -> LiveSource:
+    """A database that answers (a LiveSource on a fake session: no Oracle database here)."""
+    snap = make_snapshot(name, 0)
+    rows = {v: [tuple(r.values()) for r in rs] for v, rs in snap.views.items()}
+    db = DatabaseConfig(name, dsn="h:1/S", user="mon", password="pw", timeout_seconds=budget)
+    return LiveSource(db, Settings(), connect=lambda d, t: FakeConnection(rows=rows), **kw)
+
+
+def selfs(families) -> dict:
+    """{(metric, database, reason): value} of oracle_up, oracle_last_error_info and
+    oracle_scrape_duration_seconds."""
+    out = {}
+    for fam in families:
+        for s in fam.samples:
+            if s.name in ("oracle_up", "oracle_last_error_info", "oracle_scrape_duration_seconds"):
+                out[(s.name, s.labels["database"], s.labels.get("reason"))] = s.value
+    return out
+
+
+# -- finding 1: a hundred refused databases with distinct passwords ---------------------------
+
+@pytest.mark.slow
+def test_a_hundred_refused_databases_hold_up_no_other_and_stay_logon_denied(fake_listener, tmp_path,
+                                                                            monkeypatch):
+    """Each fetch of a refused database hashed its password (PBKDF2) under the store-wide lock,
+    the digest cache was cleared above 64 passwords, and the lock wait came out of the fetch
+    budget: the healthy database was held for its whole budget (a false OracleDown page) and
+    most refused ones showed "timeout" instead of "logon denied"."""
+    monkeypatch.setattr(refusals, "PBKDF2_ITERATIONS", 20_000)    # a fifth of the cost: a fast test
+    listener = fake_listener("slow", delay=0.0, error=1017)        # REFUSE (Similar to ORA-1017) at once
+    store = RefusalStore(str(tmp_path / "refusals.json"))
+    dbs = [LiveSource(DatabaseConfig(f"r{i:03d}", dsn=f"127.0.0.1:{listener.port}/S", user=f"mon{i}",
+                                     password=f"pw{i}", timeout_seconds=2.0),
+                      Settings(), connect_timeout=2.0, refusals=store) for i in range(100)]
+    ok = healthy(refusals=store)
+    exp = OracleExporter([Target(s.name, s, timeout=2.0) for s in [*dbs, ok]], Settings(),
+                         collectors={})
+    try:
+        exp.scrape()          # every refused database logs on once and hashes its password once
+        deadline = time.monotonic() + 20
+        while any(t.inflight is not None for t in exp.targets.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(3):
+            t0 = time.monotonic()
+            got = selfs(exp.scrape())
+            took = time.monotonic() - t0
+            last = exp.targets["ok"].last
+            assert got[("oracle_up", "ok", None)] == 1.0
+            assert last.ended - last.started < 0.5, last     # the healthy fetch was not held up
+            assert took < 1.0
+            reasons = {k[2] for k in got if k[0] == "oracle_last_error_info" and k[1] != "ok"}
+            assert reasons == {"logon denied"}
+        assert listener.accepted == 100                  # one logon per refused password, no more
+    finally:
+        exp.close()
+
+
+def test_the_digest_of_an_unchanged_password_is_remembered_per_database(monkeypatch):
+    """More databases than any fixed cache: every lookup after the first hashes nothing slow."""
+    monkeypatch.setattr(refusals, "PBKDF2_ITERATIONS", 1_000)
+    store = RefusalStore(None)
+    for i in range(200):
+        store.refuse(f"mon{i}", "h:1/S", f"pw{i}", "ORA-01017: logon denied", f"db{i}")
+    calls = []
+    real = refusals.hashlib.pbkdf2_hmac
+    monkeypatch.setattr(refusals.hashlib, "pbkdf2_hmac", lambda *a: calls.append(a) or real(*a))
+    for _ in range(3):
+        for i in range(200):
+            assert store.refused(f"mon{i}", "h:1/S", f"pw{i}", f"db{i}") == "ORA-01017: logon denied"
+    assert calls == []
+    assert store.refused("mon7", "h:1/S", "new", "db7") is None and len(calls) == 1   # a change: hashed
+
+
+# -- finding 2: two entries for one account -----------------------------------------------------
+
+def test_two_entries_with_one_user_and_dsn_keep_their_own_refusals(fake_listener, tmp_path):
+    """A duplicated inventory entry with a stale password file: the two refusals overwrote each
+    other, each fetch read "the credentials changed" and logged on again (10-11 failed logons in
+    10 scrapes: the account locked within a minute). Each keeps its own: one logon each."""
+    from oracle_sim import FakeClock
+    listener = fake_listener("slow", delay=0.0, error=1017)
+    clock = FakeClock()
+    store = RefusalStore(str(tmp_path / "refusals.json"), clock=lambda: clock.now)
+    pair = [LiveSource(DatabaseConfig(name, dsn=f"127.0.0.1:{listener.port}/PROD", user="oramon", password=pw,
+                                      timeout_seconds=3.0),
+                       Settings(), connect_timeout=2.0, clock=clock, refusals=store)
+            for name, pw in (("prod", "pwA"), ("prod_copy", "pwB"))]
+    try:
+        snaps = []
+        for _ in range(20):                   # 5 minutes at a 15 s scrape
+            clock.now += 15
+            snaps += [src.fetch() for src in pair]
+    finally:
+        for src in pair:
+            src.close()
+    assert listener.accepted == 2
+    assert all(is_failed(s) and failure_reason(s.errors["*"]) == "logon denied" for s in snaps)
+    # a restart keeps both
+    again = RefusalStore(str(tmp_path / "refusals.json"))
+    assert again.refused("oramon", f"127.0.0.1:{listener.port}/PROD", "pwA", "prod") is not None
+    assert again.refused("oramon", f"127.0.0.1:{listener.port}/PROD", "pwB", "prod_copy") is not None
+
+
+def test_a_refusal_written_by_the_previous_version_still_holds(tmp_path):
+    """Files written before refusals were kept per database ("user\\0dsn" keys) still refuse."""
+    state = tmp_path / "refusals.json"
+    RefusalStore(str(state)).refuse("mon", "h:1/S", "pw", "ORA-01017: logon denied")
+    again = RefusalStore(str(state))
+    assert again.refused("mon", "h:1/S", "pw", "p") == "ORA-01017: logon denied"
+    again.accepted("mon", "h:1/S", "p")
+    assert RefusalStore(str(state)).refused("mon", "h:1/S", "pw", "p") is None
+
+
+def test_one_account_in_two_entries_is_one_warning_naming_both():
+    from oracle_exporter.refusals import shared_logons
+    dbs = [DatabaseConfig("prod", dsn="h:1/PROD", user="oramon", password="a"),
+           DatabaseConfig("prod_copy", dsn="h:1/PROD", user="ORAMON", password="b"),
+           DatabaseConfig("test", dsn="h:1/TEST", user="oramon", password="a")]
+    lines = shared_logons(dbs)
+    assert len(lines) == 1 and "prod, prod_copy" in lines[0] and "h:1/PROD" in lines[0]
+    assert shared_logons(dbs[1:]) == []
