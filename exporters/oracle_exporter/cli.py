@@ -101,7 +101,8 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
                              connect_timeout=config.connect_timeout_seconds,
                              backoff_initial=min(1.0, config.reconnect_backoff_max_seconds),
-                             backoff_cap=config.reconnect_backoff_max_seconds, refusals=refusals)
+                             backoff_cap=config.reconnect_backoff_max_seconds, refusals=refusals,
+                             locked_retry=config.locked_retry_seconds)
             targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds,
                                   min_interval=config.min_interval_seconds))
         mode = f"live ({args.config_file}, {driver} mode)"

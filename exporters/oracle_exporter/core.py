@@ -24,6 +24,10 @@ SPEC = Collector(
                 "fleets of hundreds of databases: a scrape no longer waits for them)", minimum=0.0),
         Setting("reconnect_backoff_max_seconds", 60.0, "reconnects back off 1 s, 2 s, 4 s ... up to this",
                 minimum=0.1),
+        Setting("locked_retry_seconds", 3600.0, "a logon refused with ORA-28000 (account locked) is tried again "
+                "this often with the same password (Oracle unlocks a LOCKED(TIMED) account itself after the "
+                "profile's PASSWORD_LOCK_TIME, and a logon on a locked account counts no failed logon); 0: only "
+                "after a password change or a reload", minimum=0.0),
     ),
     metrics=(
         Family("oracle_up", "gauge", "1 if the last fetch of the database succeeded, else 0.", _DB,

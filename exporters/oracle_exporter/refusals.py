@@ -195,7 +195,7 @@ class RefusalStore:
             return None
         with self._lock:
             e = self._entry(user, dsn, database)[1]
-            if e is None or not _locked(str(e.get("reason") or "")):
+            if e is None or not is_locked(str(e.get("reason") or "")):
                 return None
             since = float(e.get("since") or 0.0)
         return since if self.clock() - since >= every else None
@@ -217,7 +217,7 @@ class RefusalStore:
         return True
 
 
-def _locked(reason: str) -> bool:
+def is_locked(reason: str) -> bool:
     """A refusal for ORA-28000 (account locked), as the driver or a listener words it."""
     from .ora_errors import entry
     found = entry(reason)

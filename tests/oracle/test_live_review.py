@@ -139,3 +139,90 @@ def test_one_account_in_two_entries_is_one_warning_naming_both():
     lines = shared_logons(dbs)
     assert len(lines) == 1 and "prod, prod_copy" in lines[0] and "h:1/PROD" in lines[0]
     assert shared_logons(dbs[1:]) == []
+
+
+# -- finding 3: ORA-01031 at logon ------------------------------------------------------------------
+
+def test_ora_01031_at_logon_is_logon_denied_and_not_retried_on_the_backoff(fake_listener):
+    """A mode: sysdg user without SYSDG: reason "logon denied", which the docs say is not retried;
+    it was logged on again at every backoff (7 audited failed logons in 16 s, 60 an hour)."""
+    from oracle_exporter.ora_errors import BY_CODE, NEW_CREDENTIALS
+    from oracle_sim import FakeClock
+    assert BY_CODE["ORA-01031"].retry == NEW_CREDENTIALS and BY_CODE["ORA-01031"].reason == "logon denied"
+    listener = fake_listener("slow", delay=0.0, error=1031)
+    clock = FakeClock()
+    src = LiveSource(DatabaseConfig("stby", dsn=f"127.0.0.1:{listener.port}/S", user="mon", password="pw",
+                                    mode="sysdg", timeout_seconds=3.0),
+                     Settings(), connect_timeout=2.0, clock=clock, backoff_cap=2.0)
+    try:
+        snaps = []
+        for _ in range(40):                  # 10 minutes at a 15 s scrape
+            clock.now += 15
+            snaps.append(src.fetch())
+    finally:
+        src.close()
+    assert listener.accepted == 1
+    assert {failure_reason(s.errors["*"]) for s in snaps} == {"logon denied"}
+    assert "not tried again with the same password" in snaps[-1].errors["*"]
+
+
+# -- finding 4: ORA-28000 account locked ------------------------------------------------------------
+
+def _fetch_every(src: LiveSource, clock, seconds: float, every: float = 15.0) -> list:
+    snaps = []
+    for _ in range(int(seconds / every)):
+        clock.now += every
+        snaps.append(src.fetch())
+    return snaps
+
+
+def test_a_locked_account_is_tried_again_once_an_hour_over_the_real_driver(fake_listener, tmp_path):
+    """Oracle unlocks a LOCKED(TIMED) account after PASSWORD_LOCK_TIME; the exporter used to stay at
+    "account locked" until a reload, blind to a real outage meanwhile. A logon on a locked account
+    adds no failed logon: once an hour is safe."""
+    from oracle_sim import FakeClock
+    listener = fake_listener("slow", delay=0.0, error=28000)
+    clock = FakeClock()
+    store = RefusalStore(str(tmp_path / "r.json"), clock=lambda: clock.now)
+    src = LiveSource(DatabaseConfig("p", dsn=f"127.0.0.1:{listener.port}/S", user="mon", password="pw",
+                                    timeout_seconds=3.0),
+                     Settings(), connect_timeout=2.0, clock=clock, refusals=store)
+    try:
+        snaps = _fetch_every(src, clock, 3 * 3600)
+    finally:
+        src.close()
+    assert listener.accepted == 3                 # at 0 h, 1 h, 2 h
+    assert {failure_reason(s.errors["*"]) for s in snaps} == {"account locked"}
+    assert "tried again every 3600 s" in snaps[-1].errors["*"]
+
+
+def test_an_account_oracle_unlocked_itself_is_up_within_the_hour_and_a_wrong_password_still_waits():
+    from oracle_sim import FakeClock
+    from test_lockout import Logons
+    clock = FakeClock()
+    store = RefusalStore(None, clock=lambda: clock.now)
+    logons = Logons(clock, "ORA-28000: The account is locked.")
+    src = LiveSource(DatabaseConfig("p", dsn="h:1/S", user="mon", password="pw"), Settings(),
+                     connect=logons, clock=clock, refusals=store, locked_retry=1800)
+    _fetch_every(src, clock, 3600)
+    assert len(logons.attempts) == 2
+    logons.good = "pw"                            # PASSWORD_LOCK_TIME over: Oracle unlocked it
+    snaps = _fetch_every(src, clock, 1800)
+    assert len(logons.attempts) == 3 and not is_failed(snaps[-1])
+    # a wrong password is never retried on a clock, and locked_retry_seconds 0 switches the retry off
+    for name, error, every in (("q", "ORA-01017: invalid username/password; logon denied", 1800),
+                               ("r", "ORA-28000: The account is locked.", 0)):
+        logons = Logons(clock, error)
+        src = LiveSource(DatabaseConfig(name, dsn="h:1/S", user="mon", password="pw"), Settings(),
+                         connect=logons, clock=clock, refusals=store, locked_retry=every)
+        _fetch_every(src, clock, 4 * 3600)
+        assert len(logons.attempts) == 1, error
+
+
+def test_locked_retry_seconds_is_read_from_the_config(tmp_path):
+    from oracle_exporter.config import load_config
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("locked_retry_seconds: 900\ndatabases:\n  - {name: a, dsn: 'h:1/S', user: m, password_env: HOME}\n")
+    assert load_config(str(cfg)).locked_retry_seconds == 900
+    cfg.write_text("databases:\n  - {name: a, dsn: 'h:1/S', user: m, password_env: HOME}\n")
+    assert load_config(str(cfg)).locked_retry_seconds == 3600

@@ -22,7 +22,9 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   ORA-28001, ORA-01045 ...) is never tried again with the same credentials: a wrong password
   retried on the backoff locked the account (FAILED_LOGIN_ATTEMPTS) within minutes. The
   password is read again from password_file / password_env before every attempt and at every
-  fetch while refused; a changed password is tried at once. "The same credentials" are (user,
+  fetch while refused; a changed password is tried at once. ORA-28000 (account locked) alone is
+  tried again every locked_retry_seconds (1 h): Oracle unlocks a LOCKED(TIMED) account itself,
+  and a logon on a locked account counts no failed logon. "The same credentials" are (user,
   dsn, a salted hash of the password) in a RefusalStore shared by the databases and kept
   across restarts (--refusals.file): rewriting the file with the same content, or restarting,
   costs no logon. A reload (SIGHUP: request_retry) allows one more attempt with an unchanged
@@ -84,10 +86,11 @@ from typing import Any, Callable, Mapping
 from exporter_common.config import ConfigError, read_secret_file
 
 from ..collectors import alert_log as _alert_log
-from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
+from ..config import (DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_LOCKED_RETRY_SECONDS,
+                      DatabaseConfig, Settings)
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..refusals import SIGHUP_RETRIES, RefusalStore
+from ..refusals import SIGHUP_RETRIES, RefusalStore, is_locked
 from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, NOT_OPEN,
                           TIMEOUT_CODES, entry, retry_for)
 from ..views import DATABASE, View, grant_for, refused
@@ -327,7 +330,8 @@ class LiveSource:
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  backoff_initial: float = 1.0, backoff_cap: float = DEFAULT_BACKOFF_MAX_SECONDS,
-                 collectors: Mapping[str, Any] | None = None, refusals: RefusalStore | None = None):
+                 collectors: Mapping[str, Any] | None = None, refusals: RefusalStore | None = None,
+                 locked_retry: float = DEFAULT_LOCKED_RETRY_SECONDS):
         self.name = db.name
         self.db = db
         self.settings = settings
@@ -358,6 +362,7 @@ class LiveSource:
         self.refusals = refusals if refusals is not None else RefusalStore()   # refused passwords (hashed)
         self._refused = False                   # the current password is refused (not tried again)
         self._retry_requested = False           # SIGHUP: one more attempt (RefusalStore.grant_retry)
+        self.locked_retry = locked_retry        # ORA-28000: tried again this often (0: never)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
         self._alert_since: str | None = None    # V$DIAG_ALERT_EXT: its read position (collectors.alert_log)
 
@@ -417,6 +422,17 @@ class LiveSource:
                 self._refused = False
                 self.backoff.succeeded()   # tried at once, whatever the backoff had reached
             return False
+        if not retry:
+            since = self.refusals.locked_retry_due(db.user, db.dsn, self.locked_retry, self.name)
+            if since is not None:
+                log.warning("database %s: account locked since %s UTC: one more logon attempt (Oracle unlocks a "
+                            "LOCKED(TIMED) account itself after the profile's PASSWORD_LOCK_TIME, and a logon on a "
+                            "locked account counts no failed logon); again in %g s while it stays locked "
+                            "(locked_retry_seconds)", self.name,
+                            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(since)), self.locked_retry)
+                self._refused = False
+                self.backoff.succeeded()
+                return False
         if retry:
             if self.refusals.grant_retry(db.user, db.dsn, self.name):
                 log.warning("database %s: reload: one more logon attempt with the unchanged password", self.name)
@@ -434,6 +450,11 @@ class LiveSource:
         return True
 
     def _refusal_text(self, text: str) -> str:
+        if self.locked_retry > 0 and is_locked(text):
+            return (f"connect failed: {text} (tried again every {self.locked_retry:g} s with the same password: "
+                    f"Oracle unlocks a LOCKED(TIMED) account after the profile's PASSWORD_LOCK_TIME and a logon "
+                    f"on a locked account counts no failed logon; at once when the password changes in "
+                    f"{self._where()}, or on a reload: SIGHUP)")
         return (f"connect failed: {text} (not tried again with the same password: each logon with a "
                 f"wrong password counts towards the account's FAILED_LOGIN_ATTEMPTS; the next attempt "
                 f"when it changes in {self._where()}, or on a reload: SIGHUP)")
