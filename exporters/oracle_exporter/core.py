@@ -33,7 +33,7 @@ SPEC = Collector(
         Family("oracle_up", "gauge", "1 if the last fetch of the database succeeded, else 0.", _DB,
                note="0 also when the database answered but no view could be read (every view failed).", measure='1/0', source='1 if the last scrape of that database succeeded; an unreachable database (replay: `"errors": {"*": ...}`) gives 0, and so does one that answered but whose every view failed ("connected but blind", e.g. ORA-00942 everywhere: grants missing)'),
         Family("oracle_scrape_duration_seconds", "gauge",
-               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors); with `refresh_interval_seconds`, the served fetch\'s own time from its start to the end of its rendering'),
+               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors): its own, from the scrape\'s start until its fetch ended (or its deadline) plus its collectors, never the wait for the other databases; with `refresh_interval_seconds`, the served fetch\'s own time from its start to the end of its rendering'),
         Family("oracle_collector_duration_seconds", "gauge", "Time a collector took on the snapshot, in seconds.",
                _COLL, unit="seconds", source='time a collector took'),
         Family("oracle_collector_success", "gauge", "1 if the collector succeeded on the last snapshot, else 0.",

@@ -226,3 +226,32 @@ def test_locked_retry_seconds_is_read_from_the_config(tmp_path):
     assert load_config(str(cfg)).locked_retry_seconds == 900
     cfg.write_text("databases:\n  - {name: a, dsn: 'h:1/S', user: m, password_env: HOME}\n")
     assert load_config(str(cfg)).locked_retry_seconds == 3600
+
+
+# -- finding 6: each database's scrape duration is its own ------------------------------------------
+
+@pytest.mark.slow
+def test_a_hung_database_listed_first_does_not_make_the_others_look_slow(fake_listener, core):
+    """Every database showed the hung one's 3.00 s (the scrape waits for the fetches in config order)."""
+    from oracle_exporter.cli import make_routes
+    hang, close = fake_listener("hang"), fake_listener("close")
+
+    def live(name, port):
+        return LiveSource(DatabaseConfig(name, dsn=f"127.0.0.1:{port}/S", user="mon", password="pw",
+                                         timeout_seconds=1.5), Settings(), connect_timeout=0.5)
+    sources = [live("hang", hang.port), live("close", close.port), live("refused", core.free_port()), healthy()]
+    exp = OracleExporter([Target(s.name, s, timeout=1.5) for s in sources], Settings(), collectors={})
+    try:
+        got = selfs(exp.scrape())                               # --once
+        assert got[("oracle_scrape_duration_seconds", "hang", None)] >= 1.4
+        for name in ("close", "refused", "ok"):
+            assert got[("oracle_scrape_duration_seconds", name, None)] < 0.7, (name, got)
+        # the HTTP path (/metrics), once the hung one's backoff (1 s) is over: it waits again
+        time.sleep(1.1)
+        text = make_routes(exp)["/metrics"]({}, {}).body
+        lines = {ln.split(b"{")[1].split(b"}")[0]: float(ln.rsplit(b" ", 1)[1]) for ln in text.splitlines()
+                 if ln.startswith(b"oracle_scrape_duration_seconds{")}
+        assert lines[b'database="hang"'] >= 1.4
+        assert max(v for k, v in lines.items() if k != b'database="hang"') < 0.7, lines
+    finally:
+        exp.close()
