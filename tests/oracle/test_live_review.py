@@ -255,3 +255,48 @@ def test_a_hung_database_listed_first_does_not_make_the_others_look_slow(fake_li
         assert max(v for k, v in lines.items() if k != b'database="hang"') < 0.7, lines
     finally:
         exp.close()
+
+
+# -- finding 7: SIGTERM while a fetch waits on a hung listener --------------------------------------
+
+def test_close_does_not_wait_for_a_fetch_hung_on_a_listener(fake_listener):
+    """close() took the source lock a running fetch holds until its deadline: exit took 28 s
+    after SIGTERM with timeout_seconds 30 (systemd kills it at 90 s)."""
+    import threading
+    hang = fake_listener("hang")
+    src = LiveSource(DatabaseConfig("hang", dsn=f"127.0.0.1:{hang.port}/S", user="mon", password="pw",
+                                    timeout_seconds=30.0), Settings(), connect_timeout=1.0)
+    exp = OracleExporter([Target("hang", src, timeout=30.0), Target("ok", healthy())], Settings(), collectors={})
+    scraper = threading.Thread(target=exp.scrape, daemon=True)
+    scraper.start()
+    deadline = time.monotonic() + 5
+    while hang.accepted < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    stuck = exp.close(grace=0.5)
+    assert time.monotonic() - t0 < 1.5
+    assert stuck == 1                   # the CLI then exits without joining it (os._exit)
+    src.close()                         # again: as quick
+    assert time.monotonic() - t0 < 1.6
+
+
+@pytest.mark.slow
+def test_sigterm_with_a_fetch_hung_on_a_listener_exits_within_the_documented_grace(fake_listener, tmp_path,
+                                                                                  exporter_process):
+    import signal
+    import urllib.request
+    hang = fake_listener("hang")
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"timeout_seconds: 30\ndatabases:\n  - {{name: h, dsn: '127.0.0.1:{hang.port}/S', user: m, "
+                   f"password_env: HOME}}\n")
+    proc = exporter_process("--config.file", str(cfg), "--refusals.file", "")
+    import threading
+    threading.Thread(target=lambda: urllib.request.urlopen(proc.url + "/metrics", timeout=40), daemon=True).start()
+    deadline = time.monotonic() + 5
+    while hang.accepted < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    proc.proc.send_signal(signal.SIGTERM)
+    proc.proc.wait(15)
+    assert time.monotonic() - t0 < 4.0, proc.stderr()     # 2 s grace, then out

@@ -354,6 +354,7 @@ class LiveSource:
         self.container: tuple[int, str] = (0, "")   # (CON_ID, CON_NAME) of this session's container
         self._conn: Any = None
         self._attempt: ConnectAttempt | None = None
+        self._closed = False
         self._lock = threading.Lock()
         self._last_error: str | None = None
         self._password = db.password            # the password read last (password_file / password_env)
@@ -760,11 +761,26 @@ class LiveSource:
             _close_quietly(conn)
 
     def close(self) -> None:
-        with self._lock:
-            self._drop()
-            if self._attempt is not None:
-                self._attempt.orphan()
-                self._attempt = None
+        """Close the session and give up the connect in flight, without waiting for a running
+        fetch (it may wait on a hung listener until its deadline: SIGTERM must not): that fetch
+        closes what it still holds when it ends."""
+        self._closed = True
+        attempt = self._attempt
+        if attempt is not None:
+            attempt.orphan()            # the session it may still bring is closed on arrival
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._release()
+        finally:
+            self._lock.release()
+
+    def _release(self) -> None:
+        """``self._lock`` held: the session closed, the attempt in flight given up."""
+        self._drop()
+        if self._attempt is not None:
+            self._attempt.orphan()
+            self._attempt = None
 
     # -- fetching ----------------------------------------------------------
     def _healthy(self, conn: Any) -> bool:
@@ -885,53 +901,60 @@ class LiveSource:
 
     def fetch(self) -> Snapshot:
         with self._lock:
-            if self._still_refused():
-                return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
-            # the budget starts after the refusal check (it may hash a password): it is this
-            # database's own time, never spent on another's
-            deadline = time.monotonic() + self.budget
-            if not self.backoff.ready():
-                return failed_snapshot(
-                    self.name, f"{self._last_error} (reconnect backoff, next attempt in "
-                               f"{self.backoff.remaining():.1f} s)")
-            snap = Snapshot(database=self.name, time=now_rfc3339(), views={})
             try:
-                conn = self._session(deadline)
-                try:
-                    conn.action = ACTION
-                except Exception as exc:
-                    raise _Abort(f"session unusable: {error_text(exc)}") from None
-                now = self.clock()
-                self._read_clock(conn, deadline, snap)
-                refused = self._refused_in_pdb()
-                not_open = self._not_open(conn, deadline, snap)
-                for view in self.plan.views:
-                    if _set_aside(view.name, refused, not_open, snap):
-                        continue
-                    if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
-                        continue
-                    if view.name == ALERT_LOG:   # read last, with its own call timeout (_read_alert_log)
-                        continue
-                    interval = self.intervals.get(view.name, 0.0)
-                    if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
-                        continue
-                    before = set(snap.views)
-                    self._read_view(conn, view, deadline, snap)
-                    read = [k for k in snap.views if k not in before]
-                    if interval > 0 and read:
-                        self._cache[view.name] = (now, read[0], snap.views[read[0]])
-                        self._held.pop(view.name, None)
-                    elif interval > 0:
-                        self._hold(view, interval, now, snap)
-                self._read_custom(conn, now, deadline, snap)
-                self._read_alert_log(conn, now, deadline, snap, refused, not_open)
-            except _Abort as exc:
-                return self._fail(str(exc), exc.drop)
-            if self._last_error is not None:
-                log.info("database %s: fetching again", self.name)
-            self._last_error = None
-            self.backoff.succeeded()
-            return snap
+                return self._fetch()
+            finally:
+                if self._closed:        # closed while it ran (close does not wait for it)
+                    self._release()
+
+    def _fetch(self) -> Snapshot:
+        if self._still_refused():
+            return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
+        # the budget starts after the refusal check (it may hash a password): it is this
+        # database's own time, never spent on another's
+        deadline = time.monotonic() + self.budget
+        if not self.backoff.ready():
+            return failed_snapshot(
+                self.name, f"{self._last_error} (reconnect backoff, next attempt in "
+                           f"{self.backoff.remaining():.1f} s)")
+        snap = Snapshot(database=self.name, time=now_rfc3339(), views={})
+        try:
+            conn = self._session(deadline)
+            try:
+                conn.action = ACTION
+            except Exception as exc:
+                raise _Abort(f"session unusable: {error_text(exc)}") from None
+            now = self.clock()
+            self._read_clock(conn, deadline, snap)
+            refused = self._refused_in_pdb()
+            not_open = self._not_open(conn, deadline, snap)
+            for view in self.plan.views:
+                if _set_aside(view.name, refused, not_open, snap):
+                    continue
+                if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
+                    continue
+                if view.name == ALERT_LOG:   # read last, with its own call timeout (_read_alert_log)
+                    continue
+                interval = self.intervals.get(view.name, 0.0)
+                if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
+                    continue
+                before = set(snap.views)
+                self._read_view(conn, view, deadline, snap)
+                read = [k for k in snap.views if k not in before]
+                if interval > 0 and read:
+                    self._cache[view.name] = (now, read[0], snap.views[read[0]])
+                    self._held.pop(view.name, None)
+                elif interval > 0:
+                    self._hold(view, interval, now, snap)
+            self._read_custom(conn, now, deadline, snap)
+            self._read_alert_log(conn, now, deadline, snap, refused, not_open)
+        except _Abort as exc:
+            return self._fail(str(exc), exc.drop)
+        if self._last_error is not None:
+            log.info("database %s: fetching again", self.name)
+        self._last_error = None
+        self.backoff.succeeded()
+        return snap
 
     def _fail(self, reason: str, drop: bool) -> Snapshot:
         """A failed fetch. A lost or never-opened session is dropped and reconnects back off;
