@@ -300,3 +300,38 @@ def test_sigterm_with_a_fetch_hung_on_a_listener_exits_within_the_documented_gra
     proc.proc.send_signal(signal.SIGTERM)
     proc.proc.wait(15)
     assert time.monotonic() - t0 < 4.0, proc.stderr()     # 2 s grace, then out
+
+
+# -- finding 8: --record restarted after a cut line ---------------------------------------------------
+
+@pytest.mark.parametrize("tail, kept", [("cut", 2), ("no newline", 3)])
+def test_a_recorder_restarted_after_a_cut_line_keeps_the_recording_replayable(tmp_path, caplog, tail, kept):
+    """Killed mid-write and restarted with the same --record: the first new snapshot was glued onto
+    the cut line and --replay then refused the whole file (exit 2)."""
+    import logging
+
+    from oracle_exporter.sources.recorder import Recorder
+    from oracle_exporter.sources.replay import replay_sources
+    path = tmp_path / "rec.jsonl"
+    lines = [make_snapshot("DEMO", i).to_json() for i in range(3)]
+    third = lines[2][: len(lines[2]) // 2] if tail == "cut" else lines[2]
+    path.write_text(lines[0] + "\n" + lines[1] + "\n" + third)
+    with caplog.at_level(logging.WARNING):
+        rec = Recorder(str(path))
+    rec.write(make_snapshot("DEMO", 5))
+    rec.close()
+    assert any("rec.jsonl" in r.getMessage() for r in caplog.records)
+    [src] = replay_sources(str(path))
+    times = [src.fetch().time for _ in range(kept + 1)]
+    assert times[-1] == make_snapshot("DEMO", 5).time and len(set(times)) == kept + 1
+    assert path.read_text().endswith("\n") and path.read_text().count("\n") == kept + 1
+
+
+def test_a_recorder_on_a_whole_recording_changes_nothing_but_appends(tmp_path, caplog):
+    from oracle_exporter.sources.recorder import Recorder
+    path = tmp_path / "rec.jsonl"
+    path.write_text(make_snapshot("DEMO", 0).to_json() + "\n")
+    before = path.read_bytes()
+    with caplog.at_level("WARNING"):
+        Recorder(str(path)).close()
+    assert path.read_bytes() == before and not caplog.records
