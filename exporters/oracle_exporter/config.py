@@ -315,6 +315,9 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
                                                     "use password_file or password_env"))
             db.declare("password")
         name = errs.value(lambda: db.str("name", required=True))
+        if name is not None and any(c < " " or "\x7f" <= c <= "\x9f" for c in name):
+            errs.errors.append(db.error("name", f"{name!r} contains a control character (a newline, a tab ...): "
+                                                "it becomes the database label and is printed in log lines"))
         if name is not None and name in seen:
             errs.errors.append(db.error("name", f"duplicate database name {name!r} (also {seen[name]})"))
         elif name is not None:

@@ -4,6 +4,7 @@ ORA-01031 and ORA-28000 at logon, the per-database scrape duration, SIGTERM duri
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -384,3 +385,84 @@ def test_replay_loop_over_an_instance_restart_keeps_counters_non_negative_and_mo
                                                                 else raw[6][key] - raw[5][key])
     redo = [v for v in keys if v[0] == "GV$SYSSTAT" and "redo size" in v[1]]
     assert redo and served[-1][redo[0]] > served[11][redo[0]] > 0
+
+
+# -- finding 10: smaller traps --------------------------------------------------------------------------
+
+def test_replaying_into_its_own_recording_is_refused(tmp_path, core):
+    """--replay F --record F appended the replay to its own file; the next start refused it."""
+    path = core.write_recording(tmp_path / "r.jsonl", [make_snapshot("DEMO", 0), make_snapshot("DEMO", 15)])
+    (tmp_path / "link.jsonl").symlink_to(path)
+    before = path.read_bytes()
+    for record in (str(path), str(tmp_path / "link.jsonl")):
+        res = core.run_cli("--replay", str(path), "--record", record, "--once")
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert "--record" in res.stderr and "--replay serves" in res.stderr and "Traceback" not in res.stderr
+    assert path.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_a_reload_while_the_exporter_starts_is_not_fatal(tmp_path, core):
+    """systemctl reload (ExecReload: kill -HUP) before the reload handler was installed ended the
+    process with status 129. The config is a FIFO here: the exporter waits in its start for it."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    fifo = tmp_path / "c.yml"
+    os.mkfifo(fifo)
+    port = core.free_port()
+    proc = subprocess.Popen([core.PYTHON, "-m", "oracle_exporter", "--config.file", str(fifo), "--refusals.file", "",
+                             "--web.listen-address", f"127.0.0.1:{port}"], cwd=core.ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:           # the exporter is in its start, opening the FIFO
+            if Path(f"/proc/{proc.pid}/wchan").read_text() == "wait_for_partner":
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.2)
+        try:                                         # no reader (the exporter is gone): ENXIO, no hang
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            fd = None
+        if fd is not None:
+            os.write(fd, b"databases:\n  - {name: a, dsn: '127.0.0.1:1/S', user: m, password_env: HOME}\n")
+            os.close(fd)
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_an_empty_password_env_is_a_start_error_as_an_empty_password_file(tmp_path, monkeypatch):
+    """An empty password_env was accepted and every logon sent an empty password (ORA-01005)."""
+    from exporter_common.config import ConfigError
+    from oracle_exporter.config import load_config
+    monkeypatch.setenv("ORA_PW", "")
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("databases:\n  - {name: a, dsn: 'h:1/S', user: m, password_env: ORA_PW}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(str(cfg))
+    assert "environment variable ORA_PW is empty" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\tb", "a\rb", "a\x1bb", "a\x85b"])
+def test_a_database_name_with_a_control_character_is_refused(tmp_path, monkeypatch, name):
+    """A newline in a name split --once's "database(s) down" line (and every log line) in two."""
+    import json as _json
+
+    from exporter_common.config import ConfigError
+    from oracle_exporter.config import load_config
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"databases:\n  - {{name: {_json.dumps(name)}, dsn: 'h:1/S', user: m, password_env: HOME}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(str(cfg))
+    assert "control character" in str(err.value) and "\n" not in str(err.value)
