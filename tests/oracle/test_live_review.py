@@ -466,3 +466,27 @@ def test_a_database_name_with_a_control_character_is_refused(tmp_path, monkeypat
     with pytest.raises(ConfigError) as err:
         load_config(str(cfg))
     assert "control character" in str(err.value) and "\n" not in str(err.value)
+
+
+# -- finding 9: a listener slower than the budget ---------------------------------------------------
+
+@pytest.mark.slow
+def test_a_listener_answering_after_the_budget_keeps_its_true_reason(fake_listener):
+    """A listener that answers ORA-12514 after 5 s with timeout_seconds 3: the reason flipped
+    between "logon timeout" and "unknown service" from fetch to fetch (a warning per flip, the
+    true cause shown half the time)."""
+    slow = fake_listener("slow", delay=1.2)
+    src = LiveSource(DatabaseConfig("slow", dsn=f"127.0.0.1:{slow.port}/S", user="mon", password="pw",
+                                    timeout_seconds=0.5), Settings(), connect_timeout=1.0, backoff_cap=0.5)
+    reasons = []
+    try:
+        end = time.monotonic() + 7
+        while time.monotonic() < end:
+            reasons.append(failure_reason(src.fetch().errors["*"]))
+            time.sleep(0.2)
+    finally:
+        src.close()
+    first = reasons.index("unknown service")
+    assert set(reasons[:first]) <= {"logon timeout"}
+    assert set(reasons[first:]) == {"unknown service"}, reasons
+    assert slow.accepted >= 3                      # still tried on the backoff: it may recover

@@ -355,6 +355,8 @@ class LiveSource:
         self._conn: Any = None
         self._attempt: ConnectAttempt | None = None
         self._closed = False
+        self._slow_answer: tuple[str, float] | None = None   # (error, seconds): the last attempt failed
+                                                             # after more than the budget
         self._lock = threading.Lock()
         self._last_error: str | None = None
         self._password = db.password            # the password read last (password_file / password_env)
@@ -738,11 +740,22 @@ class LiveSource:
         attempt = self._attempt
         if not attempt.wait(deadline - time.monotonic()):
             since = time.strftime("%H:%M:%S", time.gmtime(attempt.started_wall))
+            slow = self._slow_answer
+            if slow is not None and time.monotonic() - attempt.started < 2 * slow[1] + self.budget:
+                # the listener answers, only later than the budget: its answer is the cause, not a
+                # hang (else the reason would flip between the two from fetch to fetch)
+                raise _Abort(f"connect failed: {slow[0]} (answered after {slow[1]:.1f} s, more than the fetch "
+                             f"budget of {self.budget:g} s; the next attempt, in flight since {since} UTC, has "
+                             f"not answered yet)")
             raise _Abort(f"connect failed: no answer from the database (the listener accepted the connection "
                          f"but the logon did not complete; attempt in flight since {since} UTC)")
         self._attempt = None
+        took = time.monotonic() - attempt.started
+        self._slow_answer = None
         if attempt.exc is not None:
             text = error_text(attempt.exc)
+            if took > self.budget:
+                self._slow_answer = (text, took)
             if retry_for(text) == NEW_CREDENTIALS:
                 self._refused = True
                 self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text, self.name)
