@@ -56,6 +56,7 @@ class RefusalStore:
         self._memo: dict[str, tuple[str, str]] = {}   # key -> (fast hash of the password, its PBKDF2 digest)
         self._hashing = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
         self._saving = threading.Lock()   # one write of the file at a time, outside self._lock
+        self._later: set[tuple[str, str]] = set()   # (key, fast hash): digests being computed (check)
         if self.path:
             self._load()
 
@@ -144,7 +145,7 @@ class RefusalStore:
         per key (one entry per database: the memory never thrashes, whatever the number of
         databases) against a fast hash of the password, so an unchanged password is hashed once."""
         salt, text = self._salt, (password or "")
-        quick = hashlib.sha256(f"{salt}\0{text}".encode()).hexdigest()
+        quick = self._quick(salt, password)
         memo = self._memo.get(key)
         if memo is not None and memo[0] == quick:
             return memo[1]
@@ -152,6 +153,48 @@ class RefusalStore:
             value = hashlib.pbkdf2_hmac("sha256", text.encode(), salt.encode(), PBKDF2_ITERATIONS).hex()
         self._memo[key] = (quick, value)
         return value
+
+    @staticmethod
+    def _quick(salt: str, password: str | None) -> str:
+        return hashlib.sha256(f"{salt}\0{password or ''}".encode()).hexdigest()
+
+    def check(self, user: str | None, dsn: str | None, password: str | None,
+              database: str | None = None) -> tuple[str | None, bool]:
+        """(the reason this password was refused for the database, None if it was not; settled),
+        never waiting for a PBKDF2: a refusal made in this process is remembered with its digest,
+        and one read from the refusals file that this password has not been compared with yet is
+        compared in the background and reported as still standing until then (not settled; the
+        next fetch knows). So a restart with a hundred refused databases answers each at once,
+        with its refusal, instead of hashing a hundred passwords within the scrape's deadline."""
+        with self._lock:
+            key, e = self._entry(user, dsn, database)
+            if e is None:            # the usual case: no hashing on the fetch path
+                return None, True
+            stored, reason = e["hash"], str(e.get("reason") or "logon refused")
+        memo = self._memo.get(key)
+        if memo is not None:
+            if memo[0] == self._quick(self._salt, password):
+                return (reason if memo[1] == stored else None), True
+            if memo[1] == stored:    # the refused password is known here, and this one is another
+                return None, True
+        self._digest_later(key, password)
+        return reason, False
+
+    def _digest_later(self, key: str, password: str | None) -> None:
+        """Compute the digest of ``password`` for ``key`` in a thread of its own (once at a time)."""
+        pending = (key, self._quick(self._salt, password))
+        with self._lock:
+            if pending in self._later:
+                return
+            self._later.add(pending)
+
+        def run() -> None:
+            try:
+                self.digest(password, key)
+            finally:
+                with self._lock:
+                    self._later.discard(pending)
+        threading.Thread(target=run, name="refusal-digest", daemon=True).start()
 
     def refused(self, user: str | None, dsn: str | None, password: str | None,
                 database: str | None = None) -> str | None:

@@ -496,3 +496,44 @@ def test_a_listener_answering_after_the_budget_keeps_its_true_reason(fake_listen
     assert set(reasons[:first]) <= {"logon timeout"}
     assert set(reasons[first:]) == {"unknown service"}, reasons
     assert slow.accepted >= 3                      # still tried on the backoff: it may recover
+
+
+@pytest.mark.slow
+def test_a_restart_with_sixty_refusals_in_the_file_answers_each_at_once_with_its_refusal(fake_listener, tmp_path,
+                                                                                         monkeypatch):
+    """After a restart every refused database's password had to be hashed (PBKDF2) within the
+    first scrape's deadline: on a busy 2-core host half of a hundred came out "timeout". The
+    comparison now runs in the background and the refusal stands meanwhile: no logon either."""
+    from concurrent.futures import ThreadPoolExecutor
+    monkeypatch.setattr(refusals, "PBKDF2_ITERATIONS", 20_000)
+    listener = fake_listener("slow", delay=0.0, error=1017)
+    state = str(tmp_path / "refusals.json")
+    dbs = [DatabaseConfig(f"r{i:02d}", dsn=f"127.0.0.1:{listener.port}/S", user=f"mon{i}", password=f"pw{i}",
+                          timeout_seconds=2.0) for i in range(60)]
+    before = RefusalStore(state)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda d: before.refuse(d.user, d.dsn, d.password, "DPY-6005: cannot connect to database.; "
+                                              "DPY-6000: Listener refused connection. (Similar to ORA-1017)",
+                                              d.name), dbs))
+    store = RefusalStore(state)                       # the restart
+    changed = DatabaseConfig("r00", dsn=dbs[0].dsn, user=dbs[0].user, password="new", timeout_seconds=2.0)
+    sources = [LiveSource(d, Settings(), connect_timeout=2.0, refusals=store) for d in [changed, *dbs[1:]]]
+    exp = OracleExporter([Target(s.name, s, timeout=2.0) for s in [*sources, healthy(refusals=store)]], Settings(),
+                         collectors={})
+    try:
+        t0 = time.monotonic()
+        got = selfs(exp.scrape())
+        assert time.monotonic() - t0 < 0.5
+        assert {k[2] for k in got if k[0] == "oracle_last_error_info" and k[1] != "ok"} == {"logon denied"}
+        assert got[("oracle_up", "ok", None)] == 1.0
+        assert listener.accepted == 0
+        deadline = time.monotonic() + 20              # the comparisons end; only the changed one logs on
+        while listener.accepted < 1 and time.monotonic() < deadline:
+            exp.scrape()
+            time.sleep(0.2)
+        time.sleep(0.5)
+        got = selfs(exp.scrape())
+        assert {k[2] for k in got if k[0] == "oracle_last_error_info" and k[1] != "ok"} == {"logon denied"}
+        assert listener.accepted == 1
+    finally:
+        exp.close()

@@ -417,7 +417,11 @@ class LiveSource:
         (in this process or, through the refusals file, an earlier one)."""
         password = self._credentials()[0]
         db = self.db
-        refusal = self.refusals.refused(db.user, db.dsn, password, self.name)
+        refusal, settled = self.refusals.check(db.user, db.dsn, password, self.name)
+        if not settled:     # a refusal of an earlier run, being compared with this password: it stands
+            if self._last_error is None:
+                self._last_error = self._refusal_text(refusal or "")
+            return True
         retry, self._retry_requested = self._retry_requested, False
         if refusal is None:
             if self._refused:
