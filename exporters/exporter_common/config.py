@@ -326,5 +326,7 @@ def secret_from(fields: Fields, file_key: str, env_key: str, what: str) -> str:
         value = os.environ.get(env)
         if value is None:
             raise fields.error(env_key, f"environment variable {env} is not set")
+        if not value:   # as an empty file: a logon with it is refused (ORA-01005), a failed logon
+            raise fields.error(env_key, f"environment variable {env} is empty")
         return value
     raise fields.error(file_key, f"a {what} is required: set {file_key} or {env_key}")

@@ -69,6 +69,9 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
     """Exporter for the parsed arguments and a word for the mode; ConfigError on bad input."""
     if args.replay_loop and not args.replay:
         raise ConfigError("--replay-loop", None, "needs --replay FILE")
+    if args.replay and args.record and _same_file(args.replay, args.record):
+        raise ConfigError("--record", None, f"{args.record!r} is the file --replay serves: the replay would append "
+                                            "to its own recording (record to another file)")
     if not args.config_file and not args.replay:
         raise ConfigError("oracle-exporter", None,
                           "nothing to monitor: give --config.file FILE (databases, see "
@@ -90,16 +93,19 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         mode = "replay" + (" (loop)" if args.replay_loop else "") + f" of {args.replay}"
     else:
         assert config is not None
-        from .refusals import RefusalStore, default_path
+        from .refusals import RefusalStore, default_path, shared_logons
         from .sources.live import LiveSource, init_driver
         driver = init_driver(config.thick_mode, config.lib_dir, config.config_dir)
         refusals_file = getattr(args, "refusals_file", None)
         refusals = RefusalStore(default_path() if refusals_file is None else refusals_file)
+        for line in shared_logons(config.databases):
+            log.warning("%s", line)
         for db in config.databases:
             src = LiveSource(db, settings, call_timeout=db.timeout_seconds,
                              connect_timeout=config.connect_timeout_seconds,
                              backoff_initial=min(1.0, config.reconnect_backoff_max_seconds),
-                             backoff_cap=config.reconnect_backoff_max_seconds, refusals=refusals)
+                             backoff_cap=config.reconnect_backoff_max_seconds, refusals=refusals,
+                             locked_retry=config.locked_retry_seconds)
             targets.append(Target(db.name, src, dict(db.labels), db.timeout_seconds,
                                   min_interval=config.min_interval_seconds))
         mode = f"live ({args.config_file}, {driver} mode)"
@@ -109,6 +115,14 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
         mode += f", recording to {args.record}"
     return OracleExporter(targets, settings, collectors,
                           refresh_interval=config.refresh_interval_seconds if config else 0.0), mode
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same inode, or the same path once resolved)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _header(headers: dict[str, str], name: str) -> str | None:
@@ -269,5 +283,13 @@ def _main(argv: list[str] | None) -> int:
         exporter.close()
 
 
+def hold_reloads() -> None:
+    """SIGHUP before ``install_reload`` (a ``systemctl reload`` while the exporter starts: its
+    ExecReload is ``kill -HUP``) would end the process (exit 129): ignored until then."""
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
 def main(argv: list[str] | None = None) -> int:
+    hold_reloads()
     return run_main(lambda: _main(argv))

@@ -7,6 +7,7 @@
     min_interval_seconds: 0        # at most one query set per database per interval, however many scrapers
     refresh_interval_seconds: 0    # above 0: fetch every database in the background this often; scrapes never wait
     reconnect_backoff_max_seconds: 60   # reconnects back off 1 s, 2 s, 4 s ... up to this
+    locked_retry_seconds: 3600     # ORA-28000 (account locked) tried again this often (0: never)
     config_dir: /etc/oracle        # tnsnames.ora (dsn may be an alias); thick mode: sqlnet.ora too
     thick_mode: {lib_dir: /opt/oracle/instantclient_23_7}   # or true: Oracle Client libraries (see docs)
     histogram_events: [...]        # events exposed as latency histograms
@@ -61,6 +62,7 @@ DEFAULT_LATCHES: tuple[str, ...] = tuple(_DEFAULT_LATCHES)
 DEFAULT_TIMEOUT_SECONDS = core.default("timeout_seconds")
 DEFAULT_CONNECT_TIMEOUT_SECONDS = core.default("connect_timeout_seconds")
 DEFAULT_BACKOFF_MAX_SECONDS = core.default("reconnect_backoff_max_seconds")
+DEFAULT_LOCKED_RETRY_SECONDS = core.default("locked_retry_seconds")
 
 # Every collector's declaration, and the settings they declare: {key: (collector, Setting)}.
 SPECS = {name: mod.SPEC for name, mod in COLLECTORS.items() if getattr(mod, "SPEC", None) is not None}
@@ -142,6 +144,7 @@ class Config:
     min_interval_seconds: float = core.default("min_interval_seconds")
     refresh_interval_seconds: float = core.default("refresh_interval_seconds")
     reconnect_backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
+    locked_retry_seconds: float = DEFAULT_LOCKED_RETRY_SECONDS
     config_dir: str | None = None
     thick_mode: bool = False
     lib_dir: str | None = None            # thick mode: Oracle Client libraries (None: system search path)
@@ -312,6 +315,9 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
                                                     "use password_file or password_env"))
             db.declare("password")
         name = errs.value(lambda: db.str("name", required=True))
+        if name is not None and any(c < " " or "\x7f" <= c <= "\x9f" for c in name):
+            errs.errors.append(db.error("name", f"{name!r} contains a control character (a newline, a tab ...): "
+                                                "it becomes the database label and is printed in log lines"))
         if name is not None and name in seen:
             errs.errors.append(db.error("name", f"duplicate database name {name!r} (also {seen[name]})"))
         elif name is not None:
@@ -349,4 +355,5 @@ def load_config(path: str, known_collectors: Iterable[str] | None = None) -> Con
                   connect_timeout_seconds=connect_timeout, min_interval_seconds=min_interval,
                   refresh_interval_seconds=refresh,
                   reconnect_backoff_max_seconds=backoff_max,
+                  locked_retry_seconds=exporter["locked_retry_seconds"],
                   config_dir=config_dir, thick_mode=thick, lib_dir=lib_dir)

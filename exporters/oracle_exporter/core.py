@@ -24,12 +24,16 @@ SPEC = Collector(
                 "fleets of hundreds of databases: a scrape no longer waits for them)", minimum=0.0),
         Setting("reconnect_backoff_max_seconds", 60.0, "reconnects back off 1 s, 2 s, 4 s ... up to this",
                 minimum=0.1),
+        Setting("locked_retry_seconds", 3600.0, "a logon refused with ORA-28000 (account locked) is tried again "
+                "this often with the same password (Oracle unlocks a LOCKED(TIMED) account itself after the "
+                "profile's PASSWORD_LOCK_TIME, and a logon on a locked account counts no failed logon); 0: only "
+                "after a password change or a reload", minimum=0.0),
     ),
     metrics=(
         Family("oracle_up", "gauge", "1 if the last fetch of the database succeeded, else 0.", _DB,
                note="0 also when the database answered but no view could be read (every view failed).", measure='1/0', source='1 if the last scrape of that database succeeded; an unreachable database (replay: `"errors": {"*": ...}`) gives 0, and so does one that answered but whose every view failed ("connected but blind", e.g. ORA-00942 everywhere: grants missing)'),
         Family("oracle_scrape_duration_seconds", "gauge",
-               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors); with `refresh_interval_seconds`, the served fetch\'s own time from its start to the end of its rendering'),
+               "Time the scrape of the database took (fetch and collectors), in seconds.", _DB, unit="seconds", source='time of the scrape of that database (fetch + collectors): its own, from the scrape\'s start until its fetch ended (or its deadline) plus its collectors, never the wait for the other databases; with `refresh_interval_seconds`, the served fetch\'s own time from its start to the end of its rendering'),
         Family("oracle_collector_duration_seconds", "gauge", "Time a collector took on the snapshot, in seconds.",
                _COLL, unit="seconds", source='time a collector took'),
         Family("oracle_collector_success", "gauge", "1 if the collector succeeded on the last snapshot, else 0.",

@@ -261,6 +261,19 @@ def _cause(error: str | None) -> str | None:
     return reason if reason != "other" else "other: " + re.sub(r"\d+(\.\d+)?", "#", error)
 
 
+def _own_start(fut: Future, fetched: Fetched, started: float) -> float:
+    """Where a database's oracle_scrape_duration_seconds is counted from, so that it is that
+    database's own time (the wait for its fetch, then its collectors), never the wait for the
+    databases before it in the scrape, which are waited for in turn: ``now`` minus the time the
+    scrape waited for this database's fetch (until it ended, or until its deadline when it had
+    not), minus nothing for a fetch that had ended before the scrape started (reused)."""
+    now = time.monotonic()
+    if not fut.done() or fut.result() is not fetched:   # not ended by its deadline: waited for all along
+        return started
+    ended = fetched.ended or fetched.started
+    return now - min(max(0.0, ended - started), now - started)
+
+
 def _done(fetched: Fetched) -> Future:
     """A future that already holds ``fetched``."""
     fut: Future = Future()
@@ -669,7 +682,7 @@ class OracleExporter:
         families: list[Metric] = []
         for t, fut, deadline in futures:
             fetched = self._wait(t, fut, deadline, started)
-            families.extend(self._collect(t, fetched, started, collect_deadline))
+            families.extend(self._collect(t, fetched, _own_start(fut, fetched, started), collect_deadline))
         info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return merge([*families, info])
@@ -696,7 +709,7 @@ class OracleExporter:
                 groups.append(self._per_scrape(t, ready.fetched, ready.parts[fmt], fmt, started, ready.cost))
                 continue
             fetched = self._wait(t, fut, deadline, started)
-            groups.append(self._parts(t, fetched, fmt, started, collect_deadline))
+            groups.append(self._parts(t, fetched, fmt, _own_start(fut, fetched, started), collect_deadline))
         info = _family("oracle_exporter_build_info")
         info.add_sample("oracle_exporter_build_info", {"version": __version__}, 1.0)
         return assemble_pieces(groups, fmt, [info, *tail])

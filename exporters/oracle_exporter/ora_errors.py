@@ -15,7 +15,8 @@ warning: oracle_password_expiring).
 
 * ``backoff``: reconnect after 1 s, 2 s, 4 s ... up to ``reconnect_backoff_max_seconds``;
 * ``new credentials`` (NEW_CREDENTIALS): the logon was refused for its credentials (wrong
-  password, locked or expired account, no CREATE SESSION): never tried again with the same
+  password, locked or expired account, no CREATE SESSION, ORA-01031 at logon: no SYSDG / SYSBACKUP
+  privilege for the configured mode): never tried again with the same
   ones. A wrong password retried on the backoff is a failed logon every minute, and the 10th
   locks the account on the DEFAULT profile (FAILED_LOGIN_ATTEMPTS 10). The live source reads
   the password again (password_file / password_env) at every fetch and tries once more when it
@@ -65,8 +66,11 @@ ERRORS: tuple[OraError, ...] = (
     # answer; a data dictionary view (DBA_, CDB_) is skipped, not an error (issue 22)
     OraError("ORA-01219", "database or pluggable database not open: queries allowed on fixed tables or views only",
              "view", retry="next fetch"),
+    # at logon refused for its credentials (the user lacks the privilege its mode needs): tried again
+    # only with new ones or on a reload, like ORA-01017, whose reason it shares
     OraError("ORA-01031", "insufficient privileges (on a view: a missing grant; at logon: no CREATE SESSION "
-                          "or the SYSDG/SYSBACKUP privilege)", "connect", "logon denied", grant=True),
+                          "or the SYSDG/SYSBACKUP privilege)", "connect", "logon denied", NEW_CREDENTIALS,
+             grant=True),
     # -- calls ---------------------------------------------------------------------------
     OraError("DPY-4024", "call timeout exceeded (thin mode)", "call", "timeout", "keep session", timeout=True),
     OraError("DPI-1067", "call timeout exceeded (thick mode)", "call", "timeout", "keep session", timeout=True),

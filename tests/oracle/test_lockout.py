@@ -92,7 +92,9 @@ def test_the_credential_codes_are_marked_in_the_one_table():
 def test_a_refused_logon_is_tried_once_in_a_day_and_says_why(error, reason):
     clock = FakeClock()
     logons = Logons(clock, error)
-    src = source(DatabaseConfig("p", dsn="h:1521/S", user="mon", password="wrong"), logons, clock)
+    # (ORA-28000 is also tried again every locked_retry_seconds, 0 here: test_live_review)
+    src = LiveSource(DatabaseConfig("p", dsn="h:1521/S", user="mon", password="wrong"), Settings(),
+                     connect=logons, clock=clock, locked_retry=0)
     snaps = scrape_for(src, clock, DAY)
     assert len(logons.attempts) == 1
     assert all(is_failed(s) for s in snaps)

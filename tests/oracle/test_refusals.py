@@ -232,7 +232,7 @@ def test_a_password_file_with_an_empty_first_line_is_refused_at_load(tmp_path):
 
 def test_every_credential_refusal_has_its_own_reason_and_the_alert_matches_each():
     reasons = {e.code: e.reason for e in ERRORS if e.retry == NEW_CREDENTIALS}
-    assert reasons == {"ORA-01017": "logon denied", "ORA-01005": "null password",
+    assert reasons == {"ORA-01017": "logon denied", "ORA-01031": "logon denied", "ORA-01005": "null password",
                        "ORA-01045": "no create session privilege", "ORA-28009": "sys must connect as sysdba",
                        "ORA-28000": "account locked", "ORA-28001": "password expired"}
     pattern = re.fullmatch(r'reason=~"(.*)"', CREDENTIAL_REASONS).group(1)
@@ -270,7 +270,7 @@ def test_promtool_every_credential_reason_gets_the_ticket_not_the_page(tmp_path)
     (tmp_path / "t.yml").write_text(yaml.safe_dump(suite, sort_keys=False))
     res = subprocess.run([promtool, "test", "rules", str(tmp_path / "t.yml")], capture_output=True, text=True,
                          timeout=120)
-    assert len(reasons) == 6
+    assert len(reasons) == 7
     assert res.returncode == 0, res.stdout + res.stderr
 
 

@@ -22,7 +22,9 @@ thick mode on request (``thick_mode`` in the config; see ``init_driver``).
   ORA-28001, ORA-01045 ...) is never tried again with the same credentials: a wrong password
   retried on the backoff locked the account (FAILED_LOGIN_ATTEMPTS) within minutes. The
   password is read again from password_file / password_env before every attempt and at every
-  fetch while refused; a changed password is tried at once. "The same credentials" are (user,
+  fetch while refused; a changed password is tried at once. ORA-28000 (account locked) alone is
+  tried again every locked_retry_seconds (1 h): Oracle unlocks a LOCKED(TIMED) account itself,
+  and a logon on a locked account counts no failed logon. "The same credentials" are (user,
   dsn, a salted hash of the password) in a RefusalStore shared by the databases and kept
   across restarts (--refusals.file): rewriting the file with the same content, or restarting,
   costs no logon. A reload (SIGHUP: request_retry) allows one more attempt with an unchanged
@@ -84,10 +86,11 @@ from typing import Any, Callable, Mapping
 from exporter_common.config import ConfigError, read_secret_file
 
 from ..collectors import alert_log as _alert_log
-from ..config import DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DatabaseConfig, Settings
+from ..config import (DEFAULT_BACKOFF_MAX_SECONDS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_LOCKED_RETRY_SECONDS,
+                      DatabaseConfig, Settings)
 from ..intervals import view_intervals
 from ..queries import build_plan
-from ..refusals import SIGHUP_RETRIES, RefusalStore
+from ..refusals import SIGHUP_RETRIES, RefusalStore, is_locked
 from ..ora_errors import (FALLBACK_RETRY_SECONDS, MISSING_COLUMN, MISSING_VIEW, NEW_CREDENTIALS, NOT_OPEN,
                           TIMEOUT_CODES, entry, retry_for)
 from ..views import DATABASE, View, grant_for, refused
@@ -327,7 +330,8 @@ class LiveSource:
                  connect: Callable[[DatabaseConfig, float], Any] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  backoff_initial: float = 1.0, backoff_cap: float = DEFAULT_BACKOFF_MAX_SECONDS,
-                 collectors: Mapping[str, Any] | None = None, refusals: RefusalStore | None = None):
+                 collectors: Mapping[str, Any] | None = None, refusals: RefusalStore | None = None,
+                 locked_retry: float = DEFAULT_LOCKED_RETRY_SECONDS):
         self.name = db.name
         self.db = db
         self.settings = settings
@@ -350,6 +354,9 @@ class LiveSource:
         self.container: tuple[int, str] = (0, "")   # (CON_ID, CON_NAME) of this session's container
         self._conn: Any = None
         self._attempt: ConnectAttempt | None = None
+        self._closed = False
+        self._slow_answer: tuple[str, float] | None = None   # (error, seconds): the last attempt failed
+                                                             # after more than the budget
         self._lock = threading.Lock()
         self._last_error: str | None = None
         self._password = db.password            # the password read last (password_file / password_env)
@@ -358,6 +365,7 @@ class LiveSource:
         self.refusals = refusals if refusals is not None else RefusalStore()   # refused passwords (hashed)
         self._refused = False                   # the current password is refused (not tried again)
         self._retry_requested = False           # SIGHUP: one more attempt (RefusalStore.grant_retry)
+        self.locked_retry = locked_retry        # ORA-28000: tried again this often (0: never)
         self.password_expiring = False          # the last logon warned: ORA-28002 grace period
         self._alert_since: str | None = None    # V$DIAG_ALERT_EXT: its read position (collectors.alert_log)
 
@@ -409,7 +417,11 @@ class LiveSource:
         (in this process or, through the refusals file, an earlier one)."""
         password = self._credentials()[0]
         db = self.db
-        refusal = self.refusals.refused(db.user, db.dsn, password)
+        refusal, settled = self.refusals.check(db.user, db.dsn, password, self.name)
+        if not settled:     # a refusal of an earlier run, being compared with this password: it stands
+            if self._last_error is None:
+                self._last_error = self._refusal_text(refusal or "")
+            return True
         retry, self._retry_requested = self._retry_requested, False
         if refusal is None:
             if self._refused:
@@ -417,8 +429,19 @@ class LiveSource:
                 self._refused = False
                 self.backoff.succeeded()   # tried at once, whatever the backoff had reached
             return False
+        if not retry:
+            since = self.refusals.locked_retry_due(db.user, db.dsn, self.locked_retry, self.name)
+            if since is not None:
+                log.warning("database %s: account locked since %s UTC: one more logon attempt (Oracle unlocks a "
+                            "LOCKED(TIMED) account itself after the profile's PASSWORD_LOCK_TIME, and a logon on a "
+                            "locked account counts no failed logon); again in %g s while it stays locked "
+                            "(locked_retry_seconds)", self.name,
+                            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(since)), self.locked_retry)
+                self._refused = False
+                self.backoff.succeeded()
+                return False
         if retry:
-            if self.refusals.grant_retry(db.user, db.dsn):
+            if self.refusals.grant_retry(db.user, db.dsn, self.name):
                 log.warning("database %s: reload: one more logon attempt with the unchanged password", self.name)
                 self._refused = False
                 self.backoff.succeeded()
@@ -434,6 +457,11 @@ class LiveSource:
         return True
 
     def _refusal_text(self, text: str) -> str:
+        if self.locked_retry > 0 and is_locked(text):
+            return (f"connect failed: {text} (tried again every {self.locked_retry:g} s with the same password: "
+                    f"Oracle unlocks a LOCKED(TIMED) account after the profile's PASSWORD_LOCK_TIME and a logon "
+                    f"on a locked account counts no failed logon; at once when the password changes in "
+                    f"{self._where()}, or on a reload: SIGHUP)")
         return (f"connect failed: {text} (not tried again with the same password: each logon with a "
                 f"wrong password counts towards the account's FAILED_LOGIN_ATTEMPTS; the next attempt "
                 f"when it changes in {self._where()}, or on a reload: SIGHUP)")
@@ -716,18 +744,29 @@ class LiveSource:
         attempt = self._attempt
         if not attempt.wait(deadline - time.monotonic()):
             since = time.strftime("%H:%M:%S", time.gmtime(attempt.started_wall))
+            slow = self._slow_answer
+            if slow is not None and time.monotonic() - attempt.started < 2 * slow[1] + self.budget:
+                # the listener answers, only later than the budget: its answer is the cause, not a
+                # hang (else the reason would flip between the two from fetch to fetch)
+                raise _Abort(f"connect failed: {slow[0]} (answered after {slow[1]:.1f} s, more than the fetch "
+                             f"budget of {self.budget:g} s; the next attempt, in flight since {since} UTC, has "
+                             f"not answered yet)")
             raise _Abort(f"connect failed: no answer from the database (the listener accepted the connection "
                          f"but the logon did not complete; attempt in flight since {since} UTC)")
         self._attempt = None
+        took = time.monotonic() - attempt.started
+        self._slow_answer = None
         if attempt.exc is not None:
             text = error_text(attempt.exc)
+            if took > self.budget:
+                self._slow_answer = (text, took)
             if retry_for(text) == NEW_CREDENTIALS:
                 self._refused = True
-                self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text)
+                self.refusals.refuse(self.db.user, self.db.dsn, attempt.credentials, text, self.name)
                 raise _Abort(self._refusal_text(text))
             raise _Abort(f"connect failed: {text}")
         self._conn = attempt.conn
-        self.refusals.accepted(self.db.user, self.db.dsn)
+        self.refusals.accepted(self.db.user, self.db.dsn, self.name)
         self._variants = {}   # a new session (maybe an upgraded database): primary views first
         self._retry_at = {}
         self._without_con_id = set()
@@ -739,11 +778,26 @@ class LiveSource:
             _close_quietly(conn)
 
     def close(self) -> None:
-        with self._lock:
-            self._drop()
-            if self._attempt is not None:
-                self._attempt.orphan()
-                self._attempt = None
+        """Close the session and give up the connect in flight, without waiting for a running
+        fetch (it may wait on a hung listener until its deadline: SIGTERM must not): that fetch
+        closes what it still holds when it ends."""
+        self._closed = True
+        attempt = self._attempt
+        if attempt is not None:
+            attempt.orphan()            # the session it may still bring is closed on arrival
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._release()
+        finally:
+            self._lock.release()
+
+    def _release(self) -> None:
+        """``self._lock`` held: the session closed, the attempt in flight given up."""
+        self._drop()
+        if self._attempt is not None:
+            self._attempt.orphan()
+            self._attempt = None
 
     # -- fetching ----------------------------------------------------------
     def _healthy(self, conn: Any) -> bool:
@@ -864,51 +918,60 @@ class LiveSource:
 
     def fetch(self) -> Snapshot:
         with self._lock:
-            deadline = time.monotonic() + self.budget
-            if self._still_refused():
-                return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
-            if not self.backoff.ready():
-                return failed_snapshot(
-                    self.name, f"{self._last_error} (reconnect backoff, next attempt in "
-                               f"{self.backoff.remaining():.1f} s)")
-            snap = Snapshot(database=self.name, time=now_rfc3339(), views={})
             try:
-                conn = self._session(deadline)
-                try:
-                    conn.action = ACTION
-                except Exception as exc:
-                    raise _Abort(f"session unusable: {error_text(exc)}") from None
-                now = self.clock()
-                self._read_clock(conn, deadline, snap)
-                refused = self._refused_in_pdb()
-                not_open = self._not_open(conn, deadline, snap)
-                for view in self.plan.views:
-                    if _set_aside(view.name, refused, not_open, snap):
-                        continue
-                    if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
-                        continue
-                    if view.name == ALERT_LOG:   # read last, with its own call timeout (_read_alert_log)
-                        continue
-                    interval = self.intervals.get(view.name, 0.0)
-                    if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
-                        continue
-                    before = set(snap.views)
-                    self._read_view(conn, view, deadline, snap)
-                    read = [k for k in snap.views if k not in before]
-                    if interval > 0 and read:
-                        self._cache[view.name] = (now, read[0], snap.views[read[0]])
-                        self._held.pop(view.name, None)
-                    elif interval > 0:
-                        self._hold(view, interval, now, snap)
-                self._read_custom(conn, now, deadline, snap)
-                self._read_alert_log(conn, now, deadline, snap, refused, not_open)
-            except _Abort as exc:
-                return self._fail(str(exc), exc.drop)
-            if self._last_error is not None:
-                log.info("database %s: fetching again", self.name)
-            self._last_error = None
-            self.backoff.succeeded()
-            return snap
+                return self._fetch()
+            finally:
+                if self._closed:        # closed while it ran (close does not wait for it)
+                    self._release()
+
+    def _fetch(self) -> Snapshot:
+        if self._still_refused():
+            return failed_snapshot(self.name, self._last_error or "connect failed: logon refused")
+        # the budget starts after the refusal check (it may hash a password): it is this
+        # database's own time, never spent on another's
+        deadline = time.monotonic() + self.budget
+        if not self.backoff.ready():
+            return failed_snapshot(
+                self.name, f"{self._last_error} (reconnect backoff, next attempt in "
+                           f"{self.backoff.remaining():.1f} s)")
+        snap = Snapshot(database=self.name, time=now_rfc3339(), views={})
+        try:
+            conn = self._session(deadline)
+            try:
+                conn.action = ACTION
+            except Exception as exc:
+                raise _Abort(f"session unusable: {error_text(exc)}") from None
+            now = self.clock()
+            self._read_clock(conn, deadline, snap)
+            refused = self._refused_in_pdb()
+            not_open = self._not_open(conn, deadline, snap)
+            for view in self.plan.views:
+                if _set_aside(view.name, refused, not_open, snap):
+                    continue
+                if view.name in snap.views or view.name in snap.errors:   # V$DATABASE, read first
+                    continue
+                if view.name == ALERT_LOG:   # read last, with its own call timeout (_read_alert_log)
+                    continue
+                interval = self.intervals.get(view.name, 0.0)
+                if self._cached(view.name, interval, now, snap) or self._still_held(view.name, interval, now, snap):
+                    continue
+                before = set(snap.views)
+                self._read_view(conn, view, deadline, snap)
+                read = [k for k in snap.views if k not in before]
+                if interval > 0 and read:
+                    self._cache[view.name] = (now, read[0], snap.views[read[0]])
+                    self._held.pop(view.name, None)
+                elif interval > 0:
+                    self._hold(view, interval, now, snap)
+            self._read_custom(conn, now, deadline, snap)
+            self._read_alert_log(conn, now, deadline, snap, refused, not_open)
+        except _Abort as exc:
+            return self._fail(str(exc), exc.drop)
+        if self._last_error is not None:
+            log.info("database %s: fetching again", self.name)
+        self._last_error = None
+        self.backoff.succeeded()
+        return snap
 
     def _fail(self, reason: str, drop: bool) -> Snapshot:
         """A failed fetch. A lost or never-opened session is dropped and reconnects back off;

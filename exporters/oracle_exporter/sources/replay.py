@@ -2,8 +2,12 @@
 
 One snapshot per fetch, per database, in file order, holding the last one.
 With ``loop=True`` the recording starts over after the last snapshot and every
-counter is shifted by (its value in the last snapshot - its value in the first
-snapshot it appears in) per completed pass, so counters never go backwards.
+counter is shifted by the sum of its increases over the recording (its value in
+the last snapshot - its value in the first snapshot it appears in, plus the value
+it had before each decrease: a reset, as rate() takes it) per completed pass, so
+counters never go backwards. A reset inside the recording (an instance restart)
+is carried on: from there on the counter is raised by the value it had before it,
+so rate() sees the recorded increases, no reset, no negative value.
 
 Which columns are counters is decided by the view registry (oracle_exporter.views:
 View.counters, View.series_identity, and for NAME/VALUE views which names are
@@ -123,11 +127,14 @@ class LoopState:
     first snapshot where it is not NULL; one that is NULL in the identity's last rows
     gets no delta (a NULL is not shifted anyway)."""
 
-    __slots__ = ("count", "series", "opening")
+    __slots__ = ("count", "series", "opening", "resets")
 
     def __init__(self) -> None:
         self.count = 0
         self.series: dict[str, dict[tuple, _Series]] = {}
+        # (view, identity, column) -> [(index of a snapshot where it went down, the values it had
+        # before that reset and every earlier one, summed)]: an instance restart inside the recording
+        self.resets: dict[tuple, list[tuple[int, float]]] = {}
         # (view, identity) -> [first value of each counter column (None: not seen yet)]
         self.opening: dict[tuple, list] = {}
 
@@ -164,6 +171,7 @@ class LoopState:
                 if where is None:
                     known[ident] = _Series(i, i, same)
                     vals = [_column_value(same, col) for col in spec.counters]
+                    known[ident].prev = list(vals)
                     if None in vals:
                         opening[(view, ident)] = vals
                     else:
@@ -171,6 +179,7 @@ class LoopState:
                         where.opening = vals
                 else:
                     where.last, where.rows = i, same
+                    self._note_resets(i, view, ident, where, same, spec.counters)
                     vals = opening.get((view, ident))
                     if vals is not None:   # a column not seen yet (rare): look again
                         for n, col in enumerate(spec.counters):
@@ -196,9 +205,33 @@ class LoopState:
                     if first is None:
                         continue
                     last = _column_value(where.rows, col)
-                    if last is not None and last != first:
-                        out[(view, ident, col)] = last - first
+                    if last is None:
+                        continue
+                    # the sum of its increases, a decrease taken as a reset (as rate() does): a
+                    # recording made across an instance restart must not shift later passes down
+                    resets = self.resets.get((view, ident, col))
+                    delta = last - first + (resets[-1][1] if resets else 0)
+                    if delta:
+                        out[(view, ident, col)] = delta
         return out
+
+    def _note_resets(self, i: int, view: str, ident: tuple, where: "_Series", rows: list[dict[str, Any]],
+                     counters: Sequence[str]) -> None:
+        """A counter lower than in the identity's previous rows was reset (an instance restart
+        inside the recording): noted in ``resets`` with the value it had, so loop mode carries
+        it on from there (``shifted``) and its per-pass delta is the sum of its increases."""
+        prev = where.prev
+        if prev is None:
+            prev = where.prev = [None] * len(counters)
+        for n, col in enumerate(counters):
+            value = _column_value(rows, col)
+            if value is None:
+                continue
+            before = prev[n]
+            if before is not None and value < before:
+                noted = self.resets.setdefault((view, ident, col), [])
+                noted.append((i, (noted[-1][1] if noted else 0) + before))
+            prev[n] = value
 
     def result(self) -> tuple[dict[tuple, float], dict[str, dict[tuple, "_Series"]]]:
         """(deltas, series). Series held in every snapshot (first 0, last the final
@@ -224,13 +257,22 @@ def loop_state(snapshots: Iterable[Snapshot]) -> tuple[dict[tuple, float], dict[
 
 
 def _shift_row(row: dict[str, Any], spec: View, view: str, ident: tuple,
-               deltas: dict[tuple, float], passes: int) -> dict[str, Any]:
+               deltas: dict[tuple, float], passes: int, resets: dict[tuple, list] | None = None,
+               index: int | None = None) -> dict[str, Any]:
+    """The row with its counters raised by passes * delta and, with ``resets`` (loop mode), by
+    the values they had before the resets recorded up to snapshot ``index`` (None: all of them,
+    the held last rows): a counter reset inside the recording is carried on, never replayed."""
     row = dict(row)
     for col in spec.counters:
         delta = deltas.get((view, ident, col))
+        noted = resets.get((view, ident, col)) if resets else None
+        carried = 0
+        if noted:
+            carried = noted[-1][1] if index is None else next(
+                (lost for at, lost in reversed(noted) if at <= index), 0)
         value = _as_number(row.get(col))
-        if delta and passes and value is not None:
-            row[col] = value + passes * delta
+        if value is not None and ((delta and passes) or carried):
+            row[col] = value + (passes * delta if delta else 0) + carried
     return row
 
 
@@ -241,6 +283,7 @@ class _Series:
     last: int
     rows: list[dict[str, Any]]
     opening: list | None = None   # counter column values where it first appears (LoopState)
+    prev: list | None = None      # counter column values where it was seen last (LoopState)
 
 
 def series_index(snapshots: Iterable[Snapshot]) -> dict[str, dict[tuple, _Series]]:
@@ -252,7 +295,8 @@ def series_index(snapshots: Iterable[Snapshot]) -> dict[str, dict[tuple, _Series
 
 
 def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
-            index: int | None = None, series: dict[str, dict[tuple, _Series]] | None = None) -> Snapshot:
+            index: int | None = None, series: dict[str, dict[tuple, _Series]] | None = None,
+            resets: dict[tuple, list] | None = None) -> Snapshot:
     """A copy of ``snapshot`` with every counter raised by passes * delta.
 
     With ``series`` (loop mode), counter series missing from this snapshot
@@ -261,7 +305,7 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
     end are filled in with their held value (the last recorded rows, shifted
     to the end of the previous pass, or of this pass), so that no counter and
     no cumulative histogram bucket drops at a wrap."""
-    if (passes == 0 or not deltas) and not series:
+    if (passes == 0 or not deltas) and not series and not resets:
         return snapshot
     views: dict[str, list[dict[str, Any]]] = {}
     for view, rows in snapshot.views.items():
@@ -275,7 +319,7 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
             if spec.is_counter_row(row):
                 ident = tuple(row.get(c) for c in spec.series_identity)
                 present.add(ident)
-                row = _shift_row(row, spec, view, ident, deltas, passes)
+                row = _shift_row(row, spec, view, ident, deltas, passes, resets, index)
             new_rows.append(row)
         if series and index is not None:
             for ident, where in series.get(view, {}).items():
@@ -287,7 +331,7 @@ def shifted(snapshot: Snapshot, deltas: dict[tuple, float], passes: int,
                     held = passes - 1
                 else:
                     continue
-                new_rows.extend(_shift_row(r, spec, view, ident, deltas, held) for r in where.rows)
+                new_rows.extend(_shift_row(r, spec, view, ident, deltas, held, resets) for r in where.rows)
         views[view] = new_rows
     return Snapshot(snapshot.database, snapshot.time, views, dict(snapshot.errors), dict(snapshot.ages),
                     dict(snapshot.skipped))
@@ -612,10 +656,16 @@ class ReplaySource:
         self.name = name
         self.snapshots = snapshots
         self.loop = loop
+        self.resets: dict[tuple, list] = {}
         if not loop:
             self.deltas, self.series = {}, None
         else:
-            self.deltas, self.series = (state.result() if state is not None else loop_state(snapshots))
+            if state is None:
+                state = LoopState()
+                for snap in snapshots:
+                    state.add(snap)
+            self.resets = state.resets
+            self.deltas, self.series = state.result()
         self.position = 0  # index of the next snapshot to serve
         self.passes = 0    # completed passes over the recording (loop mode)
         self._lock = threading.Lock()
@@ -626,7 +676,7 @@ class ReplaySource:
                 recorded = self.snapshots[self.position]
             except (RecordingChanged, ConfigError, OSError) as exc:   # rewritten, cut or removed under the replay
                 return failed_snapshot(self.name, f"replay: {exc}")
-            snap = shifted(recorded, self.deltas, self.passes, self.position, self.series)
+            snap = shifted(recorded, self.deltas, self.passes, self.position, self.series, self.resets)
             if self.position + 1 < len(self.snapshots):
                 self.position += 1
             elif self.loop:
