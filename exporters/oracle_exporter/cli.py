@@ -80,6 +80,10 @@ def build_exporter(args: argparse.Namespace) -> tuple[OracleExporter, str]:
     collectors = load_collectors()
     config: Config | None = load_config(args.config_file, collectors) if args.config_file else None
     settings = config.settings if config else Settings()
+    if config is not None:
+        from .intervals import freshness_warnings
+        for line in freshness_warnings(config.refresh_interval_seconds, None, settings):
+            log.warning("%s", line)
     recorder = Recorder(args.record) if args.record else None
     targets: list[Target] = []
     if args.replay:

@@ -49,3 +49,29 @@ def view_intervals(collectors: Mapping[str, Any] | None, settings: Any) -> dict[
 def collector_age(module: Any, ages: Mapping[str, float]) -> float:
     """Age of the oldest rows a collector used (0 when every view it read was fresh)."""
     return max((ages.get(v, 0.0) for v in getattr(module, "VIEWS", ())), default=0.0)
+
+
+# The alert pack reads gauges through 3-minute windows and counters through 5-minute rates: data
+# refreshed less often than this is judged as gaps and staircases (alerts/README.md "Freshness").
+PACK_FRESHNESS_SECONDS = 120.0
+
+
+def freshness_warnings(refresh_interval: float, collectors: Mapping[str, Any] | None, settings: Any) -> list[str]:
+    """One line for each setting that refreshes data read on every scrape by default less often than
+    the alert pack can judge (a collector whose SPEC declares its own interval, a slow view judged on
+    long windows, is not named for a configured interval)."""
+    out = []
+    if refresh_interval > PACK_FRESHNESS_SECONDS:
+        out.append(f"refresh_interval_seconds {refresh_interval:g} is above {PACK_FRESHNESS_SECONDS:g}: the alert "
+                   "pack's 3-minute reads and 5-minute rates go blind on data this old (alerts/README.md "
+                   "\"Freshness\"; MonitoringDataTooOld tickets it)")
+    configured = getattr(settings, "collector_intervals", None) or {}
+    for name, module in sorted(enabled_collectors(collectors, settings).items()):
+        spec = getattr(module, "SPEC", None)
+        own = float(spec.interval if spec is not None else getattr(module, "MIN_INTERVAL_SECONDS", 0.0))
+        value = configured.get(name)
+        if value is not None and own == 0 and float(value) > PACK_FRESHNESS_SECONDS:
+            out.append(f"collector_intervals.{name} {float(value):g} is above {PACK_FRESHNESS_SECONDS:g}: its "
+                       "collector is read on every scrape by default and the alert pack judges it on 3-minute "
+                       "reads and 5-minute rates (alerts/README.md \"Freshness\")")
+    return out

@@ -258,6 +258,42 @@ def test_refresh_interval_setting(tmp_path, monkeypatch):
         assert said in str(err.value) and "\n" not in str(err.value).strip()
 
 
+def test_settings_slower_than_the_alert_pack_can_judge_are_named_at_start(tmp_path, monkeypatch):
+    """Review alerts #4: refresh_interval_seconds 600 was accepted silently and R2/R3 never fired;
+    the exporter now names each such setting (a warning: the value stays allowed), and says nothing
+    for the ordinary ones nor for a slow view's own longer interval."""
+    from exporters.oracle_exporter.intervals import freshness_warnings
+    monkeypatch.setenv("BG_TEST_PASSWORD", "x")
+
+    def said(lines):
+        cfg = load_config(_config(tmp_path, lines))
+        return freshness_warnings(cfg.refresh_interval_seconds, None, cfg.settings)
+
+    assert said("refresh_interval_seconds: 60") == []
+    assert said("refresh_interval_seconds: 120\ncollector_intervals: {tablespaces: 600, wait_events: 60}") == []
+    lines = said("refresh_interval_seconds: 600\ncollector_intervals: {wait_events: 300, tablespaces: 900}")
+    assert [line.split(" is above")[0] for line in lines] == [
+        "refresh_interval_seconds 600", "collector_intervals.wait_events 300"]
+    assert all("alerts/README.md" in line for line in lines)
+
+
+def test_the_exporter_logs_the_freshness_warning_at_start(tmp_path, monkeypatch):
+    """The real command line: --once with a replay and a config whose refresh is 600 s."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    monkeypatch.setenv("BG_TEST_PASSWORD", "x")
+    rec = tmp_path / "r.jsonl"
+    rec.write_text('{"time": "2026-11-29T09:00:00Z", "database": "db1", "views": {"GV$SYSSTAT": '
+                   '[{"INST_ID": 1, "NAME": "redo size", "VALUE": 1}]}}\n')
+    res = subprocess.run([sys.executable, "-m", "exporters.oracle_exporter", "--config.file",
+                          _config(tmp_path, "refresh_interval_seconds: 600"), "--replay", str(rec), "--once"],
+                         capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert res.returncode == 0, res.stderr
+    assert "refresh_interval_seconds 600 is above 120" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
 @pytest.mark.slow
 def test_exporter_process_refreshes_between_scrapes(core, tmp_path, exporter_process, monkeypatch):
     """The real exporter process with refresh_interval_seconds 1 replaying a recording in a loop:
