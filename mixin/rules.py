@@ -1137,7 +1137,7 @@ def _luns(cfg: Config) -> list[dict]:
              expr="sum by (" + cfg.by("instance", "device") + ") (increase(dbhost_lun_ioerrors_total[15m])) > ${Q4}\n"
                   "unless on (" + cfg.join("instance", "device") + ")\n"
                   "max by (" + cfg.by("instance", "device") + ") (max_over_time("
-                  "dbhost_scsi_device_access_state{state=~\"standby|unavailable\"}[15m])) == 1",
+                  "dbhost_scsi_device_access_state{state=~\"standby|unavailable|transitioning\"}[15m])) == 1",
              summary="SCSI command errors on {{ $labels.device }} on {{ $labels.instance }}",
              description="{{ $value | printf \"%.0f\" }} SCSI commands to {{ $labels.device }} on {{ $labels.instance }} failed "
                          "in the last 15 minutes (device/ioerr_cnt; Q4: a queue depth too high for the array shows up as "

@@ -167,6 +167,17 @@ def alua_ioerr_tests(pack, n) -> list:
     # every 5 s a TUR on each standby path: 12 "errors" a minute, the whole time
     tests.append(quiet("LunIoErrors: TUR checker errors on ALUA standby and unavailable paths do not fire", alert,
                        path("sdk", "standby") + path("sdm", "unavailable"), n))
+    # a controller failover: the port answers NOT READY (asymmetric access state transition) to
+    # every command while it moves (here 3 minutes, 5 minutes before the test's end), then is
+    # active/optimized again without errors (review round 2 #5)
+    lab = {**db, "device": "sdn"}
+    t0, t1 = n - 8, n - 5
+    tests.append(quiet("LunIoErrors: errors while an ALUA port is transitioning (a controller failover) do not fire",
+                       alert, [tl.counter("dbhost_lun_ioerrors_total", lab, [(0, 0), (t0, 12), (t1, 0)]),
+                               tl.gauge("dbhost_scsi_device_access_state", {**lab, "state": "transitioning"},
+                                        [(0, 0), (t0, 1), (t1, 0)]),
+                               tl.gauge("dbhost_scsi_device_access_state", {**lab, "state": "active/optimized"},
+                                        [(0, 1), (t0, 0), (t1, 1)])], n))
     tests.append(scenario(pack, "LunIoErrors: errors on the active/optimized path of the same map fire", alert, 0,
                           path("sdk", "standby", step=12) + [
                               tl.counter("dbhost_lun_ioerrors_total", {**db, "device": "sdj"}, [(0, 0), (H, 1)]),
