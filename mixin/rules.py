@@ -241,8 +241,9 @@ def _monitoring(cfg: Config) -> list[dict]:
              description="{{ $value | humanizePercentage }} of the databases oracle-exporter "
                          "{{ $labels.instance }}{{ $labels.exporter }} reports are down at once (OracleDown; at least "
                          "${ops_oracle_down_many|pct} and ${ops_oracle_down_many.floor.databases} databases, C5): a "
-                         "cause on the exporter's side (its network, host, a shared listener, wallet or monitoring "
-                         "password) is likelier than that many outages; the per-database OracleDown pages of this "
+                         "cause on the exporter's side (its network, host, a shared listener or wallet) is likelier "
+                         "than that many outages (refused monitoring logons are tickets, not counted here); the "
+                         "per-database OracleDown pages of this "
                          "exporter are inhibited (their list is in Alertmanager)."),
         dict(alert="OracleExporterDown", ids=["ops_exporter_down"], layer="monitoring", dashboard="oracle-wallboard",
              expr="up{" + cfg.selector("oracle") + "} == ${ops_exporter_down}",
