@@ -179,7 +179,7 @@ def test_node_metric_names_exist_in_node_exporter():
         proc.wait(timeout=10)
     exposed = {re.split(r"[{ ]", l, maxsplit=1)[0] for l in text.splitlines() if l and not l.startswith("#")}
     wanted = rule_metric_names("node")
-    assert len(wanted) == 14     # + node_filesystem_{avail,size}_bytes, node_filesystem_device_error (issue 23)
+    assert len(wanted) == 15     # + node_filesystem_{avail,size}_bytes, node_filesystem_device_error (issue 23), node_uname_info (host-and-SID join)
     assert not sorted(wanted - exposed)
 
 

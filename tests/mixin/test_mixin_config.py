@@ -127,7 +127,7 @@ def test_per_entry_changes_survive_a_release_that_adds_or_drops_other_thresholds
      "site.yml: thresholds.R2.valeu: unknown field (known: value, for, severity, noise_floor)"),
     ("thresholds:\n  R2: {op: '<'}\n",
      "site.yml: thresholds.R2.op: cannot be changed by a site (known: value, for, severity, noise_floor)"),
-    ("thresholds:\n  R17: {value: 1}\n", "site.yml: thresholds.R17: unknown threshold id (did you mean R17_write, R17_read, R17_other? every id: docs/thresholds.md)"),
+    ("thresholds:\n  R17: {value: 1}\n", "site.yml: thresholds.R17: unknown threshold id (did you mean R17_unmeasured, R17_write, R17_read? every id: docs/thresholds.md)"),
     ("thresholds:\n  R2: {value: fast}\n", "site.yml: thresholds.R2.value: must be a number, got 'fast'"),
     ("thresholds:\n  R2: {value: true}\n", "site.yml: thresholds.R2.value: must be a number, got True"),
     ("thresholds:\n  R2: {value: -0.001}\n", "site.yml: thresholds.R2.value: must not be negative, got -0.001"),
