@@ -15,25 +15,38 @@ from stack.procs import free_port
 
 
 @contextlib.contextmanager
-def real_prometheus(workdir: Path, openmetrics: str | None = None, backfill: Path | None = None):
-    """Prometheus serving `openmetrics` (text ending in '# EOF'), or the OpenMetrics file
-    `backfill`, backfilled into workdir/tsdb; yields its base URL and stops it at the end."""
+def real_prometheus(workdir: Path, openmetrics: str | None = None):
+    """Prometheus serving `openmetrics` (text ending in '# EOF'), backfilled into workdir/tsdb;
+    yields its base URL and stops it at the end."""
     for exe in ("prometheus", "promtool"):
         if not shutil.which(exe):
             pytest.skip(f"{exe} not installed (Debian package prometheus)")
     workdir.mkdir(parents=True, exist_ok=True)
     if openmetrics is not None:
-        backfill = workdir / "data.om"
-        backfill.write_text(openmetrics)
-    if backfill is not None:
-        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(backfill),
+        (workdir / "data.om").write_text(openmetrics)
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(workdir / "data.om"),
                         str(workdir / "tsdb")], check=True, capture_output=True, timeout=120)
     (workdir / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
     port = free_port()
-    with _serving(["prometheus", f"--config.file={workdir / 'prometheus.yml'}",
-                   f"--storage.tsdb.path={workdir / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
-                   "--storage.tsdb.retention.time=100y", "--log.level=warn"], port, "Prometheus") as url:
+    proc = subprocess.Popen(["prometheus", f"--config.file={workdir / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={workdir / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
+                             "--storage.tsdb.retention.time=100y", "--log.level=warn"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url + "/-/ready", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("Prometheus did not become ready")
+                time.sleep(0.2)
         yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 @contextlib.contextmanager
@@ -45,17 +58,9 @@ def real_alertmanager(workdir: Path):
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "am.yml").write_text('route:\n  receiver: "null"\nreceivers:\n  - name: "null"\n')
     port = free_port()
-    with _serving([exe, f"--config.file={workdir / 'am.yml'}", f"--storage.path={workdir / 'data'}",
-                   f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=", "--log.level=warn"],
-                  port, "Alertmanager") as url:
-        yield url
-
-
-@contextlib.contextmanager
-def _serving(argv: list[str], port: int, name: str):
-    """Start `argv` (a server on 127.0.0.1:`port`), wait until /-/ready answers, yield its base URL,
-    stop it at the end."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen([exe, f"--config.file={workdir / 'am.yml'}", f"--storage.path={workdir / 'data'}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=", "--log.level=warn"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -65,7 +70,7 @@ def _serving(argv: list[str], port: int, name: str):
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"{name} did not become ready")
+                    pytest.fail("Alertmanager did not become ready")
                 time.sleep(0.2)
         yield url
     finally:

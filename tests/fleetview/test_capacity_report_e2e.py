@@ -9,6 +9,11 @@ import collections
 import datetime as dt
 import json
 import re
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,6 +21,7 @@ import pytest
 from fleetview import capacity
 from fleetview.cli import report_main
 from fleetview.core import Upstream, load_spec, re_escape, substitute
+from stack.procs import free_port as _free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "exporters" / "oracle_exporter" / "demo"
@@ -50,14 +56,37 @@ def _openmetrics(data: dict, path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory):
-    from conftest import real_prometheus
+    for exe in ("prometheus", "promtool"):
+        if not shutil.which(exe):
+            pytest.skip(f"{exe} not installed (Debian package prometheus)")
     wd = tmp_path_factory.mktemp("capacity")
     data = _series(DEMO / "demo-before.jsonl", -WEEK)
     for k, pts in _series(DEMO / "demo-after.jsonl", 0).items():
         data[k] += pts
     _openmetrics(data, wd / "data.om")
-    with real_prometheus(wd, backfill=wd / "data.om") as url:
+    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(wd / "data.om"), str(wd / "tsdb")],
+                   check=True, capture_output=True, timeout=120)
+    (wd / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
+    port = _free_port()
+    proc = subprocess.Popen(["prometheus", f"--config.file={wd / 'prometheus.yml'}", f"--storage.tsdb.path={wd / 'tsdb'}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
+                             "--log.level=warn"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url + "/-/ready", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("Prometheus did not become ready")
+                time.sleep(0.3)
         yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_report_reproduces_the_case_study_verdicts(prom, tmp_path, capsys):
